@@ -1,0 +1,618 @@
+r"""Folded-Clos fabric sizing (OR-Tools CP-SAT).
+
+One model prices one *structure*: a NIC split into ``p`` planes and a Clos of ``T`` tiers
+(levels 1 = leaf, 2 = spine/aggregation, 3 = core). Every plane is an identical, independent
+fabric of ``E`` endpoints (one NIC port per GPU) at link speed ``s = nic / p``; the model sizes one
+plane and multiplies it by ``p``. The switch model of each tier is a decision. The planner solves
+one model per structure and takes the best (``planner.sizing``); the minimum over structures of
+the models' proven bounds is the global lower bound.
+
+Data: E endpoints per plane; for every tier t the candidate switches m with radix k_m (ports at
+speed s), cost c_m, power w_m, latency l_m and a CPO flag; for every link class (0 = endpoint to
+leaf, t = tier t to tier t+1) the optical medium; an optional copper medium for endpoint links
+that stay inside a rack of R endpoints per plane.
+
+Variables (per plane):
+    x[t,m] in {0,1}   tier t uses switch model m               sum_m x[t,m] = 1
+    n[t]              switches at tier t
+    d[t], u[t]        ports per switch facing down / up           u[T] = 0
+    f[t], q[t]        switches above that each tier-t switch reaches, parallel links to each
+    P, L              (T = 3) pods, leaves per pod
+    c in {0,1}        endpoint links are copper (leaf inside the rack)
+
+Constraints (one family per ``add_*`` function):
+    switch.port_budget    d[t] + u[t] <= sum_m k_m x[t,m]
+    clos.coverage         E <= n[1] d[1]                     (T = 1: n[1] = 1, d[1] = E)
+    clos.even_spread      u[t] = f[t] q[t]                   every switch: the same q[t] links to each
+    clos.wiring           T=2: f[1] = n[2], d[2] = n[1] q[1]
+                          T=3: f[1] = A, n[2] = P A, d[2] = L q[1], n[1] <= P L,
+                               f[2] = C, n[3] = A C, d[3] = P q[2]
+    tier.oversubscription d[t] den_t <= num_t u[t]           ratio num_t/den_t allowed at tier t
+    path.hops             2T - 1 <= max hops
+    path.latency          sum_t (2 - [t = T]) sum_m l_m x[t,m] + 2 sum_{c < T-1} lat(c) <= max ns
+    failure.single_switch for a protected tier t+1: f[t] (1 - phi) >= 1   (keep phi of the uplinks)
+                          for a protected leaf tier: (p - 1) / p >= phi  (other planes carry on)
+    media.copper_in_rack  c => d[1] divides R, and the leaf is not CPO
+    budget.power          p * power <= cap;  budget.capex   p * capex <= cap
+
+Objective: minimise p * (capex + energy_usd_per_w * power), with optional weights, where capex and
+power add switches (sum_m c_m n[t] x[t,m]) and links (a pluggable module at every non-CPO end,
+the cable per link). Products of integer variables use ``AddMultiplicationEquality``; products of
+a count with a model choice are linearised with bounds taken from the data.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from ortools.sat.python import cp_model
+
+from models.scaling import units_to_usd, units_to_w, usd_to_units, w_to_units
+from models.status import CP_SAT_STATUS, Status
+
+#: Role names of the tiers, by number of tiers.
+TIER_ROLES: dict[int, tuple[str, ...]] = {
+    1: ("leaf",),
+    2: ("leaf", "spine"),
+    3: ("leaf", "spine", "core"),
+}
+
+
+@dataclass(frozen=True)
+class SwitchOption:
+    """A switch model as one tier may use it, at the plane's link speed."""
+
+    name: str
+    radix: int
+    cost_usd: float
+    power_w: float
+    latency_ns: int
+    cpo: bool = False
+
+
+@dataclass(frozen=True)
+class MediumOption:
+    """A link medium with its cost split into what every pluggable end and every link pays."""
+
+    name: str
+    end_cost_usd: float
+    end_power_w: float
+    cable_cost_usd: float
+    latency_ns: int
+
+
+@dataclass(frozen=True)
+class Requirements:
+    """Constraints a structure must meet; None switches a constraint off."""
+
+    max_oversubscription: tuple[Fraction, ...]
+    """Allowed down:up bandwidth ratio for tiers 1..T-1 (leaf first)."""
+    max_switch_hops: int | None = None
+    max_latency_ns: int | None = None
+    min_fraction_after_failure: Fraction | None = None
+    protected_tiers: frozenset[int] = frozenset()
+    """Tier levels (1 = leaf) whose loss of any one switch must be survived."""
+    max_power_w: float | None = None
+    max_capex_usd: float | None = None
+
+
+@dataclass(frozen=True)
+class Pins:
+    """Decisions fixed by the user (what-if and evaluate); None leaves a decision free.
+
+    Tuples run over tiers, leaf first; an entry of None leaves that tier free.
+    """
+
+    switch_models: tuple[str | None, ...] = ()
+    switches: tuple[int | None, ...] = ()
+    downlinks: tuple[int | None, ...] = ()
+    uplinks: tuple[int | None, ...] = ()
+    parallel_links: tuple[int | None, ...] = ()
+    pods: int | None = None
+    endpoint_copper: bool | None = None
+
+
+@dataclass(frozen=True)
+class SizingProblem:
+    """All data of one structure (planes x tiers); pure numbers, no file formats."""
+
+    endpoints: int
+    planes: int
+    tiers: int
+    switch_options: tuple[tuple[SwitchOption, ...], ...]
+    """Candidates per tier, leaf first."""
+    optical: tuple[MediumOption, ...]
+    """Optical medium per link class 0..T-1 (class 0: endpoint to leaf)."""
+    copper: MediumOption | None
+    """Copper medium for endpoint links inside a rack, if one fits the speed."""
+    endpoints_per_rack: int
+    requirements: Requirements
+    energy_usd_per_w: float
+    """Lifetime energy cost of one watt drawn continuously (PUE included)."""
+    capex_weight: float = 1.0
+    energy_weight: float = 1.0
+    pins: Pins = field(default_factory=Pins)
+
+
+@dataclass(frozen=True)
+class TierSolution:
+    """The sized tier of one plane."""
+
+    level: int
+    switch_model: str
+    switches: int
+    downlinks: int
+    uplinks: int
+    fanout: int
+    parallel_links: int
+
+
+@dataclass(frozen=True)
+class SizingSolution:
+    """Outcome of one structure's model; figures cover all planes."""
+
+    status: Status
+    planes: int
+    tiers: int
+    objective_usd: float | None
+    bound_usd: float | None
+    capex_usd: float | None
+    power_w: float | None
+    wall_s: float
+    tier_solutions: tuple[TierSolution, ...] = ()
+    pods: int = 1
+    leaves_per_pod: int = 0
+    endpoint_copper: bool = False
+
+
+@dataclass
+class ClosVars:
+    """Decision variables of one plane, keyed by tier level."""
+
+    x: dict[tuple[int, int], cp_model.IntVar]
+    n: dict[int, cp_model.IntVar]
+    d: dict[int, cp_model.IntVar]
+    u: dict[int, cp_model.IntVar]
+    f: dict[int, cp_model.IntVar]
+    q: dict[int, cp_model.IntVar]
+    links: dict[int, cp_model.IntVar]
+    n_at: dict[tuple[int, int], cp_model.IntVar]
+    """n[t] if tier t uses model m, else 0."""
+    pods: cp_model.IntVar
+    leaves_per_pod: cp_model.IntVar
+    copper: cp_model.IntVar
+
+
+@dataclass
+class BuiltModel:
+    """A built, unsolved model; what-if studies may add constraints before ``solve``."""
+
+    problem: SizingProblem
+    model: cp_model.CpModel
+    v: ClosVars
+    capex_units: cp_model.LinearExpr
+    power_units: cp_model.LinearExpr
+    families: tuple[str, ...]
+
+
+def _new_int(m: cp_model.CpModel, lb: int, ub: int, name: str) -> cp_model.IntVar:
+    return m.new_int_var(lb, max(lb, ub), name)
+
+
+def _product(m: cp_model.CpModel, a: cp_model.IntVar, b: cp_model.IntVar, ub: int, name: str) -> cp_model.IntVar:
+    z = _new_int(m, 0, ub, name)
+    m.add_multiplication_equality(z, [a, b])
+    return z
+
+
+def _ub(v: cp_model.IntVar) -> int:
+    domain = v.proto.domain  # a protobuf view: negative indices are not supported
+    return int(domain[len(domain) - 1])
+
+
+def _choice(v: ClosVars, t: int, values: Sequence[float | int]) -> cp_model.LinearExpr:
+    """Linear expression of a per-model value at tier t."""
+    return sum(val * v.x[t, i] for i, val in enumerate(values))  # type: ignore[return-value]
+
+
+def add_variables(m: cp_model.CpModel, p: SizingProblem) -> ClosVars:
+    """Create the decision variables with domains taken from the data."""
+    T, E = p.tiers, p.endpoints
+    kmax = max(o.radix for opts in p.switch_options for o in opts)
+    x = {
+        (t, i): m.new_bool_var(f"x[{t},{o.name}]")
+        for t in range(1, T + 1)
+        for i, o in enumerate(p.switch_options[t - 1])
+    }
+    n, d, u, f, q = {}, {}, {}, {}, {}
+    for t in range(1, T + 1):
+        kt = max(o.radix for o in p.switch_options[t - 1])
+        n_ub = E if t == 1 else kmax if T == 2 else kmax * kmax
+        n[t] = _new_int(m, 1, 1 if T == 1 else n_ub, f"n[{t}]")
+        d[t] = _new_int(m, 1, kt, f"d[{t}]")
+        u[t] = _new_int(m, 0 if t == T else 1, 0 if t == T else kt, f"u[{t}]")
+        if t < T:
+            f[t] = _new_int(m, 1, kmax, f"f[{t}]")
+            q[t] = _new_int(m, 1, kt, f"q[{t}]")
+    links = {t: _product(m, n[t], u[t], _ub(n[t]) * _ub(u[t]), f"links[{t}]") for t in range(1, T)}
+    pods = _new_int(m, 1, 1 if T < 3 else kmax, "pods")
+    leaves_per_pod = _new_int(m, 1, E if T < 3 else kmax, "leaves_per_pod")
+    copper = m.new_bool_var("copper")
+    n_at = {
+        (t, i): _count_at_choice(m, n[t], x[t, i], f"n[{t},{o.name}]")
+        for t in range(1, T + 1)
+        for i, o in enumerate(p.switch_options[t - 1])
+    }
+    return ClosVars(x, n, d, u, f, q, links, n_at, pods, leaves_per_pod, copper)
+
+
+def add_model_choice(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> None:
+    """Each tier uses exactly one switch model.  forall t: sum_m x[t,m] = 1."""
+    for t in range(1, p.tiers + 1):
+        m.add_exactly_one(v.x[t, i] for i in range(len(p.switch_options[t - 1])))
+
+
+def add_port_budget(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> None:
+    """Ports used on a switch never exceed its radix.  forall t: d[t] + u[t] <= sum_m k_m x[t,m]."""
+    for t in range(1, p.tiers + 1):
+        radix = _choice(v, t, [o.radix for o in p.switch_options[t - 1]])
+        m.add(v.d[t] + v.u[t] <= radix)
+
+
+def add_coverage(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> None:
+    """Leaves offer a port to every endpoint.  E <= n[1] d[1]; one tier: d[1] = E."""
+    if p.tiers == 1:
+        m.add(v.d[1] == p.endpoints)
+        return
+    cap = _product(m, v.n[1], v.d[1], _ub(v.n[1]) * _ub(v.d[1]), "leaf_ports")
+    m.add(cap >= p.endpoints)
+    # The last leaf is the only one that may be partly empty: no leaf is wholly unused.
+    m.add(cap - v.d[1] < p.endpoints)
+
+
+def add_even_spread(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> None:
+    """Every switch sends the same number of links to each switch above it.  u[t] = f[t] q[t]."""
+    for t in range(1, p.tiers):
+        m.add_multiplication_equality(v.u[t], [v.f[t], v.q[t]])
+
+
+def add_wiring(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> None:
+    """Who connects to whom, and the down ports that uses above.
+
+    T=2: f[1] = n[2], d[2] = n[1] q[1].
+    T=3: n[2] = P f[1], d[2] = L q[1], n[1] <= P L, n[3] = f[1] f[2], d[3] = P q[2].
+    """
+    if p.tiers == 2:
+        m.add(v.f[1] == v.n[2])
+        m.add_multiplication_equality(v.d[2], [v.n[1], v.q[1]])
+    elif p.tiers == 3:
+        m.add_multiplication_equality(v.n[2], [v.pods, v.f[1]])
+        m.add_multiplication_equality(v.d[2], [v.leaves_per_pod, v.q[1]])
+        pod_room = _product(m, v.pods, v.leaves_per_pod, _ub(v.pods) * _ub(v.leaves_per_pod), "pod_room")
+        m.add(v.n[1] <= pod_room)
+        # No pod is wholly empty.
+        m.add(pod_room - v.leaves_per_pod < v.n[1])
+        m.add_multiplication_equality(v.n[3], [v.f[1], v.f[2]])
+        m.add_multiplication_equality(v.d[3], [v.pods, v.q[2]])
+
+
+def add_oversubscription(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> None:
+    """Down:up bandwidth at each tier within its limit.  d[t] den_t <= num_t u[t]."""
+    for t in range(1, p.tiers):
+        ratio = p.requirements.max_oversubscription[t - 1]
+        m.add(v.d[t] * ratio.denominator <= ratio.numerator * v.u[t])
+
+
+def add_hops(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> None:
+    """The longest path crosses 2T - 1 switches.  2T - 1 <= max hops."""
+    limit = p.requirements.max_switch_hops
+    if limit is not None and 2 * p.tiers - 1 > limit:
+        m.add_bool_or([])  # an empty clause: this structure cannot meet the limit
+
+
+def path_latency_ns(p: SizingProblem, v: ClosVars) -> cp_model.LinearExpr:
+    """One-way latency of the longest path: switches up and down, media electronics each way."""
+    total: cp_model.LinearExpr = 0  # type: ignore[assignment]
+    for t in range(1, p.tiers + 1):
+        crossings = 1 if t == p.tiers else 2
+        total += crossings * _choice(v, t, [o.latency_ns for o in p.switch_options[t - 1]])
+    for c in range(1, p.tiers):
+        total += 2 * p.optical[c].latency_ns
+    copper_ns = p.copper.latency_ns if p.copper else 0
+    total += 2 * (p.optical[0].latency_ns + (copper_ns - p.optical[0].latency_ns) * v.copper)
+    return total
+
+
+def add_latency(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> None:
+    """Worst one-way latency within its limit.  latency(x, c) <= max ns."""
+    if p.requirements.max_latency_ns is not None:
+        m.add(path_latency_ns(p, v) <= p.requirements.max_latency_ns)
+
+
+def min_fanout_for_failure(phi: Fraction) -> int | None:
+    """Smallest n with (n - 1)/n >= phi, or None when no n reaches it (phi >= 1)."""
+    if phi >= 1:
+        return None
+    if phi <= 0:
+        return 1
+    return math.ceil(1 / (1 - phi))
+
+
+def add_failure_tolerance(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> None:
+    """Losing any one switch of a protected tier leaves every switch below phi of its uplinks.
+
+    protected tier t+1 > 1: f[t] >= ceil(1 / (1 - phi)); protected leaf: (p - 1)/p >= phi.
+    """
+    phi = p.requirements.min_fraction_after_failure
+    if phi is None:
+        return
+    for level in sorted(p.requirements.protected_tiers):
+        if level == 1:
+            if Fraction(p.planes - 1, p.planes) < phi:
+                m.add_bool_or([])
+        elif level <= p.tiers:
+            need = min_fanout_for_failure(phi)
+            if need is None:
+                m.add_bool_or([])
+            else:
+                m.add(v.f[level - 1] >= need)
+
+
+def add_copper_in_rack(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> None:
+    """Endpoint links are copper only when a leaf serves whole racks' share exactly.
+
+    c => d[1] divides R and the leaf is not CPO; without a copper medium c = 0.
+    """
+    divisors = [k for k in range(1, p.endpoints_per_rack + 1) if p.endpoints_per_rack % k == 0]
+    if p.copper is None or not divisors:
+        m.add(v.copper == 0)
+        return
+    m.add_linear_expression_in_domain(v.d[1], cp_model.Domain.from_values(divisors)).only_enforce_if(v.copper)
+    leaf_cpo = _choice(v, 1, [int(o.cpo) for o in p.switch_options[0]])
+    m.add(v.copper + leaf_cpo <= 1)
+
+
+def _count_at_choice(
+    m: cp_model.CpModel, count: cp_model.IntVar, chosen: cp_model.LinearExpr, name: str
+) -> cp_model.IntVar:
+    """z = count * chosen for a 0/1 expression, linearised with the count's own upper bound."""
+    z = _new_int(m, 0, _ub(count), name)
+    m.add(z <= count)
+    m.add(z <= _ub(count) * chosen)
+    m.add(z >= count - _ub(count) * (1 - chosen))
+    return z
+
+
+def cost_and_power(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> tuple[cp_model.LinearExpr, cp_model.LinearExpr]:
+    """Capex and power of one plane, in CP-SAT units, as linear expressions."""
+    capex: cp_model.LinearExpr = 0  # type: ignore[assignment]
+    power: cp_model.LinearExpr = 0  # type: ignore[assignment]
+    cpo_flag: dict[int, cp_model.LinearExpr] = {}
+    for t in range(1, p.tiers + 1):
+        opts = p.switch_options[t - 1]
+        cpo_flag[t] = _choice(v, t, [int(o.cpo) for o in opts])
+        for i, o in enumerate(opts):
+            capex += usd_to_units(o.cost_usd) * v.n_at[t, i]
+            power += w_to_units(o.power_w) * v.n_at[t, i]
+    # Class 0: E endpoint links. Copper: one assembly (two ends). Optical: NIC module, cable,
+    # and a module at the leaf unless the leaf is CPO; c + cpo <= 1 keeps (1-c)(1-cpo) linear.
+    E = p.endpoints
+    opt0, cu = p.optical[0], p.copper
+    capex += E * usd_to_units(opt0.end_cost_usd + opt0.cable_cost_usd)
+    power += E * w_to_units(opt0.end_power_w)
+    capex += E * usd_to_units(opt0.end_cost_usd) * (1 - v.copper - cpo_flag[1])
+    power += E * w_to_units(opt0.end_power_w) * (1 - v.copper - cpo_flag[1])
+    if cu is not None:
+        capex += E * (usd_to_units(2 * cu.end_cost_usd + cu.cable_cost_usd) - usd_to_units(opt0.end_cost_usd + opt0.cable_cost_usd)) * v.copper
+        power += E * (w_to_units(2 * cu.end_power_w) - w_to_units(opt0.end_power_w)) * v.copper
+    # Class t: links between tier t and t+1, a module at each end that is not CPO.
+    for t in range(1, p.tiers):
+        med = p.optical[t]
+        links = v.links[t]
+        capex += usd_to_units(2 * med.end_cost_usd + med.cable_cost_usd) * links
+        power += w_to_units(2 * med.end_power_w) * links
+        for end in (t, t + 1):
+            if any(o.cpo for o in p.switch_options[end - 1]):
+                saved = _count_at_choice(m, links, cpo_flag[end], f"cpo_end[{t},{end}]")
+                capex -= usd_to_units(med.end_cost_usd) * saved
+                power -= w_to_units(med.end_power_w) * saved
+    return capex, power
+
+
+def add_budgets(m: cp_model.CpModel, p: SizingProblem, v: ClosVars, capex: cp_model.LinearExpr, power: cp_model.LinearExpr) -> None:
+    """Power and capex caps over all planes.  p power <= cap_w; p capex <= cap_usd."""
+    r = p.requirements
+    if r.max_power_w is not None:
+        m.add(p.planes * power <= w_to_units(r.max_power_w))
+    if r.max_capex_usd is not None:
+        m.add(p.planes * capex <= usd_to_units(r.max_capex_usd))
+
+
+def add_pins(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> None:
+    """Decisions the user fixed.  x[t, pinned] = 1, n[t] = pinned, ..."""
+    pins = p.pins
+    for t, name in enumerate(pins.switch_models, start=1):
+        if name is not None and t <= p.tiers:
+            names = [o.name for o in p.switch_options[t - 1]]
+            if name in names:
+                m.add(v.x[t, names.index(name)] == 1)
+            else:
+                m.add_bool_or([])
+    for values, var in ((pins.switches, v.n), (pins.downlinks, v.d), (pins.uplinks, v.u), (pins.parallel_links, v.q)):
+        for t, value in enumerate(values, start=1):
+            if value is None:
+                continue
+            if t in var:
+                m.add(var[t] == value)
+            else:
+                m.add_bool_or([])
+    if pins.pods is not None:
+        m.add(v.pods == pins.pods)
+    if pins.endpoint_copper is not None:
+        m.add(v.copper == int(pins.endpoint_copper))
+
+
+def add_port_capacity_cuts(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> None:
+    """Valid inequalities that give the LP relaxation the port arithmetic (switchable).
+
+    links[1] >= E / r_1;  links[2] >= E / (r_1 r_2);
+    sum_m k_m n[t,m] >= ports used at tier t  (leaf: E + links[1]; middle: links[t-1] + links[t];
+    top: links[T-1]). They follow from the constraints above and cut off none of their solutions.
+    """
+    T, E = p.tiers, p.endpoints
+    ratios = p.requirements.max_oversubscription
+    need = Fraction(E)
+    for t in range(1, T):
+        need /= ratios[t - 1]
+        m.add(v.links[t] >= math.ceil(need))
+    for t in range(1, T + 1):
+        capacity = sum(o.radix * v.n_at[t, i] for i, o in enumerate(p.switch_options[t - 1]))
+        below = E if t == 1 else v.links[t - 1]
+        above = v.links[t] if t < T else 0
+        m.add(capacity >= below + above)
+
+
+#: Constraint families, in the order they are added; each can be left out by name (what-if, and
+#: finding which constraints conflict in an infeasible instance).
+CONSTRAINTS: dict[str, Callable[[cp_model.CpModel, SizingProblem, ClosVars], None]] = {
+    "switch.model_choice": add_model_choice,
+    "switch.port_budget": add_port_budget,
+    "clos.coverage": add_coverage,
+    "clos.even_spread": add_even_spread,
+    "clos.wiring": add_wiring,
+    "tier.oversubscription": add_oversubscription,
+    "path.hops": add_hops,
+    "path.latency": add_latency,
+    "failure.single_switch": add_failure_tolerance,
+    "media.copper_in_rack": add_copper_in_rack,
+    "pins": add_pins,
+    "cuts.port_capacity": add_port_capacity_cuts,
+}
+
+#: Families a user can relax; the structural ones define what a Clos is.
+RELAXABLE = ("tier.oversubscription", "path.hops", "path.latency", "failure.single_switch", "budget.power", "budget.capex", "pins")
+
+
+def build(problem: SizingProblem, leave_out: frozenset[str] = frozenset()) -> BuiltModel:
+    """Build (not solve) the CP-SAT model of one structure."""
+    m = cp_model.CpModel()
+    v = add_variables(m, problem)
+    for family, add in CONSTRAINTS.items():
+        if family not in leave_out:
+            add(m, problem, v)
+    capex, power = cost_and_power(m, problem, v)
+    r = problem.requirements
+    budget_req = Requirements(
+        max_oversubscription=r.max_oversubscription,
+        max_power_w=None if "budget.power" in leave_out else r.max_power_w,
+        max_capex_usd=None if "budget.capex" in leave_out else r.max_capex_usd,
+    )
+    add_budgets(m, _with_requirements(problem, budget_req), v, capex, power)
+    set_objective(m, problem, capex, power)
+    families = tuple(f for f in (*CONSTRAINTS, "budget.power", "budget.capex") if f not in leave_out)
+    return BuiltModel(problem, m, v, capex, power, families)
+
+
+def _with_requirements(p: SizingProblem, r: Requirements) -> SizingProblem:
+    return SizingProblem(
+        p.endpoints, p.planes, p.tiers, p.switch_options, p.optical, p.copper, p.endpoints_per_rack,
+        r, p.energy_usd_per_w, p.capex_weight, p.energy_weight, p.pins,
+    )
+
+
+def objective_coefficients(p: SizingProblem) -> tuple[int, int, float]:
+    """Integer weights (a, b) of capex and power units, and dollars per objective unit.
+
+    The objective is p (w_capex capex_usd + w_energy energy_usd_per_w power_w). In CP-SAT
+    units (cents, milliwatts) the exact ratio b/a of the two weights is approximated by a fraction
+    with denominator at most ``MAX_WEIGHT_DENOMINATOR`` (relative error below 1e-6), which keeps
+    the objective's integer range far from overflow at a million GPUs.
+    """
+    per_capex = p.planes * p.capex_weight / usd_to_units(1)  # dollars per cent unit
+    per_power = p.planes * p.energy_weight * p.energy_usd_per_w / w_to_units(1)  # dollars per mW
+    if per_capex <= 0:
+        return 0, 1, per_power
+    ratio = Fraction(per_power / per_capex).limit_denominator(MAX_WEIGHT_DENOMINATOR)
+    return ratio.denominator, ratio.numerator, per_capex / ratio.denominator
+
+
+#: Largest denominator of the rational weight between capex and power in the objective.
+MAX_WEIGHT_DENOMINATOR = 1000
+
+
+def set_objective(m: cp_model.CpModel, p: SizingProblem, capex: cp_model.LinearExpr, power: cp_model.LinearExpr) -> None:
+    """Minimise p (w_capex capex + w_energy energy_usd_per_w power) as a + b integer weights."""
+    a, b, _ = objective_coefficients(p)
+    m.minimize(a * capex + b * power)
+
+
+def objective_usd(p: SizingProblem, capex_usd: float, power_w: float) -> float:
+    """The objective in dollars from the totals of all planes."""
+    return p.capex_weight * capex_usd + p.energy_weight * p.energy_usd_per_w * power_w
+
+
+@dataclass(frozen=True)
+class SolveOptions:
+    """How to solve: time limit and workers; a hint is optional."""
+
+    time_limit_s: float = 30.0
+    workers: int = 2
+    relative_gap: float = 0.0
+
+
+def solve(built: BuiltModel, options: SolveOptions = SolveOptions()) -> SizingSolution:
+    """Solve a built model and read the design of one plane out of it."""
+    p = built.problem
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = max(0.01, options.time_limit_s)
+    solver.parameters.num_workers = options.workers
+    solver.parameters.relative_gap_limit = options.relative_gap
+    start = time.perf_counter()
+    code = solver.solve(built.model)
+    wall = time.perf_counter() - start
+    status = CP_SAT_STATUS.get(code, Status.ERROR)
+    _, _, usd_per_unit = objective_coefficients(p)
+    if status is Status.INFEASIBLE:
+        return SizingSolution(status, p.planes, p.tiers, None, None, None, None, wall)
+    bound = solver.best_objective_bound * usd_per_unit
+    if not status.has_solution:
+        return SizingSolution(status, p.planes, p.tiers, None, bound, None, None, wall)
+    v = built.v
+    tiers = []
+    for t in range(1, p.tiers + 1):
+        opts = p.switch_options[t - 1]
+        chosen = next(o for i, o in enumerate(opts) if solver.value(v.x[t, i]))
+        tiers.append(
+            TierSolution(
+                level=t,
+                switch_model=chosen.name,
+                switches=solver.value(v.n[t]),
+                downlinks=solver.value(v.d[t]),
+                uplinks=solver.value(v.u[t]),
+                fanout=solver.value(v.f[t]) if t < p.tiers else 0,
+                parallel_links=solver.value(v.q[t]) if t < p.tiers else 0,
+            )
+        )
+    capex_usd = p.planes * units_to_usd(solver.value(built.capex_units))
+    power_w = p.planes * units_to_w(solver.value(built.power_units))
+    objective = objective_usd(p, capex_usd, power_w)
+    if status is Status.OPTIMAL:
+        bound = objective
+    return SizingSolution(
+        status=status,
+        planes=p.planes,
+        tiers=p.tiers,
+        objective_usd=objective,
+        bound_usd=min(bound, objective),
+        capex_usd=capex_usd,
+        power_w=power_w,
+        wall_s=wall,
+        tier_solutions=tuple(tiers),
+        pods=solver.value(v.pods) if p.tiers == 3 else 1,
+        leaves_per_pod=solver.value(v.leaves_per_pod) if p.tiers == 3 else solver.value(v.n[1]),
+        endpoint_copper=bool(solver.value(v.copper)),
+    )

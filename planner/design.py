@@ -1,0 +1,306 @@
+"""A chosen fabric, frozen: tiers, link classes, the figures they were priced with, and totals.
+
+A Design holds no solver object and no catalog reference: every unit figure it was priced with is
+copied into it, so it can be written to JSON, read back, re-priced and validated alone. Its tables
+(BOM, links) are computed here, once, and every report reads them from here.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import polars as pl
+
+from models.status import Status
+
+#: Hops per path and roles per tier count.
+ROLES: dict[int, tuple[str, ...]] = {1: ("leaf",), 2: ("leaf", "spine"), 3: ("leaf", "spine", "core")}
+DAYS_PER_YEAR = 365.0
+
+
+@dataclass(frozen=True)
+class TierDesign:
+    """One switch tier of one plane."""
+
+    level: int
+    role: str
+    switch_model: str
+    port_speed_gbps: int
+    radix: int
+    switches: int
+    """Switches per plane."""
+    downlinks: int
+    """Ports per switch facing down (reserved for GPUs on a leaf; used by the wiring above)."""
+    uplinks: int
+    fanout: int
+    """Switches above that each switch of this tier connects to."""
+    parallel_links: int
+    """Links from each switch to each switch it connects to above."""
+    cpo: bool
+    unit_cost_usd: float
+    unit_power_w: float
+    latency_ns: int
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class LinkClass:
+    """All links between two adjacent tiers of one plane (class 0: GPU NIC port to leaf)."""
+
+    index: int
+    lower_role: str
+    upper_role: str
+    links: int
+    """Links per plane."""
+    medium: str
+    kind: str
+    speed_gbps: int
+    length_m: float
+    pluggable_ends: int
+    """Modules per link: 2, or 1 when one end is a CPO switch; copper assemblies count 2 ends."""
+    end_cost_usd: float
+    end_power_w: float
+    cable_cost_usd: float
+    latency_ns: int
+    reach_m: float
+    afr: float
+    copper: bool
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Requirements:
+    """The constraints the design was chosen under, as plain numbers."""
+
+    max_oversubscription: tuple[float, ...]
+    max_switch_hops: int | None
+    max_latency_ns: float | None
+    min_fraction_after_failure: float | None
+    protected_tiers: tuple[int, ...]
+    max_power_w: float | None
+    max_capex_usd: float | None
+
+
+@dataclass(frozen=True)
+class Design:
+    """A priced fabric design; totals as the solver reported them, tables recomputed from counts."""
+
+    instance: str
+    family: str
+    status: Status
+    gpus: int
+    planes: int
+    link_speed_gbps: int
+    tiers: tuple[TierDesign, ...]
+    link_classes: tuple[LinkClass, ...]
+    requirements: Requirements
+    energy_usd_per_w: float
+    capex_weight: float
+    energy_weight: float
+    capex_usd: float
+    power_w: float
+    objective_usd: float
+    bound_usd: float
+    pods: int = 1
+    leaves_per_pod: int = 0
+    solve_s: float = 0.0
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    # ---- derived figures -------------------------------------------------------------------
+    @property
+    def endpoints_per_plane(self) -> int:
+        """NIC ports per plane: one per GPU."""
+        return self.gpus
+
+    @property
+    def num_tiers(self) -> int:
+        """Switch tiers."""
+        return len(self.tiers)
+
+    @property
+    def gap(self) -> float:
+        """Relative gap between the design's objective and the proven lower bound."""
+        if self.objective_usd <= 0:
+            return 0.0
+        return max(0.0, (self.objective_usd - self.bound_usd) / self.objective_usd)
+
+    @property
+    def switches(self) -> int:
+        """Switches over all planes."""
+        return self.planes * sum(t.switches for t in self.tiers)
+
+    @property
+    def max_switch_hops(self) -> int:
+        """Switches on the longest GPU-to-GPU path."""
+        return 2 * self.num_tiers - 1
+
+    @property
+    def max_latency_ns(self) -> float:
+        """One-way latency of the longest path: switches crossed and media electronics."""
+        top = self.num_tiers
+        switch_ns = sum((1 if t.level == top else 2) * t.latency_ns for t in self.tiers)
+        media_ns = sum(2 * c.latency_ns for c in self.link_classes)
+        return float(switch_ns + media_ns)
+
+    def oversubscription(self) -> tuple[float, ...]:
+        """Down:up ratio of every tier below the top, leaf first."""
+        return tuple(t.downlinks / t.uplinks for t in self.tiers[:-1] if t.uplinks)
+
+    @property
+    def bisection_gbps(self) -> float:
+        """Bandwidth across a cut halving the GPUs: the narrowest of the tiers' capacities, halved."""
+        s = self.link_speed_gbps
+        per_plane = [self.gpus * s] + [c.links * s for c in self.link_classes[1:]]
+        return self.planes * min(per_plane) / 2
+
+    @property
+    def transceivers(self) -> int:
+        """Pluggable optical modules over all planes (copper assemblies are not counted)."""
+        return self.planes * sum(c.links * c.pluggable_ends for c in self.link_classes if not c.copper)
+
+    @property
+    def expected_link_failures_per_day(self) -> float:
+        """Expected failed link ends (modules or cable ends) per day: count x AFR / 365."""
+        return self.planes * sum(c.links * c.pluggable_ends * c.afr for c in self.link_classes) / DAYS_PER_YEAR
+
+    @property
+    def energy_usd(self) -> float:
+        """Lifetime energy cost of the network's power draw."""
+        return self.power_w * self.energy_usd_per_w
+
+    @property
+    def tco_usd(self) -> float:
+        """Capex plus lifetime energy cost."""
+        return self.capex_usd + self.energy_usd
+
+    @property
+    def blast_radius_gpus(self) -> int:
+        """GPUs that lose one plane when one leaf fails."""
+        return self.tiers[0].downlinks
+
+    def objective_terms(self) -> dict[str, float]:
+        """The solver's objective split into its terms."""
+        return {
+            "capex_usd": self.capex_usd,
+            "power_w": self.power_w,
+            "energy_usd": self.energy_usd,
+            "objective_usd": self.capex_weight * self.capex_usd + self.energy_weight * self.energy_usd,
+        }
+
+    # ---- tables ----------------------------------------------------------------------------
+    def bom(self) -> pl.DataFrame:
+        """Bill of materials over all planes: component, tier, count, unit and total cost and power."""
+        rows: list[dict[str, Any]] = []
+        for t in self.tiers:
+            n = self.planes * t.switches
+            rows.append(
+                _bom_row("switch", t.switch_model, t.role, n, t.unit_cost_usd, t.unit_power_w, t.source)
+            )
+        for c in self.link_classes:
+            tier = f"{c.lower_role}-{c.upper_role}"
+            links = self.planes * c.links
+            what = "cable assembly end" if c.copper else "transceiver"
+            rows.append(_bom_row(what, c.medium, tier, links * c.pluggable_ends, c.end_cost_usd, c.end_power_w, c.source))
+            if c.cable_cost_usd > 0:
+                rows.append(_bom_row("fibre", f"{c.medium} cable", tier, links, c.cable_cost_usd, 0.0, c.source))
+        return pl.DataFrame(rows, schema=BOM_SCHEMA)
+
+    def links_table(self) -> pl.DataFrame:
+        """One row per link class: tier, endpoint roles, count, length, medium, speed."""
+        rows = [
+            {
+                "tier": f"{c.lower_role}-{c.upper_role}",
+                "lower_role": c.lower_role,
+                "upper_role": c.upper_role,
+                "count": self.planes * c.links,
+                "count_per_plane": c.links,
+                "length_m": c.length_m,
+                "medium": c.medium,
+                "kind": c.kind,
+                "speed_gbps": c.speed_gbps,
+                "reach_m": c.reach_m,
+                "pluggable_ends_per_link": c.pluggable_ends,
+                "latency_ns": c.latency_ns,
+            }
+            for c in self.link_classes
+        ]
+        return pl.DataFrame(rows, schema=LINKS_SCHEMA)
+
+    # ---- serialisation ---------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data, JSON-ready."""
+        d = asdict(self)
+        d["status"] = self.status.value
+        return d
+
+    def to_json(self) -> str:
+        """The design as JSON; ``Design.from_json`` reads it back equal."""
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Design:
+        """Rebuild a design from ``to_dict`` output."""
+        d = dict(d)
+        d["status"] = Status(d["status"])
+        d["tiers"] = tuple(TierDesign(**t) for t in d["tiers"])
+        d["link_classes"] = tuple(LinkClass(**c) for c in d["link_classes"])
+        r = dict(d["requirements"])
+        r["max_oversubscription"] = tuple(r["max_oversubscription"])
+        r["protected_tiers"] = tuple(r["protected_tiers"])
+        d["requirements"] = Requirements(**r)
+        d["notes"] = tuple(d.get("notes", ()))
+        return cls(**d)
+
+    @classmethod
+    def from_json(cls, text: str) -> Design:
+        """Read a design written by ``to_json``."""
+        return cls.from_dict(json.loads(text))
+
+
+BOM_SCHEMA = {
+    "component": pl.Utf8,
+    "model": pl.Utf8,
+    "tier": pl.Utf8,
+    "count": pl.Int64,
+    "unit_cost_usd": pl.Float64,
+    "total_cost_usd": pl.Float64,
+    "unit_power_w": pl.Float64,
+    "total_power_w": pl.Float64,
+    "source": pl.Utf8,
+}
+LINKS_SCHEMA = {
+    "tier": pl.Utf8,
+    "lower_role": pl.Utf8,
+    "upper_role": pl.Utf8,
+    "count": pl.Int64,
+    "count_per_plane": pl.Int64,
+    "length_m": pl.Float64,
+    "medium": pl.Utf8,
+    "kind": pl.Utf8,
+    "speed_gbps": pl.Int64,
+    "reach_m": pl.Float64,
+    "pluggable_ends_per_link": pl.Int64,
+    "latency_ns": pl.Int64,
+}
+
+
+def _bom_row(component: str, model: str, tier: str, count: int, unit_cost: float, unit_power: float, source: str) -> dict[str, Any]:
+    return {
+        "component": component,
+        "model": model,
+        "tier": tier,
+        "count": count,
+        "unit_cost_usd": unit_cost,
+        "total_cost_usd": count * unit_cost,
+        "unit_power_w": unit_power,
+        "total_power_w": count * unit_power,
+        "source": source,
+    }
+
+
+def fraction_or_none(x: Fraction | None) -> float | None:
+    """A Fraction as float, keeping None."""
+    return None if x is None else float(x)

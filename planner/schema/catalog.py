@@ -1,0 +1,137 @@
+"""The component catalog: switches, link media and NICs, each figure with its source."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from planner.schema.instance import Strict
+
+MediumKind = Literal["dac", "aec", "sr", "dr", "fr", "lpo"]
+#: Media kinds that are copper (no optics at either end).
+COPPER_KINDS: frozenset[str] = frozenset({"dac", "aec"})
+
+
+def _require_sources(source: dict[str, str], figures: tuple[str, ...], entry: str) -> None:
+    missing = [f for f in figures if not source.get(f, "").strip()]
+    if missing:
+        raise ValueError(f"{entry}: no source given for {', '.join(missing)} (a URL, a document, or 'estimate: why')")
+
+
+class PortConfig(Strict):
+    """One logical port configuration of a switch (a breakout)."""
+
+    ports: int = Field(ge=1, le=4096)
+    speed_gbps: int = Field(ge=1, le=6400)
+
+
+class Switch(Strict):
+    """A switch system."""
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    description: str = ""
+    capacity_gbps: int = Field(gt=0)
+    """Aggregate switching capacity in Gb/s."""
+    port_configs: list[PortConfig] = Field(min_length=1)
+    """Every logical port configuration (64x800G, 128x400G by breakout, ...)."""
+    cost_usd: float = Field(ge=0)
+    """System price without pluggable optics (with its optical engines when CPO)."""
+    power_w: float = Field(ge=0)
+    """Typical power without pluggable optics (with its optical engines when CPO)."""
+    latency_ns: int = Field(ge=0)
+    """Port-to-port latency in ns."""
+    rack_units: int = Field(1, ge=1, le=64)
+    cpo: bool = False
+    """Ports are co-packaged optics: no pluggable module at this end of a link."""
+    source: dict[str, str]
+    """Where each figure came from: ports, cost_usd, power_w, latency_ns."""
+
+    @model_validator(mode="after")
+    def _check(self) -> Switch:
+        _require_sources(self.source, ("ports", "cost_usd", "power_w", "latency_ns"), f"switch {self.name}")
+        for pc in self.port_configs:
+            if pc.ports * pc.speed_gbps > self.capacity_gbps:
+                raise ValueError(f"switch {self.name}: {pc.ports}x{pc.speed_gbps}G exceeds its capacity_gbps {self.capacity_gbps}")
+        return self
+
+    def radix_at(self, speed_gbps: int) -> int | None:
+        """Ports at this speed, or None when no configuration runs it."""
+        radices = [pc.ports for pc in self.port_configs if pc.speed_gbps == speed_gbps]
+        return max(radices) if radices else None
+
+
+class Medium(Strict):
+    """A link medium: a cable assembly or a pair of pluggable modules and a fibre."""
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    kind: MediumKind
+    speed_gbps: int = Field(gt=0)
+    reach_m: float = Field(gt=0)
+    cost_usd_per_end: float = Field(ge=0)
+    power_w_per_end: float = Field(ge=0)
+    cable_cost_usd: float = Field(0.0, ge=0)
+    """Per link: the fibre for optics; 0 for copper assemblies priced in their ends."""
+    latency_ns: int = Field(0, ge=0)
+    """Electronics latency (DSP, FEC, retimer) added per link, one way."""
+    afr: float = Field(ge=0, le=1)
+    """Annual failure rate per end."""
+    source: dict[str, str]
+
+    @model_validator(mode="after")
+    def _check(self) -> Medium:
+        _require_sources(self.source, ("reach_m", "cost_usd_per_end", "power_w_per_end", "latency_ns", "afr"), f"medium {self.name}")
+        return self
+
+    @property
+    def copper(self) -> bool:
+        """Whether the medium is copper."""
+        return self.kind in COPPER_KINDS
+
+
+class Nic(Strict):
+    """A scale-out NIC."""
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    description: str = ""
+    speed_gbps: int = Field(gt=0)
+    port_splits: list[int] = Field(min_length=1)
+    cost_usd: float = Field(ge=0)
+    power_w: float = Field(ge=0)
+    source: dict[str, str]
+
+    @model_validator(mode="after")
+    def _check(self) -> Nic:
+        _require_sources(self.source, ("cost_usd", "power_w", "ports"), f"nic {self.name}")
+        return self
+
+
+class Catalog(Strict):
+    """All components the planner may choose from."""
+
+    switch: list[Switch] = Field(min_length=1)
+    medium: list[Medium] = Field(min_length=1)
+    nic: list[Nic] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _unique(self) -> Catalog:
+        for kind in ("switch", "medium", "nic"):
+            names = [e.name for e in getattr(self, kind)]
+            dup = {n for n in names if names.count(n) > 1}
+            if dup:
+                raise ValueError(f"{kind} names must be unique; repeated: {', '.join(sorted(dup))}")
+        return self
+
+    def switch_named(self, name: str) -> Switch:
+        """The switch of this name (KeyError when absent)."""
+        for s in self.switch:
+            if s.name == name:
+                return s
+        raise KeyError(name)
+
+    def medium_named(self, name: str) -> Medium:
+        """The medium of this name (KeyError when absent)."""
+        for m in self.medium:
+            if m.name == name:
+                return m
+        raise KeyError(name)

@@ -1,0 +1,229 @@
+"""The instance file: what a user describes, validated strictly.
+
+Every model is frozen and forbids unknown fields, and every field carries its unit in its name
+and a docstring that ``fabric-planner schema`` exports as the JSON Schema description.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+#: Families the planner can size today; later issues add the others of DESIGN section 1.
+Family = Literal["clos"]
+TierRole = Literal["leaf", "spine", "core"]
+
+
+class Strict(BaseModel):
+    """Base of every input model: frozen, no unknown fields, docstrings as descriptions."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class ScaleUp(Strict):
+    """The scale-up domain (NVLink or similar) inside which tensor parallelism runs."""
+
+    gpus: int = Field(8, ge=1, le=1024)
+    """GPUs per scale-up domain."""
+    gbps_per_gpu: float = Field(7200.0, gt=0, le=1e6)
+    """Scale-up bandwidth per GPU in Gb/s (7200 = 900 GB/s, NVLink 4)."""
+
+
+class Cluster(Strict):
+    """The GPUs to connect and their scale-out NICs."""
+
+    gpus: int = Field(ge=1, le=4_000_000)
+    """Number of GPUs (any count, not only sizes that fill a textbook fat tree)."""
+    gpus_per_node: int = Field(8, ge=1, le=256)
+    """GPUs per server."""
+    nic_gbps: int = Field(400, ge=10, le=6400)
+    """Scale-out bandwidth per GPU in Gb/s."""
+    nic_ports: list[int] = Field(default_factory=lambda: [1], min_length=1)
+    """Into how many ports (planes) the NIC may be split; each port runs at nic_gbps / ports."""
+    nic: str | None = None
+    """Optional NIC model from the catalog; its speed and splits must admit the ones above."""
+    scale_up: ScaleUp = Field(default_factory=ScaleUp)
+    """Scale-up domain (used by workload-aware issues; recorded in the design)."""
+
+    @model_validator(mode="after")
+    def _check(self) -> Cluster:
+        if self.gpus % self.gpus_per_node:
+            raise ValueError(
+                f"gpus ({self.gpus}) must be a whole number of nodes of gpus_per_node ({self.gpus_per_node})"
+            )
+        for ports in self.nic_ports:
+            if ports < 1 or ports > 16 or self.nic_gbps % ports:
+                raise ValueError(
+                    f"nic_ports entry {ports}: expected a split from 1 to 16 that divides nic_gbps ({self.nic_gbps})"
+                )
+        if len(set(self.nic_ports)) != len(self.nic_ports):
+            raise ValueError("nic_ports lists a split twice")
+        return self
+
+
+class Layout(Strict):
+    """Where racks stand: enough to tell which links stay inside a rack and how far others run."""
+
+    nodes_per_rack: int = Field(4, ge=1, le=128)
+    """Servers per rack."""
+    racks_per_row: int = Field(16, ge=1, le=1000)
+    """Racks in one row."""
+    rack_width_m: float = Field(0.6, gt=0, le=10)
+    """Width of one rack in metres."""
+    row_pitch_m: float = Field(2.4, gt=0, le=50)
+    """Distance between neighbouring rows in metres."""
+    in_rack_cable_m: float = Field(2.0, gt=0, le=10)
+    """Length of a cable from a server to a switch in the same rack, in metres."""
+    cable_slack_m: float = Field(3.0, ge=0, le=100)
+    """Slack and vertical runs added to every cable that leaves a rack, in metres."""
+
+
+class Survive(Strict):
+    """Failure tolerance: the loss of one switch of each named tier must be survived."""
+
+    switch_failures: Literal[0, 1] = 1
+    """Switch failures per tier to survive (0 switches the requirement off)."""
+    min_bandwidth_fraction: float = Field(0.75, ge=0, le=1)
+    """After the failure, every switch below keeps at least this fraction of its uplink bandwidth,
+    and a GPU whose leaf failed keeps this fraction through its other planes (when 'leaf' is named)."""
+    tiers: list[TierRole] = Field(default_factory=lambda: ["spine", "core"])
+    """Tiers whose single-switch failure must be survived; a leaf failure cuts its GPUs off a plane."""
+
+
+class Constraints(Strict):
+    """What every acceptable design must meet."""
+
+    max_oversubscription: float | list[float] = 1.0
+    """Largest down:up bandwidth ratio (1.0 = non-blocking); one value for all tiers or a list
+    per tier, leaf first."""
+    max_switch_hops: int | None = Field(None, ge=1, le=15)
+    """Most switches on any GPU-to-GPU path."""
+    max_latency_ns: float | None = Field(None, gt=0)
+    """Largest one-way latency of the longest path, in ns: switch port-to-port latency of every
+    switch crossed plus the media electronics (DSP/FEC) of every link."""
+    survive: Survive | None = None
+    """Single-switch failure tolerance; none when absent."""
+    max_power_kw: float | None = Field(None, gt=0)
+    """Cap on network power (switches and media), in kW."""
+    max_capex_usd: float | None = Field(None, gt=0)
+    """Cap on network capex, in US dollars."""
+
+    @model_validator(mode="after")
+    def _check(self) -> Constraints:
+        ratios = self.max_oversubscription
+        for r in ratios if isinstance(ratios, list) else [ratios]:
+            if not 0.1 <= r <= 64:
+                raise ValueError(f"max_oversubscription {r}: expected a ratio from 0.1 to 64 (1.0 = non-blocking)")
+        if isinstance(ratios, list) and not 1 <= len(ratios) <= 2:
+            raise ValueError("max_oversubscription: a list gives one ratio per tier below the top (leaf, spine)")
+        return self
+
+    def oversubscription(self, level: int) -> float:
+        """The allowed ratio at tier ``level`` (1 = leaf)."""
+        ratios = self.max_oversubscription
+        if isinstance(ratios, list):
+            return ratios[min(level, len(ratios)) - 1]
+        return ratios
+
+
+class Objective(Strict):
+    """Total cost of ownership: capex plus the energy the network draws over its life."""
+
+    energy_usd_per_kwh: float = Field(0.08, ge=0, le=10)
+    """Electricity price in US dollars per kWh."""
+    pue: float = Field(1.3, ge=1, le=5)
+    """Power usage effectiveness: facility power over IT power."""
+    lifetime_years: float = Field(5.0, gt=0, le=50)
+    """Years over which energy is counted."""
+    capex_weight: float = Field(1.0, ge=0, le=1000)
+    """Weight of capex in the objective."""
+    energy_weight: float = Field(1.0, ge=0, le=1000)
+    """Weight of lifetime energy cost in the objective."""
+
+    @property
+    def energy_usd_per_w(self) -> float:
+        """Lifetime energy cost of one watt drawn continuously, PUE included."""
+        return self.energy_usd_per_kwh * self.pue * self.lifetime_years * HOURS_PER_YEAR / 1000.0
+
+
+#: Hours in a mean (Julian) year.
+HOURS_PER_YEAR = 8766.0
+
+
+class Pin(Strict):
+    """Decisions fixed by the user; the planner prices exactly this (evaluate, what-if)."""
+
+    family: Family | None = None
+    """Topology family."""
+    planes: int | None = Field(None, ge=1, le=16)
+    """Number of planes (NIC split)."""
+    tiers: int | None = Field(None, ge=1, le=3)
+    """Number of switch tiers."""
+    switch_models: str | list[str] | None = None
+    """Switch model per tier (leaf first), or one model for every tier."""
+    switches: list[int] | None = None
+    """Switches per plane at each tier, leaf first."""
+    downlinks: list[int] | None = None
+    """Ports facing down per switch at each tier (GPU ports on a leaf)."""
+    uplinks: list[int] | None = None
+    """Ports facing up per switch at each tier below the top."""
+    parallel_links: list[int] | None = None
+    """Links from each switch to each switch it connects to above it, per tier below the top."""
+    pods: int | None = Field(None, ge=1)
+    """Pods of a three-tier Clos."""
+    endpoint_copper: bool | None = None
+    """Whether GPU-to-leaf links are copper inside the rack."""
+
+    def model_for(self, level: int) -> str | None:
+        """The pinned switch model at a tier, if any."""
+        if self.switch_models is None:
+            return None
+        if isinstance(self.switch_models, str):
+            return self.switch_models
+        return self.switch_models[level - 1] if level <= len(self.switch_models) else None
+
+    @model_validator(mode="after")
+    def _check(self) -> Pin:
+        for name in ("switches", "downlinks", "uplinks", "parallel_links"):
+            values = getattr(self, name)
+            if values is not None and any(v < 0 or v > 10_000_000 for v in values):
+                raise ValueError(f"{name}: expected counts from 0 to 10,000,000")
+        return self
+
+
+class Search(Strict):
+    """What the optimiser may choose from."""
+
+    families: list[Family] = Field(default_factory=lambda: ["clos"], min_length=1)
+    """Topology families to consider."""
+    switch_models: list[str] | None = None
+    """Switch models allowed (catalog names); all of the catalog when absent."""
+    catalog: str = "default"
+    """'default' for the shipped catalog, or the path of a catalog file (relative to the instance)."""
+    max_tiers: int = Field(3, ge=1, le=3)
+    """Most switch tiers a design may have."""
+    mixed_switch_models: bool = True
+    """Whether tiers may use different switch models."""
+    pin: Pin = Field(default_factory=Pin)
+    """Pinned decisions."""
+
+
+class Instance(Strict):
+    """One planning question: a cluster, its floor, its constraints, the objective and the search."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+    """Name of the instance; reports go to reports/<name>/."""
+    description: str = ""
+    """Free text shown in reports."""
+    cluster: Cluster
+    layout: Layout = Field(default_factory=Layout)
+    constraints: Constraints = Field(default_factory=Constraints)
+    objective: Objective = Field(default_factory=Objective)
+    search: Search = Field(default_factory=Search)
+
+    def with_changes(self, changes: dict[str, Any]) -> Instance:
+        """A new, validated instance with dotted fields replaced: {"cluster.gpus": 65536}."""
+        from planner.loading import apply_changes  # loading depends on schema, not the reverse
+
+        return apply_changes(self, changes)
