@@ -1,0 +1,115 @@
+"""The public Python API: everything the CLI does, as functions returning plain objects."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from models.status import Status
+from planner.checks import check_instance
+from planner.design import Design
+from planner.errors import InputError
+from planner.loading import load_catalog
+from planner.loading import load_instance as _load_instance
+from planner.report import alternatives_table, summary_table
+from planner.schema.catalog import Catalog
+from planner.schema.instance import Instance
+from planner.sizing import Progress, SizingResult, search
+from planner.validate import Violation, validate_design
+
+#: Default time limit of a whole search, in seconds.
+DEFAULT_TIME_LIMIT_S = 60.0
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """What ``plan`` and ``evaluate`` return: the design, its tables and how the search went."""
+
+    instance: Instance
+    status: Status
+    design: Design | None
+    explanation: tuple[str, ...]
+    search: SizingResult
+
+    @property
+    def found(self) -> bool:
+        """Whether a design was found."""
+        return self.design is not None
+
+    @property
+    def summary(self) -> pl.DataFrame:
+        """One row: the headline figures (DESIGN section 7)."""
+        return summary_table(self.instance, self.search)
+
+    @property
+    def alternatives(self) -> pl.DataFrame:
+        """The best design of every structure and switch option, side by side."""
+        return alternatives_table(self.instance, self.search)
+
+    @property
+    def bom(self) -> pl.DataFrame:
+        """Bill of materials of the chosen design (empty when none)."""
+        from planner.design import BOM_SCHEMA
+
+        return self.design.bom() if self.design else pl.DataFrame(schema=BOM_SCHEMA)
+
+    @property
+    def links(self) -> pl.DataFrame:
+        """Link classes of the chosen design (empty when none)."""
+        from planner.design import LINKS_SCHEMA
+
+        return self.design.links_table() if self.design else pl.DataFrame(schema=LINKS_SCHEMA)
+
+
+def load_instance(path: str | Path) -> Instance:
+    """Read and validate an instance file."""
+    return _load_instance(path)
+
+
+def catalog_for(inst: Instance) -> Catalog:
+    """The catalog an instance names ('default' or a file path)."""
+    return load_catalog(inst.search.catalog)
+
+
+def plan(
+    inst: Instance,
+    *,
+    catalog: Catalog | None = None,
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S,
+    progress: Progress | None = None,
+    alternatives: bool = True,
+) -> PlanResult:
+    """Choose the cheapest fabric (capex + lifetime energy) that meets the instance's constraints."""
+    catalog = catalog or catalog_for(inst)
+    check_instance(inst, catalog)
+    result = search(inst, catalog, time_limit_s=time_limit_s, progress=progress, alternatives=alternatives)
+    return PlanResult(inst, result.status, result.design, result.explanation, result)
+
+
+#: Pins an evaluation needs: without them the planner would be choosing, not pricing.
+EVALUATE_NEEDS = ("planes", "tiers", "switch_models")
+
+
+def evaluate(
+    inst: Instance,
+    *,
+    catalog: Catalog | None = None,
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S,
+    progress: Progress | None = None,
+) -> PlanResult:
+    """Price exactly the design pinned in ``search.pin`` (planes, tiers and switch models at least)."""
+    pin = inst.search.pin
+    missing = [name for name in EVALUATE_NEEDS if getattr(pin, name) is None]
+    if missing:
+        raise InputError(
+            "evaluate prices a given design: set search.pin." + ", search.pin.".join(missing)
+            + " (and optionally switches, downlinks, uplinks, parallel_links)"
+        )
+    return plan(inst, catalog=catalog, time_limit_s=time_limit_s, progress=progress, alternatives=False)
+
+
+def validate(design: Design, catalog: Catalog | None = None) -> list[Violation]:
+    """Independent check of a design: ports, spreads, ratios, hops, failure tolerance, totals."""
+    return validate_design(design, catalog)

@@ -1,0 +1,58 @@
+"""Checks of an instance against the catalog, before anything is built: names, speeds, pins."""
+
+from __future__ import annotations
+
+from planner.errors import InputError
+from planner.schema.catalog import Catalog
+from planner.schema.instance import Instance
+
+
+def _known(kind: str, name: str, known: list[str], field: str) -> InputError:
+    return InputError(f"{field}: unknown {kind} {name!r}; the catalog has: {', '.join(known)}")
+
+
+def check_references(inst: Instance, catalog: Catalog) -> None:
+    """Every component the instance names exists in the catalog, and the NIC admits the splits."""
+    switches = [s.name for s in catalog.switch]
+    for name in inst.search.switch_models or []:
+        if name not in switches:
+            raise _known("switch model", name, switches, "search.switch_models")
+    pinned = inst.search.pin.switch_models
+    for name in [pinned] if isinstance(pinned, str) else pinned or []:
+        if name not in switches:
+            raise _known("switch model", name, switches, "search.pin.switch_models")
+    nic_name = inst.cluster.nic
+    if nic_name is not None:
+        nics = {n.name: n for n in catalog.nic}
+        if nic_name not in nics:
+            raise _known("NIC", nic_name, list(nics), "cluster.nic")
+        nic = nics[nic_name]
+        if nic.speed_gbps != inst.cluster.nic_gbps:
+            raise InputError(f"cluster.nic_gbps: {inst.cluster.nic_gbps} but NIC {nic_name} runs at {nic.speed_gbps}")
+        bad = [p for p in inst.cluster.nic_ports if p not in nic.port_splits]
+        if bad:
+            raise InputError(f"cluster.nic_ports: NIC {nic_name} splits into {nic.port_splits} ports, not {bad}")
+
+
+def check_pins(inst: Instance) -> None:
+    """Pinned per-tier lists fit the pinned number of tiers, and a pinned plane count is allowed."""
+    pin = inst.search.pin
+    if pin.planes is not None and pin.planes not in inst.cluster.nic_ports:
+        raise InputError(f"search.pin.planes: {pin.planes} is not among cluster.nic_ports {inst.cluster.nic_ports}")
+    if pin.tiers is not None:
+        if pin.tiers > inst.search.max_tiers:
+            raise InputError(f"search.pin.tiers: {pin.tiers} exceeds search.max_tiers {inst.search.max_tiers}")
+        for name in ("switch_models", "switches", "downlinks"):
+            values = getattr(pin, name)
+            if isinstance(values, list) and len(values) > pin.tiers:
+                raise InputError(f"search.pin.{name}: {len(values)} entries for {pin.tiers} tiers")
+        for name in ("uplinks", "parallel_links"):
+            values = getattr(pin, name)
+            if isinstance(values, list) and len(values) > pin.tiers - 1:
+                raise InputError(f"search.pin.{name}: {len(values)} entries, but only {pin.tiers - 1} tiers have uplinks")
+
+
+def check_instance(inst: Instance, catalog: Catalog) -> None:
+    """All cheap checks; raises InputError on the first problem."""
+    check_references(inst, catalog)
+    check_pins(inst)

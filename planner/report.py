@@ -1,0 +1,368 @@
+"""Report tables (Polars) and the report folder: every figure a report shows is computed here, once.
+
+``summary_table`` and ``alternatives_table`` read a ``SizingResult`` (and its ``Design``);
+``write_reports`` writes them, the BOM and the link table as CSV and Parquet, with
+``design.json`` and a human summary ``report.md``, into one folder.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from models.status import Status
+from planner.design import ROLES, Design
+from planner.errors import InputError
+from planner.schema.instance import Instance
+from planner.sizing import Outcome, SizingResult
+
+if TYPE_CHECKING:
+    from planner.api import PlanResult
+
+#: Name of the marker file that says a folder holds fabric-planner output (and may be rewritten).
+MARKER = ".fabric-planner"
+#: Report tables written as CSV and Parquet, in this order.
+TABLES = ("summary", "alternatives", "bom", "links")
+#: Option name of the search that lets every tier use its own switch model.
+MIXED = "mixed"
+#: Relative tolerance under which a structure's bound counts as reaching an option's best objective.
+BOUND_RTOL = 1e-6
+
+SUMMARY_SCHEMA: dict[str, Any] = {
+    "instance": pl.Utf8,
+    "family": pl.Utf8,
+    "status": pl.Utf8,
+    "gap": pl.Float64,
+    "bound_usd": pl.Float64,
+    "gpus": pl.Int64,
+    "planes": pl.Int64,
+    "tiers": pl.Int64,
+    "link_speed_gbps": pl.Int64,
+    "switch_models": pl.Utf8,
+    "switches": pl.Int64,
+    "transceivers": pl.Int64,
+    "capex_usd": pl.Float64,
+    "energy_usd": pl.Float64,
+    "tco_usd": pl.Float64,
+    "objective_usd": pl.Float64,
+    "power_kw": pl.Float64,
+    "oversubscription": pl.Float64,
+    "bisection_gbps": pl.Float64,
+    "max_switch_hops": pl.Int64,
+    "max_latency_ns": pl.Float64,
+    "expected_link_failures_per_day": pl.Float64,
+    "blast_radius_gpus": pl.Int64,
+    "solve_s": pl.Float64,
+}
+
+ALTERNATIVES_SCHEMA: dict[str, Any] = {
+    "option": pl.Utf8,
+    "status": pl.Utf8,
+    "planes": pl.Int64,
+    "tiers": pl.Int64,
+    "switch_models": pl.Utf8,
+    "switches": pl.Int64,
+    "capex_usd": pl.Float64,
+    "energy_usd": pl.Float64,
+    "tco_usd": pl.Float64,
+    "power_kw": pl.Float64,
+    "max_switch_hops": pl.Int64,
+    "delta_tco_usd": pl.Float64,
+    "winner": pl.Boolean,
+}
+
+
+# ---- tables --------------------------------------------------------------------------------
+def _tier_models(pairs: Iterable[tuple[str, str]]) -> str:
+    """'leaf=sn5600 spine=sn5600' from (role, model) pairs."""
+    return " ".join(f"{role}={model}" for role, model in pairs)
+
+
+def _roles(tiers: int) -> tuple[str, ...]:
+    return ROLES.get(tiers, tuple(f"tier{t}" for t in range(1, tiers + 1)))
+
+
+def summary_table(inst: Instance, result: SizingResult) -> pl.DataFrame:
+    """One row of headline figures; with no design, the row keeps instance, status and GPUs only."""
+    d = result.design
+    row: dict[str, Any] = dict.fromkeys(SUMMARY_SCHEMA)
+    row.update(
+        instance=inst.name,
+        status=result.status.value,
+        gpus=inst.cluster.gpus,
+        bound_usd=result.bound_usd,
+        solve_s=result.wall_s,
+    )
+    if d is not None:
+        ratios = d.oversubscription()
+        row.update(
+            family=d.family,
+            gap=d.gap,
+            bound_usd=d.bound_usd,
+            gpus=d.gpus,
+            planes=d.planes,
+            tiers=d.num_tiers,
+            link_speed_gbps=d.link_speed_gbps,
+            switch_models=_tier_models((t.role, t.switch_model) for t in d.tiers),
+            switches=d.switches,
+            transceivers=d.transceivers,
+            capex_usd=d.capex_usd,
+            energy_usd=d.energy_usd,
+            tco_usd=d.tco_usd,
+            objective_usd=d.objective_usd,
+            power_kw=d.power_w / 1000.0,
+            # A single switch has no uplinks: it is non-blocking, ratio 1.
+            oversubscription=max(ratios) if ratios else 1.0,
+            bisection_gbps=d.bisection_gbps,
+            max_switch_hops=d.max_switch_hops,
+            max_latency_ns=d.max_latency_ns,
+            expected_link_failures_per_day=d.expected_link_failures_per_day,
+            blast_radius_gpus=d.blast_radius_gpus,
+        )
+    return pl.DataFrame([row], schema=SUMMARY_SCHEMA)
+
+
+def _option_of(o: Outcome) -> str:
+    return o.switch_model if o.switch_model is not None else MIXED
+
+
+def _option_status(best: Outcome | None, outcomes: list[Outcome]) -> Status:
+    """Optimal when every other structure of the option is infeasible or bounded above the best."""
+    if best is None:
+        statuses = {o.solution.status for o in outcomes}
+        if statuses <= {Status.INFEASIBLE}:
+            return Status.INFEASIBLE
+        return Status.TIME_LIMIT if Status.TIME_LIMIT in statuses else Status.ERROR
+    obj = best.solution.objective_usd
+    assert obj is not None
+    floor = obj - BOUND_RTOL * max(1.0, abs(obj))
+    for o in outcomes:
+        sol = o.solution
+        if sol.status is Status.INFEASIBLE:
+            continue
+        if o is best:
+            if sol.status is not Status.OPTIMAL:
+                return Status.FEASIBLE
+            continue
+        if sol.bound_usd is None or sol.bound_usd < floor:
+            return Status.FEASIBLE
+    return Status.OPTIMAL
+
+
+def _winner_option(result: SizingResult) -> str | None:
+    """The option whose search produced the design (mixed when mixed models were allowed)."""
+    d = result.design
+    if d is None:
+        return None
+    if any(o.switch_model is None for o in result.outcomes):
+        return MIXED
+    return d.tiers[0].switch_model
+
+
+def alternatives_table(inst: Instance, result: SizingResult) -> pl.DataFrame:
+    """The best design of every switch option (each model alone, and mixed), side by side."""
+    groups: dict[str, list[Outcome]] = {}
+    for o in result.outcomes:
+        groups.setdefault(_option_of(o), []).append(o)
+    winner = _winner_option(result)
+    rows: list[dict[str, Any]] = []
+    for option, outcomes in groups.items():
+        found = [o for o in outcomes if o.solution.status.has_solution and o.solution.objective_usd is not None]
+        best = min(found, key=lambda o: o.solution.objective_usd or math.inf, default=None)
+        row: dict[str, Any] = dict.fromkeys(ALTERNATIVES_SCHEMA)
+        row.update(option=option, status=_option_status(best, outcomes).value, winner=option == winner)
+        sol = best.solution if best else None
+        if best is not None and sol is not None and sol.capex_usd is not None and sol.power_w is not None:
+            problem = best.structure.problem
+            assert problem is not None
+            energy = sol.power_w * problem.energy_usd_per_w
+            roles = _roles(sol.tiers)
+            row.update(
+                planes=sol.planes,
+                tiers=sol.tiers,
+                switch_models=_tier_models((roles[t.level - 1], t.switch_model) for t in sol.tier_solutions),
+                switches=sol.planes * sum(t.switches for t in sol.tier_solutions),
+                capex_usd=sol.capex_usd,
+                energy_usd=energy,
+                tco_usd=sol.capex_usd + energy,
+                power_kw=sol.power_w / 1000.0,
+                max_switch_hops=2 * sol.tiers - 1,
+            )
+        rows.append(row)
+    table = pl.DataFrame(rows, schema=ALTERNATIVES_SCHEMA)
+    winner_tco = table.filter(pl.col("winner"))["tco_usd"]
+    base = winner_tco[0] if len(winner_tco) and winner_tco[0] is not None else None
+    table = table.with_columns(
+        (pl.col("tco_usd") - base).alias("delta_tco_usd") if base is not None else pl.lit(None, pl.Float64).alias("delta_tco_usd")
+    )
+    return table.sort(["tco_usd", "winner", "option"], descending=[False, True, False], nulls_last=True)
+
+
+# ---- the report folder ---------------------------------------------------------------------
+def prepare_outdir(outdir: Path, *, force: bool = False) -> None:
+    """Create the folder, refusing one that holds someone else's files unless ``force``."""
+    if outdir.exists() and not outdir.is_dir():
+        raise InputError(f"{outdir} exists and is not a folder; choose another -o")
+    if outdir.is_dir() and not (outdir / MARKER).exists() and not force:
+        others = sorted(p.name for p in outdir.iterdir())
+        if others:
+            shown = ", ".join(others[:5]) + (", ..." if len(others) > 5 else "")
+            raise InputError(
+                f"{outdir} already has other files ({shown}) and was not written by fabric-planner; "
+                "pass --force to write into it anyway, or choose another -o"
+            )
+    try:
+        outdir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create the report folder {outdir} ({exc.strerror})") from None
+
+
+def _atomic(path: Path, write: Callable[[Path], None]) -> Path:
+    """Write through a temporary file in the same folder, then rename it over ``path``."""
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _write_text(path: Path, text: str) -> Path:
+    return _atomic(path, lambda p: p.write_text(text, encoding="utf-8"))
+
+
+def write_reports(plan_result: PlanResult, outdir: Path, *, force: bool = False) -> list[Path]:
+    """Write every report of a plan into ``outdir``; returns the files written.
+
+    Writes ``summary``, ``alternatives``, ``bom`` and ``links`` as ``.csv`` and ``.parquet``,
+    ``design.json`` when a design exists (a stale one from an earlier run is removed when not),
+    ``report.md``, and the marker file that lets later runs rewrite the folder.
+    """
+    outdir = Path(outdir)
+    prepare_outdir(outdir, force=force)
+    _write_text(outdir / MARKER, "This folder holds fabric-planner output; solve may rewrite it.\n")
+    tables = {
+        "summary": plan_result.summary,
+        "alternatives": plan_result.alternatives,
+        "bom": plan_result.bom,
+        "links": plan_result.links,
+    }
+    written: list[Path] = []
+    try:
+        for name in TABLES:
+            df = tables[name]
+            written.append(_atomic(outdir / f"{name}.csv", df.write_csv))
+            written.append(_atomic(outdir / f"{name}.parquet", df.write_parquet))
+        design_path = outdir / "design.json"
+        if plan_result.design is not None:
+            written.append(_write_text(design_path, plan_result.design.to_json() + "\n"))
+        else:
+            design_path.unlink(missing_ok=True)
+        written.append(_write_text(outdir / "report.md", render_markdown(plan_result, tables)))
+    except OSError as exc:
+        raise InputError(f"cannot write the reports into {outdir} ({exc.strerror or exc})") from None
+    return written
+
+
+# ---- report.md -----------------------------------------------------------------------------
+def _fmt(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ""
+        if value == int(value) and abs(value) < 1e15:
+            return f"{int(value):,}"
+        return f"{value:,.2f}" if abs(value) >= 1 else f"{value:.4g}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(df: pl.DataFrame, columns: list[str] | None = None) -> str:
+    """A DataFrame as a GitHub markdown table."""
+    columns = columns or df.columns
+    lines = ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
+    for row in df.select(columns).iter_rows():
+        lines.append("| " + " | ".join(_fmt(v) for v in row) + " |")
+    return "\n".join(lines)
+
+
+def _money(x: float | None) -> str:
+    return "n/a" if x is None else f"${x:,.0f}"
+
+
+def headline(summary: pl.DataFrame) -> list[str]:
+    """The headline figures of a summary row, one short line each (used by report.md and the CLI)."""
+    s = summary.row(0, named=True)
+    lines = [f"status: {s['status']}"]
+    if s["tco_usd"] is None:
+        return lines
+    lines += [
+        f"tco: {_money(s['tco_usd'])} (capex {_money(s['capex_usd'])} + lifetime energy {_money(s['energy_usd'])})",
+        f"power: {s['power_kw']:,.1f} kW",
+        f"fabric: {s['family']}, {s['planes']} plane(s) x {s['tiers']} tier(s) at {s['link_speed_gbps']}G, "
+        f"{s['switches']:,} switches ({s['switch_models']}), {s['transceivers']:,} transceivers",
+        f"paths: {s['max_switch_hops']} switch hops, {s['max_latency_ns']:,.0f} ns, "
+        f"oversubscription {s['oversubscription']:.2f}:1, bisection {s['bisection_gbps']:,.0f} Gb/s",
+        f"optimality gap: {s['gap']:.2%} (lower bound {_money(s['bound_usd'])})",
+    ]
+    return lines
+
+
+def _tiers_table(d: Design) -> pl.DataFrame:
+    return pl.DataFrame(
+        [
+            {
+                "tier": t.role,
+                "switch_model": t.switch_model,
+                "switches_per_plane": t.switches,
+                "switches": d.planes * t.switches,
+                "radix": t.radix,
+                "downlinks": t.downlinks,
+                "uplinks": t.uplinks,
+                "fanout": t.fanout,
+                "parallel_links": t.parallel_links,
+            }
+            for t in d.tiers
+        ]
+    )
+
+
+def render_markdown(plan_result: PlanResult, tables: dict[str, pl.DataFrame]) -> str:
+    """The human summary: headline figures, the design tier by tier, BOM, links, alternatives."""
+    inst = plan_result.instance
+    out = [f"# fabric-planner report: {inst.name}", ""]
+    if inst.description:
+        out += [inst.description, ""]
+    out += [f"{inst.cluster.gpus:,} GPUs, {inst.cluster.nic_gbps}G scale-out NIC per GPU.", ""]
+    out += ["## Result", ""] + [f"- {line}" for line in headline(tables["summary"])] + [""]
+    d = plan_result.design
+    if d is None:
+        title = "No design meets the constraints" if plan_result.status is Status.INFEASIBLE else "No design found"
+        out += [f"## {title}", ""] + [f"- {line}" for line in plan_result.explanation] + [""]
+    else:
+        out += ["## Design, tier by tier (per plane unless noted)", "", markdown_table(_tiers_table(d)), ""]
+        out += ["## Bill of materials (all planes)", "", markdown_table(tables["bom"]), ""]
+        out += ["## Links", "", markdown_table(tables["links"]), ""]
+    alt = tables["alternatives"]
+    if len(alt):
+        out += [
+            "## Alternatives: the best design of every switch option",
+            "",
+            markdown_table(alt, [c for c in alt.columns if c != "winner"] + ["winner"]),
+            "",
+        ]
+    return "\n".join(out)
