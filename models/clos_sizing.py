@@ -203,7 +203,9 @@ def _new_int(m: cp_model.CpModel, lb: int, ub: int, name: str) -> cp_model.IntVa
     return m.new_int_var(lb, max(lb, ub), name)
 
 
-def _product(m: cp_model.CpModel, a: cp_model.IntVar, b: cp_model.IntVar, ub: int, name: str) -> cp_model.IntVar:
+def _product(
+    m: cp_model.CpModel, a: cp_model.IntVar, b: cp_model.IntVar, ub: int, name: str
+) -> cp_model.IntVar:
     z = _new_int(m, 0, ub, name)
     m.add_multiplication_equality(z, [a, b])
     return z
@@ -292,7 +294,9 @@ def add_wiring(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> None:
     elif p.tiers == 3:
         m.add_multiplication_equality(v.n[2], [v.pods, v.f[1]])
         m.add_multiplication_equality(v.d[2], [v.leaves_per_pod, v.q[1]])
-        pod_room = _product(m, v.pods, v.leaves_per_pod, _ub(v.pods) * _ub(v.leaves_per_pod), "pod_room")
+        pod_room = _product(
+            m, v.pods, v.leaves_per_pod, _ub(v.pods) * _ub(v.leaves_per_pod), "pod_room"
+        )
         m.add(v.n[1] <= pod_room)
         # No pod is wholly empty.
         m.add(pod_room - v.leaves_per_pod < v.n[1])
@@ -371,7 +375,9 @@ def add_copper_in_rack(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> No
     if p.copper is None or not divisors:
         m.add(v.copper == 0)
         return
-    m.add_linear_expression_in_domain(v.d[1], cp_model.Domain.from_values(divisors)).only_enforce_if(v.copper)
+    m.add_linear_expression_in_domain(
+        v.d[1], cp_model.Domain.from_values(divisors)
+    ).only_enforce_if(v.copper)
     leaf_cpo = _choice(v, 1, [int(o.cpo) for o in p.switch_options[0]])
     m.add(v.copper + leaf_cpo <= 1)
 
@@ -379,7 +385,7 @@ def add_copper_in_rack(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> No
 def _count_at_choice(
     m: cp_model.CpModel, count: cp_model.IntVar, chosen: cp_model.LinearExpr, name: str
 ) -> cp_model.IntVar:
-    """z = count * chosen for a 0/1 expression, linearised with the count's own upper bound."""
+    """Z = count * chosen for a 0/1 expression, linearised with the count's own upper bound."""
     z = _new_int(m, 0, _ub(count), name)
     m.add(z <= count)
     m.add(z <= _ub(count) * chosen)
@@ -387,7 +393,9 @@ def _count_at_choice(
     return z
 
 
-def cost_and_power(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> tuple[cp_model.LinearExpr, cp_model.LinearExpr]:
+def cost_and_power(
+    m: cp_model.CpModel, p: SizingProblem, v: ClosVars
+) -> tuple[cp_model.LinearExpr, cp_model.LinearExpr]:
     """Capex and power of one plane, in CP-SAT units, as linear expressions."""
     capex: cp_model.LinearExpr = 0  # type: ignore[assignment]
     power: cp_model.LinearExpr = 0  # type: ignore[assignment]
@@ -407,7 +415,14 @@ def cost_and_power(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> tuple[
     capex += E * usd_to_units(opt0.end_cost_usd) * (1 - v.copper - cpo_flag[1])
     power += E * w_to_units(opt0.end_power_w) * (1 - v.copper - cpo_flag[1])
     if cu is not None:
-        capex += E * (usd_to_units(2 * cu.end_cost_usd + cu.cable_cost_usd) - usd_to_units(opt0.end_cost_usd + opt0.cable_cost_usd)) * v.copper
+        capex += (
+            E
+            * (
+                usd_to_units(2 * cu.end_cost_usd + cu.cable_cost_usd)
+                - usd_to_units(opt0.end_cost_usd + opt0.cable_cost_usd)
+            )
+            * v.copper
+        )
         power += E * (w_to_units(2 * cu.end_power_w) - w_to_units(opt0.end_power_w)) * v.copper
     # Class t: links between tier t and t+1, a module at each end that is not CPO.
     for t in range(1, p.tiers):
@@ -423,7 +438,13 @@ def cost_and_power(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> tuple[
     return capex, power
 
 
-def add_budgets(m: cp_model.CpModel, p: SizingProblem, v: ClosVars, capex: cp_model.LinearExpr, power: cp_model.LinearExpr) -> None:
+def add_budgets(
+    m: cp_model.CpModel,
+    p: SizingProblem,
+    v: ClosVars,
+    capex: cp_model.LinearExpr,
+    power: cp_model.LinearExpr,
+) -> None:
     """Power and capex caps over all planes.  p power <= cap_w; p capex <= cap_usd."""
     r = p.requirements
     if r.max_power_w is not None:
@@ -442,7 +463,12 @@ def add_pins(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> None:
                 m.add(v.x[t, names.index(name)] == 1)
             else:
                 m.add_bool_or([])
-    for values, var in ((pins.switches, v.n), (pins.downlinks, v.d), (pins.uplinks, v.u), (pins.parallel_links, v.q)):
+    for values, var in (
+        (pins.switches, v.n),
+        (pins.downlinks, v.d),
+        (pins.uplinks, v.u),
+        (pins.parallel_links, v.q),
+    ):
         for t, value in enumerate(values, start=1):
             if value is None:
                 continue
@@ -494,7 +520,15 @@ CONSTRAINTS: dict[str, Callable[[cp_model.CpModel, SizingProblem, ClosVars], Non
 }
 
 #: Families a user can relax; the structural ones define what a Clos is.
-RELAXABLE = ("tier.oversubscription", "path.hops", "path.latency", "failure.single_switch", "budget.power", "budget.capex", "pins")
+RELAXABLE = (
+    "tier.oversubscription",
+    "path.hops",
+    "path.latency",
+    "failure.single_switch",
+    "budget.power",
+    "budget.capex",
+    "pins",
+)
 
 
 def build(problem: SizingProblem, leave_out: frozenset[str] = frozenset()) -> BuiltModel:
@@ -513,14 +547,26 @@ def build(problem: SizingProblem, leave_out: frozenset[str] = frozenset()) -> Bu
     )
     add_budgets(m, _with_requirements(problem, budget_req), v, capex, power)
     set_objective(m, problem, capex, power)
-    families = tuple(f for f in (*CONSTRAINTS, "budget.power", "budget.capex") if f not in leave_out)
+    families = tuple(
+        f for f in (*CONSTRAINTS, "budget.power", "budget.capex") if f not in leave_out
+    )
     return BuiltModel(problem, m, v, capex, power, families)
 
 
 def _with_requirements(p: SizingProblem, r: Requirements) -> SizingProblem:
     return SizingProblem(
-        p.endpoints, p.planes, p.tiers, p.switch_options, p.optical, p.copper, p.endpoints_per_rack,
-        r, p.energy_usd_per_w, p.capex_weight, p.energy_weight, p.pins,
+        p.endpoints,
+        p.planes,
+        p.tiers,
+        p.switch_options,
+        p.optical,
+        p.copper,
+        p.endpoints_per_rack,
+        r,
+        p.energy_usd_per_w,
+        p.capex_weight,
+        p.energy_weight,
+        p.pins,
     )
 
 
@@ -544,7 +590,9 @@ def objective_coefficients(p: SizingProblem) -> tuple[int, int, float]:
 MAX_WEIGHT_DENOMINATOR = 1000
 
 
-def set_objective(m: cp_model.CpModel, p: SizingProblem, capex: cp_model.LinearExpr, power: cp_model.LinearExpr) -> None:
+def set_objective(
+    m: cp_model.CpModel, p: SizingProblem, capex: cp_model.LinearExpr, power: cp_model.LinearExpr
+) -> None:
     """Minimise p (w_capex capex + w_energy energy_usd_per_w power) as a + b integer weights."""
     a, b, _ = objective_coefficients(p)
     m.minimize(a * capex + b * power)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 from ortools.sat.python import cp_model
 
 
-class Status(str, Enum):
+class Status(StrEnum):
     """Outcome of a solve, shared by every model, the API, the reports and the CLI."""
 
     OPTIMAL = "optimal"
@@ -24,7 +24,7 @@ class Status(str, Enum):
 
 #: CP-SAT status code -> our status. FEASIBLE means a solution without a proof of optimality,
 #: which with a time limit set is what CP-SAT returns when the limit stops it.
-CP_SAT_STATUS: dict[int, Status] = {
+CP_SAT_STATUS: dict[cp_model.CpSolverStatus | int, Status] = {
     cp_model.OPTIMAL: Status.OPTIMAL,
     cp_model.FEASIBLE: Status.FEASIBLE,
     cp_model.INFEASIBLE: Status.INFEASIBLE,

@@ -79,7 +79,8 @@ def requirements_of(inst: Instance, tiers: int) -> cs.Requirements:
         protected = frozenset(ROLE_LEVEL[r] for r in survive.tiers if ROLE_LEVEL[r] <= tiers)
     return cs.Requirements(
         max_oversubscription=tuple(
-            Fraction(c.oversubscription(t)).limit_denominator(RATIO_DENOMINATOR) for t in range(1, tiers)
+            Fraction(c.oversubscription(t)).limit_denominator(RATIO_DENOMINATOR)
+            for t in range(1, tiers)
         ),
         max_switch_hops=c.max_switch_hops,
         max_latency_ns=None if c.max_latency_ns is None else math.floor(c.max_latency_ns),
@@ -106,7 +107,9 @@ def _switch_option(s: Switch, speed_gbps: int) -> cs.SwitchOption | None:
 
 
 def _medium_option(m: Medium) -> cs.MediumOption:
-    return cs.MediumOption(m.name, m.cost_usd_per_end, m.power_w_per_end, m.cable_cost_usd, m.latency_ns)
+    return cs.MediumOption(
+        m.name, m.cost_usd_per_end, m.power_w_per_end, m.cable_cost_usd, m.latency_ns
+    )
 
 
 def pins_of(inst: Instance, tiers: int) -> cs.Pins:
@@ -141,12 +144,18 @@ def structures_of(inst: Instance, catalog: Catalog, floor: Floor | None = None) 
         options = tuple(o for s in switches if (o := _switch_option(s, speed)) is not None)
         for T in tier_options:
             if not options:
-                out.append(Structure(p, T, None, impossible=f"no allowed switch runs {speed}G ports"))
+                out.append(
+                    Structure(p, T, None, impossible=f"no allowed switch runs {speed}G ports")
+                )
                 continue
             media = []
             for c in range(T):
                 med = cheapest_medium(
-                    catalog, speed, floor.class_length_m[c], copper=False, energy_usd_per_w=obj.energy_usd_per_w
+                    catalog,
+                    speed,
+                    floor.class_length_m[c],
+                    copper=False,
+                    energy_usd_per_w=obj.energy_usd_per_w,
                 )
                 if med is None:
                     break
@@ -162,7 +171,11 @@ def structures_of(inst: Instance, catalog: Catalog, floor: Floor | None = None) 
                 )
                 continue
             copper = cheapest_medium(
-                catalog, speed, inst.layout.in_rack_cable_m, copper=True, energy_usd_per_w=obj.energy_usd_per_w
+                catalog,
+                speed,
+                inst.layout.in_rack_cable_m,
+                copper=True,
+                energy_usd_per_w=obj.energy_usd_per_w,
             )
             problem = cs.SizingProblem(
                 endpoints=cl.gpus,
@@ -193,16 +206,32 @@ def restrict_to(problem: cs.SizingProblem, switch_model: str) -> cs.SizingProble
     return _replace_switches(problem, tuple(tiers))
 
 
-def _replace_switches(p: cs.SizingProblem, switch_options: tuple[tuple[cs.SwitchOption, ...], ...]) -> cs.SizingProblem:
+def _replace_switches(
+    p: cs.SizingProblem, switch_options: tuple[tuple[cs.SwitchOption, ...], ...]
+) -> cs.SizingProblem:
     return cs.SizingProblem(
-        p.endpoints, p.planes, p.tiers, switch_options, p.optical, p.copper, p.endpoints_per_rack,
-        p.requirements, p.energy_usd_per_w, p.capex_weight, p.energy_weight, p.pins,
+        p.endpoints,
+        p.planes,
+        p.tiers,
+        switch_options,
+        p.optical,
+        p.copper,
+        p.endpoints_per_rack,
+        p.requirements,
+        p.energy_usd_per_w,
+        p.capex_weight,
+        p.energy_weight,
+        p.pins,
     )
 
 
-def design_of(inst: Instance, structure: Structure, sol: cs.SizingSolution, catalog: Catalog) -> Design:
+def design_of(
+    inst: Instance, structure: Structure, sol: cs.SizingSolution, catalog: Catalog
+) -> Design:
     """Turn a structure's solution into a Design carrying every unit figure it was priced with."""
-    assert structure.problem is not None and sol.capex_usd is not None and sol.power_w is not None
+    assert structure.problem is not None
+    assert sol.capex_usd is not None
+    assert sol.power_w is not None
     p = structure.problem
     speed = inst.cluster.nic_gbps // structure.planes
     roles = ROLES[p.tiers]
@@ -277,7 +306,9 @@ def design_of(inst: Instance, structure: Structure, sol: cs.SizingSolution, cata
             max_oversubscription=tuple(float(x) for x in r.max_oversubscription),
             max_switch_hops=r.max_switch_hops,
             max_latency_ns=r.max_latency_ns,
-            min_fraction_after_failure=None if r.min_fraction_after_failure is None else float(r.min_fraction_after_failure),
+            min_fraction_after_failure=None
+            if r.min_fraction_after_failure is None
+            else float(r.min_fraction_after_failure),
             protected_tiers=tuple(sorted(r.protected_tiers)),
             max_power_w=r.max_power_w,
             max_capex_usd=r.max_capex_usd,
@@ -306,7 +337,9 @@ def _pin_allows(inst: Instance, switch_model: str, tiers: int) -> bool:
     return all(pin.model_for(t) in (None, switch_model) for t in range(1, tiers + 1))
 
 
-def _solve(problem: cs.SizingProblem, time_limit_s: float, leave_out: frozenset[str] = frozenset()) -> cs.SizingSolution:
+def _solve(
+    problem: cs.SizingProblem, time_limit_s: float, leave_out: frozenset[str] = frozenset()
+) -> cs.SizingSolution:
     return cs.solve(cs.build(problem, leave_out), cs.SolveOptions(time_limit_s=time_limit_s))
 
 
@@ -331,18 +364,20 @@ def search(
             continue
         if mixed:
             main.append((st, None, st.problem))
-        for name in names:
-            restricted = restrict_to(st.problem, name)
-            if restricted is None or not _pin_allows(inst, name, st.tiers):
+        for model_name in names:
+            restricted = restrict_to(st.problem, model_name)
+            if restricted is None or not _pin_allows(inst, model_name, st.tiers):
                 continue
-            (extra if mixed else main).append((st, name, restricted))
+            (extra if mixed else main).append((st, model_name, restricted))
     jobs = main + (extra if alternatives or not mixed else [])
     outcomes: list[Outcome] = []
     for done, (st, name, problem) in enumerate(jobs, start=1):
         remaining = deadline - time.perf_counter()
         share = min(remaining, 4 * remaining / (len(jobs) - done + 1))
         if share <= 0:
-            sol = cs.SizingSolution(Status.TIME_LIMIT, st.planes, st.tiers, None, None, None, None, 0.0)
+            sol = cs.SizingSolution(
+                Status.TIME_LIMIT, st.planes, st.tiers, None, None, None, None, 0.0
+            )
         else:
             sol = _solve(problem, share)
         outcomes.append(Outcome(st, name, sol))
@@ -359,10 +394,14 @@ def search(
     if best is None:
         proven = all(o.solution.status is Status.INFEASIBLE for o in decisive)
         status = Status.INFEASIBLE if proven else Status.TIME_LIMIT
-        explanation = tuple(explain_infeasible(inst, catalog, structures)) if proven else (
-            "the time limit ran out before any design was found; raise --time-limit",
+        explanation = (
+            tuple(explain_infeasible(inst, catalog, structures))
+            if proven
+            else ("the time limit ran out before any design was found; raise --time-limit",)
         )
-        return SizingResult(status, None, bound, tuple(outcomes), explanation, wall, tuple(structures))
+        return SizingResult(
+            status, None, bound, tuple(outcomes), explanation, wall, tuple(structures)
+        )
     sol = best.solution
     assert sol.objective_usd is not None
     glob = sol.objective_usd if bound is None else min(bound, sol.objective_usd)
@@ -424,7 +463,9 @@ def explain_infeasible(inst: Instance, catalog: Catalog, structures: list[Struct
     if c.max_switch_hops is not None:
         tiers = (c.max_switch_hops + 1) // 2
         if tiers == 0:
-            lines.append(f"max_switch_hops = {c.max_switch_hops}: no Clos has fewer than one switch on a path")
+            lines.append(
+                f"max_switch_hops = {c.max_switch_hops}: no Clos has fewer than one switch on a path"
+            )
         for st in structures:
             if st.problem is None or st.tiers != tiers:
                 continue
@@ -432,7 +473,9 @@ def explain_infeasible(inst: Instance, catalog: Catalog, structures: list[Struct
             best = max(st.problem.switch_options[0], key=lambda o: o.radix)
             if max_endpoints(best.radix, tiers, ratios) >= gpus:
                 continue
-            need = next(k for k in range(best.radix, 1 << 20) if max_endpoints(k, tiers, ratios) >= gpus)
+            need = next(
+                k for k in range(best.radix, 1 << 20) if max_endpoints(k, tiers, ratios) >= gpus
+            )
             speed = inst.cluster.nic_gbps // st.planes
             lines.append(
                 f"{gpus:,} GPUs within {c.max_switch_hops} switch hops ({tiers} tier{'s' if tiers > 1 else ''}) "
@@ -442,7 +485,9 @@ def explain_infeasible(inst: Instance, catalog: Catalog, structures: list[Struct
     culprits = _deletion_filter(structures)
     lines.extend(_describe(inst, family, sol) for family, sol in culprits)
     if not culprits and not lines:
-        lines.append("no single constraint explains it: several conflict together (try relaxing them one by one)")
+        lines.append(
+            "no single constraint explains it: several conflict together (try relaxing them one by one)"
+        )
     return lines
 
 
@@ -455,7 +500,9 @@ def _deletion_filter(structures: list[Structure]) -> list[tuple[str, cs.SizingSo
             if st.problem is None:
                 continue
             sol = _solve(st.problem, DIAGNOSIS_TIME_S, frozenset({family}))
-            if sol.status.has_solution and (best is None or (sol.objective_usd or 0) < (best.objective_usd or 0)):
+            if sol.status.has_solution and (
+                best is None or (sol.objective_usd or 0) < (best.objective_usd or 0)
+            ):
                 best = sol
         if best is not None:
             found.append((family, best))
@@ -481,12 +528,18 @@ def _describe(inst: Instance, family: str, sol: cs.SizingSolution) -> str:
     if family == "failure.single_switch":
         s = c.survive
         assert s is not None
-        need = cs.min_fanout_for_failure(Fraction(s.min_bandwidth_fraction).limit_denominator(RATIO_DENOMINATOR))
+        need = cs.min_fanout_for_failure(
+            Fraction(s.min_bandwidth_fraction).limit_denominator(RATIO_DENOMINATOR)
+        )
         if "leaf" in s.tiers:
             leaf = f"; a leaf failure keeps (planes - 1)/planes, so 'leaf' needs at least {_planes_for(s.min_bandwidth_fraction)} planes"
         else:
             leaf = ""
-        spread = f"every switch must spread its uplinks over >= {need} switches above it" if need else "no number of switches reaches 100 %"
+        spread = (
+            f"every switch must spread its uplinks over >= {need} switches above it"
+            if need
+            else "no number of switches reaches 100 %"
+        )
         return (
             f"survive: keeping {s.min_bandwidth_fraction:.0%} of bandwidth after one switch of {', '.join(s.tiers)} fails: "
             f"{spread}{leaf}"
@@ -497,7 +550,9 @@ def _describe(inst: Instance, family: str, sol: cs.SizingSolution) -> str:
     if family == "budget.capex":
         assert sol.capex_usd is not None
         return f"max_capex_usd = {c.max_capex_usd:,.0f}: the best design without the cap ({shape}) costs ${sol.capex_usd:,.0f}"
-    return f"the pinned decisions (search.pin) cannot all hold; without them a design exists ({shape})"
+    return (
+        f"the pinned decisions (search.pin) cannot all hold; without them a design exists ({shape})"
+    )
 
 
 def _planes_for(fraction: float) -> int:

@@ -37,10 +37,14 @@ def _close(a: float, b: float) -> bool:
 
 def check_ports(d: Design) -> list[Violation]:
     """Every switch uses at most its radix: downlinks + uplinks <= radix; the top has no uplinks."""
-    out = []
+    out: list[Violation] = []
     for t in d.tiers:
         if t.downlinks + t.uplinks > t.radix:
-            out.append(Violation("ports", f"{t.role}: {t.downlinks} down + {t.uplinks} up > radix {t.radix}"))
+            out.append(
+                Violation(
+                    "ports", f"{t.role}: {t.downlinks} down + {t.uplinks} up > radix {t.radix}"
+                )
+            )
         if t.level == d.num_tiers and t.uplinks:
             out.append(Violation("ports", f"{t.role} is the top tier but has {t.uplinks} uplinks"))
         if t.switches < 1 or t.downlinks < 1:
@@ -50,22 +54,27 @@ def check_ports(d: Design) -> list[Violation]:
 
 def check_spread(d: Design) -> list[Violation]:
     """Uplinks split evenly: uplinks = fanout x parallel links, and the switches above exist."""
-    out = []
+    out: list[Violation] = []
     for t in d.tiers[:-1]:
         if t.uplinks != t.fanout * t.parallel_links:
             out.append(
-                Violation("spread", f"{t.role}: {t.uplinks} uplinks are not {t.fanout} switches x {t.parallel_links} links each")
+                Violation(
+                    "spread",
+                    f"{t.role}: {t.uplinks} uplinks are not {t.fanout} switches x {t.parallel_links} links each",
+                )
             )
     return out
 
 
 def check_wiring(d: Design) -> list[Violation]:
     """The tiers fit together: every GPU has a leaf port, and the ports above receive every uplink."""
-    out = []
+    out: list[Violation] = []
     tiers = d.tiers
     leaf = tiers[0]
     if leaf.switches * leaf.downlinks < d.gpus:
-        out.append(Violation("wiring", f"{leaf.switches} leaves x {leaf.downlinks} ports < {d.gpus} GPUs"))
+        out.append(
+            Violation("wiring", f"{leaf.switches} leaves x {leaf.downlinks} ports < {d.gpus} GPUs")
+        )
     if (leaf.switches - 1) * leaf.downlinks >= d.gpus:
         out.append(Violation("wiring", f"{leaf.switches} leaves: at least one would serve no GPU"))
     if d.num_tiers == 1 and leaf.switches != 1:
@@ -73,45 +82,85 @@ def check_wiring(d: Design) -> list[Violation]:
     if d.num_tiers == 2:
         spine = tiers[1]
         if leaf.fanout != spine.switches:
-            out.append(Violation("wiring", f"each leaf reaches {leaf.fanout} spines, but there are {spine.switches}"))
+            out.append(
+                Violation(
+                    "wiring",
+                    f"each leaf reaches {leaf.fanout} spines, but there are {spine.switches}",
+                )
+            )
         if spine.downlinks != leaf.switches * leaf.parallel_links:
             out.append(
-                Violation("wiring", f"a spine receives {leaf.switches} x {leaf.parallel_links} links, not {spine.downlinks}")
+                Violation(
+                    "wiring",
+                    f"a spine receives {leaf.switches} x {leaf.parallel_links} links, not {spine.downlinks}",
+                )
             )
     if d.num_tiers == 3:
         agg, core = tiers[1], tiers[2]
         pods, per_pod = d.pods, d.leaves_per_pod
         if agg.switches != pods * leaf.fanout:
-            out.append(Violation("wiring", f"{pods} pods x {leaf.fanout} spines per pod != {agg.switches} spines"))
+            out.append(
+                Violation(
+                    "wiring", f"{pods} pods x {leaf.fanout} spines per pod != {agg.switches} spines"
+                )
+            )
         if leaf.switches > pods * per_pod or leaf.switches <= (pods - 1) * per_pod:
-            out.append(Violation("wiring", f"{leaf.switches} leaves do not fill {pods} pods of {per_pod}"))
+            out.append(
+                Violation("wiring", f"{leaf.switches} leaves do not fill {pods} pods of {per_pod}")
+            )
         if agg.downlinks != per_pod * leaf.parallel_links:
-            out.append(Violation("wiring", f"a spine serves {per_pod} leaves x {leaf.parallel_links} links, not {agg.downlinks}"))
+            out.append(
+                Violation(
+                    "wiring",
+                    f"a spine serves {per_pod} leaves x {leaf.parallel_links} links, not {agg.downlinks}",
+                )
+            )
         if core.switches != leaf.fanout * agg.fanout:
-            out.append(Violation("wiring", f"{leaf.fanout} core groups x {agg.fanout} cores != {core.switches} cores"))
+            out.append(
+                Violation(
+                    "wiring",
+                    f"{leaf.fanout} core groups x {agg.fanout} cores != {core.switches} cores",
+                )
+            )
         if core.downlinks != pods * agg.parallel_links:
-            out.append(Violation("wiring", f"a core serves {pods} pods x {agg.parallel_links} links, not {core.downlinks}"))
+            out.append(
+                Violation(
+                    "wiring",
+                    f"a core serves {pods} pods x {agg.parallel_links} links, not {core.downlinks}",
+                )
+            )
     for c in d.link_classes:
-        expected = d.gpus if c.index == 0 else tiers[c.index - 1].switches * tiers[c.index - 1].uplinks
+        expected = (
+            d.gpus if c.index == 0 else tiers[c.index - 1].switches * tiers[c.index - 1].uplinks
+        )
         if c.links != expected:
-            out.append(Violation("wiring", f"{c.lower_role}-{c.upper_role}: {c.links} links, the tiers give {expected}"))
+            out.append(
+                Violation(
+                    "wiring",
+                    f"{c.lower_role}-{c.upper_role}: {c.links} links, the tiers give {expected}",
+                )
+            )
     return out
 
 
 def check_oversubscription(d: Design) -> list[Violation]:
     """Down:up ratio of every tier below the top within its limit."""
-    out = []
+    out: list[Violation] = []
     limits = d.requirements.max_oversubscription
     for t in d.tiers[:-1]:
         limit = limits[t.level - 1] if t.level - 1 < len(limits) else limits[-1]
         if t.uplinks == 0 or t.downlinks > limit * t.uplinks * (1 + 1e-12):
-            out.append(Violation("oversubscription", f"{t.role}: {t.downlinks}:{t.uplinks} exceeds {limit}:1"))
+            out.append(
+                Violation(
+                    "oversubscription", f"{t.role}: {t.downlinks}:{t.uplinks} exceeds {limit}:1"
+                )
+            )
     return out
 
 
 def check_paths(d: Design) -> list[Violation]:
     """Hops and one-way latency of the longest path within their limits; media reach their length."""
-    out = []
+    out: list[Violation] = []
     r = d.requirements
     hops = 2 * len(d.tiers) - 1
     if r.max_switch_hops is not None and hops > r.max_switch_hops:
@@ -120,18 +169,27 @@ def check_paths(d: Design) -> list[Violation]:
     latency = sum(t.latency_ns * (1 if t.level == top else 2) for t in d.tiers)
     latency += sum(2 * c.latency_ns for c in d.link_classes)
     if r.max_latency_ns is not None and latency > r.max_latency_ns:
-        out.append(Violation("latency", f"{latency} ns on the longest path > {r.max_latency_ns} ns"))
+        out.append(
+            Violation("latency", f"{latency} ns on the longest path > {r.max_latency_ns} ns")
+        )
     for c in d.link_classes:
         if c.length_m > c.reach_m:
-            out.append(Violation("reach", f"{c.lower_role}-{c.upper_role}: {c.length_m:.1f} m > {c.medium} reach {c.reach_m} m"))
+            out.append(
+                Violation(
+                    "reach",
+                    f"{c.lower_role}-{c.upper_role}: {c.length_m:.1f} m > {c.medium} reach {c.reach_m} m",
+                )
+            )
         if c.speed_gbps != d.link_speed_gbps:
-            out.append(Violation("speed", f"{c.medium} runs {c.speed_gbps}G on {d.link_speed_gbps}G links"))
+            out.append(
+                Violation("speed", f"{c.medium} runs {c.speed_gbps}G on {d.link_speed_gbps}G links")
+            )
     return out
 
 
 def check_failure_tolerance(d: Design) -> list[Violation]:
     """After any one switch of a protected tier fails, switches below keep the required fraction."""
-    out = []
+    out: list[Violation] = []
     phi = d.requirements.min_fraction_after_failure
     if phi is None:
         return out
@@ -139,13 +197,21 @@ def check_failure_tolerance(d: Design) -> list[Violation]:
         if level == 1:
             kept = (d.planes - 1) / d.planes
             if kept < phi - 1e-12:
-                out.append(Violation("failure", f"a leaf failure leaves its GPUs {kept:.0%} (other planes) < {phi:.0%}"))
+                out.append(
+                    Violation(
+                        "failure",
+                        f"a leaf failure leaves its GPUs {kept:.0%} (other planes) < {phi:.0%}",
+                    )
+                )
         elif level <= len(d.tiers):
             below = d.tiers[level - 2]
             kept = (below.fanout - 1) / below.fanout if below.fanout else 0.0
             if kept < phi - 1e-12:
                 out.append(
-                    Violation("failure", f"losing one {d.tiers[level - 1].role} leaves a {below.role} {kept:.0%} of its uplinks < {phi:.0%}")
+                    Violation(
+                        "failure",
+                        f"losing one {d.tiers[level - 1].role} leaves a {below.role} {kept:.0%} of its uplinks < {phi:.0%}",
+                    )
                 )
     return out
 
@@ -174,24 +240,46 @@ def recompute_totals(d: Design) -> tuple[float, float]:
 
 def check_totals(d: Design) -> list[Violation]:
     """Stored capex, power and objective equal what the counts and unit figures give; caps hold."""
-    out = []
+    out: list[Violation] = []
     for c in d.link_classes:
         expected = _modules_per_link(d, c.index, c.copper)
         if c.pluggable_ends != expected:
-            out.append(Violation("totals", f"{c.lower_role}-{c.upper_role}: {c.pluggable_ends} modules per link, expected {expected}"))
+            out.append(
+                Violation(
+                    "totals",
+                    f"{c.lower_role}-{c.upper_role}: {c.pluggable_ends} modules per link, expected {expected}",
+                )
+            )
     capex, power = recompute_totals(d)
     if not _close(capex, d.capex_usd):
-        out.append(Violation("totals", f"capex {d.capex_usd:,.2f} USD, the parts add up to {capex:,.2f}"))
+        out.append(
+            Violation("totals", f"capex {d.capex_usd:,.2f} USD, the parts add up to {capex:,.2f}")
+        )
     if not _close(power, d.power_w):
-        out.append(Violation("totals", f"power {d.power_w:,.3f} W, the parts add up to {power:,.3f}"))
+        out.append(
+            Violation("totals", f"power {d.power_w:,.3f} W, the parts add up to {power:,.3f}")
+        )
     objective = d.capex_weight * capex + d.energy_weight * d.energy_usd_per_w * power
     if not _close(objective, d.objective_usd):
-        out.append(Violation("totals", f"objective {d.objective_usd:,.2f} USD, the parts give {objective:,.2f}"))
+        out.append(
+            Violation(
+                "totals", f"objective {d.objective_usd:,.2f} USD, the parts give {objective:,.2f}"
+            )
+        )
     if d.bound_usd > d.objective_usd * (1 + TOTAL_RTOL) + TOTAL_ATOL:
-        out.append(Violation("totals", f"lower bound {d.bound_usd:,.2f} above the objective {d.objective_usd:,.2f}"))
+        out.append(
+            Violation(
+                "totals",
+                f"lower bound {d.bound_usd:,.2f} above the objective {d.objective_usd:,.2f}",
+            )
+        )
     r = d.requirements
     if r.max_power_w is not None and power > r.max_power_w * (1 + TOTAL_RTOL):
-        out.append(Violation("budget", f"power {power / 1000:,.1f} kW > cap {r.max_power_w / 1000:,.1f} kW"))
+        out.append(
+            Violation(
+                "budget", f"power {power / 1000:,.1f} kW > cap {r.max_power_w / 1000:,.1f} kW"
+            )
+        )
     if r.max_capex_usd is not None and capex > r.max_capex_usd * (1 + TOTAL_RTOL):
         out.append(Violation("budget", f"capex {capex:,.0f} USD > cap {r.max_capex_usd:,.0f} USD"))
     return out
@@ -199,16 +287,28 @@ def check_totals(d: Design) -> list[Violation]:
 
 def check_catalog(d: Design, catalog: Catalog) -> list[Violation]:
     """Unit figures and radices are the catalog's."""
-    out = []
+    out: list[Violation] = []
     for t in d.tiers:
         try:
             sw = catalog.switch_named(t.switch_model)
         except KeyError:
-            out.append(Violation("catalog", f"{t.role}: switch {t.switch_model!r} is not in the catalog"))
+            out.append(
+                Violation("catalog", f"{t.role}: switch {t.switch_model!r} is not in the catalog")
+            )
             continue
         if sw.radix_at(t.port_speed_gbps) != t.radix:
-            out.append(Violation("catalog", f"{t.role}: {sw.name} has radix {sw.radix_at(t.port_speed_gbps)} at {t.port_speed_gbps}G, not {t.radix}"))
-        if (sw.cost_usd, sw.power_w, sw.latency_ns, sw.cpo) != (t.unit_cost_usd, t.unit_power_w, t.latency_ns, t.cpo):
+            out.append(
+                Violation(
+                    "catalog",
+                    f"{t.role}: {sw.name} has radix {sw.radix_at(t.port_speed_gbps)} at {t.port_speed_gbps}G, not {t.radix}",
+                )
+            )
+        if (sw.cost_usd, sw.power_w, sw.latency_ns, sw.cpo) != (
+            t.unit_cost_usd,
+            t.unit_power_w,
+            t.latency_ns,
+            t.cpo,
+        ):
             out.append(Violation("catalog", f"{t.role}: {sw.name} figures differ from the catalog"))
     for c in d.link_classes:
         try:
@@ -217,13 +317,25 @@ def check_catalog(d: Design, catalog: Catalog) -> list[Violation]:
             out.append(Violation("catalog", f"medium {c.medium!r} is not in the catalog"))
             continue
         if (m.cost_usd_per_end, m.power_w_per_end, m.cable_cost_usd, m.reach_m, m.speed_gbps) != (
-            c.end_cost_usd, c.end_power_w, c.cable_cost_usd, c.reach_m, c.speed_gbps
+            c.end_cost_usd,
+            c.end_power_w,
+            c.cable_cost_usd,
+            c.reach_m,
+            c.speed_gbps,
         ):
             out.append(Violation("catalog", f"{c.medium}: figures differ from the catalog"))
     return out
 
 
-CHECKS = (check_ports, check_spread, check_wiring, check_oversubscription, check_paths, check_failure_tolerance, check_totals)
+CHECKS = (
+    check_ports,
+    check_spread,
+    check_wiring,
+    check_oversubscription,
+    check_paths,
+    check_failure_tolerance,
+    check_totals,
+)
 
 
 def validate_design(d: Design, catalog: Catalog | None = None) -> list[Violation]:

@@ -16,7 +16,9 @@ COPPER_KINDS: frozenset[str] = frozenset({"dac", "aec"})
 def _require_sources(source: dict[str, str], figures: tuple[str, ...], entry: str) -> None:
     missing = [f for f in figures if not source.get(f, "").strip()]
     if missing:
-        raise ValueError(f"{entry}: no source given for {', '.join(missing)} (a URL, a document, or 'estimate: why')")
+        raise ValueError(
+            f"{entry}: no source given for {', '.join(missing)} (a URL, a document, or 'estimate: why')"
+        )
 
 
 class PortConfig(Strict):
@@ -49,10 +51,14 @@ class Switch(Strict):
 
     @model_validator(mode="after")
     def _check(self) -> Switch:
-        _require_sources(self.source, ("ports", "cost_usd", "power_w", "latency_ns"), f"switch {self.name}")
+        _require_sources(
+            self.source, ("ports", "cost_usd", "power_w", "latency_ns"), f"switch {self.name}"
+        )
         for pc in self.port_configs:
             if pc.ports * pc.speed_gbps > self.capacity_gbps:
-                raise ValueError(f"switch {self.name}: {pc.ports}x{pc.speed_gbps}G exceeds its capacity_gbps {self.capacity_gbps}")
+                raise ValueError(
+                    f"switch {self.name}: {pc.ports}x{pc.speed_gbps}G exceeds its capacity_gbps {self.capacity_gbps}"
+                )
         return self
 
     def radix_at(self, speed_gbps: int) -> int | None:
@@ -80,7 +86,11 @@ class Medium(Strict):
 
     @model_validator(mode="after")
     def _check(self) -> Medium:
-        _require_sources(self.source, ("reach_m", "cost_usd_per_end", "power_w_per_end", "latency_ns", "afr"), f"medium {self.name}")
+        _require_sources(
+            self.source,
+            ("reach_m", "cost_usd_per_end", "power_w_per_end", "latency_ns", "afr"),
+            f"medium {self.name}",
+        )
         return self
 
     @property

@@ -87,7 +87,7 @@ class Survive(Strict):
     min_bandwidth_fraction: float = Field(0.75, ge=0, le=1)
     """After the failure, every switch below keeps at least this fraction of its uplink bandwidth,
     and a GPU whose leaf failed keeps this fraction through its other planes (when 'leaf' is named)."""
-    tiers: list[TierRole] = Field(default_factory=lambda: ["spine", "core"])
+    tiers: list[TierRole] = Field(default_factory=lambda: list[TierRole](["spine", "core"]))
     """Tiers whose single-switch failure must be survived; a leaf failure cuts its GPUs off a plane."""
 
 
@@ -114,9 +114,13 @@ class Constraints(Strict):
         ratios = self.max_oversubscription
         for r in ratios if isinstance(ratios, list) else [ratios]:
             if not 0.1 <= r <= 64:
-                raise ValueError(f"max_oversubscription {r}: expected a ratio from 0.1 to 64 (1.0 = non-blocking)")
+                raise ValueError(
+                    f"max_oversubscription {r}: expected a ratio from 0.1 to 64 (1.0 = non-blocking)"
+                )
         if isinstance(ratios, list) and not 1 <= len(ratios) <= 2:
-            raise ValueError("max_oversubscription: a list gives one ratio per tier below the top (leaf, spine)")
+            raise ValueError(
+                "max_oversubscription: a list gives one ratio per tier below the top (leaf, spine)"
+            )
         return self
 
     def oversubscription(self, level: int) -> float:
@@ -195,7 +199,7 @@ class Pin(Strict):
 class Search(Strict):
     """What the optimiser may choose from."""
 
-    families: list[Family] = Field(default_factory=lambda: ["clos"], min_length=1)
+    families: list[Family] = Field(default_factory=lambda: list[Family](["clos"]), min_length=1)
     """Topology families to consider."""
     switch_models: list[str] | None = None
     """Switch models allowed (catalog names); all of the catalog when absent."""

@@ -34,7 +34,9 @@ def _pairs(limit: int) -> Iterator[tuple[int, int, int]]:
                 yield up // q, q, up
 
 
-def wirings(E: int, T: int, kmax: tuple[int, ...], ratios: tuple[Fraction, ...], need: int) -> Iterator[Wiring]:
+def wirings(
+    E: int, T: int, kmax: tuple[int, ...], ratios: tuple[Fraction, ...], need: int
+) -> Iterator[Wiring]:
     """Every regular wiring of T tiers whose ports fit the given radices (per tier, leaf first)."""
     if T == 1:
         if E <= kmax[0]:
@@ -76,13 +78,17 @@ def brute_force(p: SizingProblem) -> float | None:
             if phi >= 1:
                 return None
             need = max(1, math.ceil(1 / (1 - phi)))
-    protected_upper = any(1 < level <= T for level in r.protected_tiers) if phi is not None else False
+    protected_upper = (
+        any(1 < level <= T for level in r.protected_tiers) if phi is not None else False
+    )
     best: float | None = None
     for models in itertools.product(*p.switch_options):
         kmax = tuple(m.radix for m in models)
         for w in wirings(E, T, kmax, r.max_oversubscription, need if protected_upper else 1):
             if protected_upper:
-                ok = all(w.fanout[level - 2] >= need for level in r.protected_tiers if 1 < level <= T)
+                ok = all(
+                    w.fanout[level - 2] >= need for level in r.protected_tiers if 1 < level <= T
+                )
                 if not ok:
                     continue
             for copper in (False, True):
@@ -92,7 +98,9 @@ def brute_force(p: SizingProblem) -> float | None:
     return best
 
 
-def _price(p: SizingProblem, models: tuple[SwitchOption, ...], w: Wiring, copper: bool) -> float | None:
+def _price(
+    p: SizingProblem, models: tuple[SwitchOption, ...], w: Wiring, copper: bool
+) -> float | None:
     r = p.requirements
     T, E = p.tiers, p.endpoints
     R = p.endpoints_per_rack

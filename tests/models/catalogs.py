@@ -7,10 +7,20 @@ from typing import Any
 from planner.schema.catalog import Catalog
 
 SOURCE = {"ports": "test", "cost_usd": "test", "power_w": "test", "latency_ns": "test"}
-MEDIUM_SOURCE = {f: "test" for f in ("reach_m", "cost_usd_per_end", "power_w_per_end", "latency_ns", "afr")}
+MEDIUM_SOURCE = {
+    f: "test" for f in ("reach_m", "cost_usd_per_end", "power_w_per_end", "latency_ns", "afr")
+}
 
 
-def switch(name: str, radix: int, speed_gbps: int = 400, cost_usd: float = 20_000.0, *, cpo: bool = False, **kw: Any) -> dict[str, Any]:
+def switch(
+    name: str,
+    radix: int,
+    speed_gbps: int = 400,
+    cost_usd: float = 20_000.0,
+    *,
+    cpo: bool = False,
+    **kw: Any,
+) -> dict[str, Any]:
     """A switch entry with one port configuration."""
     entry = {
         "name": name,
@@ -26,7 +36,15 @@ def switch(name: str, radix: int, speed_gbps: int = 400, cost_usd: float = 20_00
     return entry
 
 
-def medium(name: str, kind: str, speed_gbps: int, reach_m: float, end_cost_usd: float, end_power_w: float, cable_usd: float = 0.0) -> dict[str, Any]:
+def medium(
+    name: str,
+    kind: str,
+    speed_gbps: int,
+    reach_m: float,
+    end_cost_usd: float,
+    end_power_w: float,
+    cable_usd: float = 0.0,
+) -> dict[str, Any]:
     """A medium entry."""
     return {
         "name": name,
@@ -42,7 +60,11 @@ def medium(name: str, kind: str, speed_gbps: int, reach_m: float, end_cost_usd: 
     }
 
 
-def catalog(switches: list[dict[str, Any]], speeds: tuple[int, ...] = (100, 200, 400, 800), copper: bool = True) -> Catalog:
+def catalog(
+    switches: list[dict[str, Any]],
+    speeds: tuple[int, ...] = (100, 200, 400, 800),
+    copper: bool = True,
+) -> Catalog:
     """A catalog with the given switches and DAC and DR media at each speed."""
     media = []
     for s in speeds:

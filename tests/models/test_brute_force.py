@@ -74,7 +74,9 @@ CASES = {
     "2tier-760-mixed-cpo": problem(760, 2, (S64, C32), rack=32),
     "2tier-200-cpo-only": problem(200, 2, (C32,)),
     "2tier-300-survive": problem(300, 2, (S32,), phi="0.9", protected=frozenset({2})),
-    "2tier-300-leaf-2planes": problem(300, 2, (S32,), planes=2, phi="0.5", protected=frozenset({1, 2})),
+    "2tier-300-leaf-2planes": problem(
+        300, 2, (S32,), planes=2, phi="0.5", protected=frozenset({1, 2})
+    ),
     "2tier-500-no-copper": problem(500, 2, (S32, S64), copper=False),
     "2tier-400-rack-24": problem(400, 2, (S32,), rack=24),
     # Binding caps: the uncapped optimum breaks them (checked in test_caps_bind).
@@ -113,13 +115,17 @@ def test_cuts_do_not_change_the_optimum(name: str) -> None:
     assert with_cuts.objective_usd == pytest.approx(without.objective_usd, rel=OBJECTIVE_RTOL)
 
 
-@pytest.mark.parametrize(("name", "uncapped"), [
-    ("2tier-latency", problem(200, 2, (S32, F32))),
-    ("2tier-power-cap", problem(200, 2, (S16, S32))),
-])
+@pytest.mark.parametrize(
+    ("name", "uncapped"),
+    [
+        ("2tier-latency", problem(200, 2, (S32, F32))),
+        ("2tier-power-cap", problem(200, 2, (S16, S32))),
+    ],
+)
 def test_caps_bind(name: str, uncapped: cs.SizingProblem) -> None:
     """The capped cases are not trivially equal to the uncapped optimum."""
     capped = brute_force(CASES[name])
     free = brute_force(uncapped)
-    assert capped is not None and free is not None
+    assert capped is not None
+    assert free is not None
     assert capped > free * (1 + OBJECTIVE_RTOL)

@@ -15,7 +15,12 @@ def fat_tree_instance(k: int) -> Instance:
     return Instance.model_validate(
         {
             "name": f"fat-tree-{k}",
-            "cluster": {"gpus": k**3 // 4, "gpus_per_node": 4 if k == 4 else 8, "nic_gbps": 400, "nic_ports": [1]},
+            "cluster": {
+                "gpus": k**3 // 4,
+                "gpus_per_node": 4 if k == 4 else 8,
+                "nic_gbps": 400,
+                "nic_ports": [1],
+            },
             "search": {"pin": {"planes": 1, "tiers": 3, "switch_models": f"k{k}"}},
         }
     )

@@ -13,7 +13,13 @@ from planner.sizing import search
 from planner.validate import validate_design
 from tests.models.catalogs import catalog, switch
 
-CAT = catalog([switch("k16", 16), switch("k32", 32, cost_usd=35_000.0), switch("c32", 32, cost_usd=45_000.0, cpo=True)])
+CAT = catalog(
+    [
+        switch("k16", 16),
+        switch("k32", 32, cost_usd=35_000.0),
+        switch("c32", 32, cost_usd=45_000.0, cpo=True),
+    ]
+)
 
 
 def solved(gpus: int, tiers: int, **constraints: object) -> Design:
@@ -57,21 +63,35 @@ def _req(d: Design, **changes: object) -> Design:
 
 
 BREAKAGES: dict[str, tuple[Callable[[Design], Design], str]] = {
-    "port over-used": (lambda d: _tier(d, 1, downlinks=d.tiers[0].radix + 1 - d.tiers[0].uplinks), "ports"),
-    "uneven spread": (lambda d: _tier(d, 1, parallel_links=d.tiers[0].parallel_links + 1), "spread"),
-    "oversubscription exceeded": (lambda d: _req(d, max_oversubscription=(0.5, 0.5)), "oversubscription"),
+    "port over-used": (
+        lambda d: _tier(d, 1, downlinks=d.tiers[0].radix + 1 - d.tiers[0].uplinks),
+        "ports",
+    ),
+    "uneven spread": (
+        lambda d: _tier(d, 1, parallel_links=d.tiers[0].parallel_links + 1),
+        "spread",
+    ),
+    "oversubscription exceeded": (
+        lambda d: _req(d, max_oversubscription=(0.5, 0.5)),
+        "oversubscription",
+    ),
     "failure tolerance not met": (
         lambda d: _req(d, min_fraction_after_failure=0.99, protected_tiers=(2, 3)),
         "failure",
     ),
     "capex does not add up": (lambda d: replace(d, capex_usd=d.capex_usd * 1.01), "totals"),
     "power does not add up": (lambda d: replace(d, power_w=d.power_w + 50.0), "totals"),
-    "objective does not add up": (lambda d: replace(d, objective_usd=d.objective_usd + 1000.0), "totals"),
+    "objective does not add up": (
+        lambda d: replace(d, objective_usd=d.objective_usd + 1000.0),
+        "totals",
+    ),
     "too few leaves": (lambda d: _tier(d, 1, switches=d.tiers[0].switches - 1), "wiring"),
     "hops over the limit": (lambda d: _req(d, max_switch_hops=d.max_switch_hops - 1), "hops"),
     "latency over the limit": (lambda d: _req(d, max_latency_ns=10.0), "latency"),
     "cable too long": (
-        lambda d: replace(d, link_classes=(replace(d.link_classes[0], length_m=1e6), *d.link_classes[1:])),
+        lambda d: replace(
+            d, link_classes=(replace(d.link_classes[0], length_m=1e6), *d.link_classes[1:])
+        ),
         "reach",
     ),
     "power cap broken": (lambda d: _req(d, max_power_w=1.0), "budget"),
