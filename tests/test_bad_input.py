@@ -41,32 +41,56 @@ def _edit(old: str, new: str) -> str:
 #: id -> (instance text or None for a missing file, --set overrides, words expected in the message)
 CASES: dict[str, tuple[str | None, list[str], list[str]]] = {
     "toml-missing-bracket": (_edit("[cluster]", "[cluster"), [], ["line 4", "TOML"]),
-    "toml-missing-quote": (_edit('name = "bad-input"', 'name = "bad-input'), [], ["line 1", "TOML"]),
+    "toml-missing-quote": (
+        _edit('name = "bad-input"', 'name = "bad-input'),
+        [],
+        ["line 1", "TOML"],
+    ),
     "unknown-field": (
         _edit("gpus_per_node = 8", "gpus_per_node = 8\ngpu = 8"),
         [],
         ["line 7", "cluster.gpu", "unknown field"],
     ),
-    "wrong-type": (_edit("gpus = 256", 'gpus = "many"'), [], ["line 5", "cluster.gpus", "integer", "many"]),
+    "wrong-type": (
+        _edit("gpus = 256", 'gpus = "many"'),
+        [],
+        ["line 5", "cluster.gpus", "integer", "many"],
+    ),
     "unknown-switch": (
         _edit('["sn5600", "qm9700"]', '["sn5600", "sn9999"]'),
         [],
         ["search.switch_models", "sn9999", "sn5600", "qm9700"],
     ),
-    "unknown-nic": (_edit('"connectx-7"', '"connectx-99"'), [], ["cluster.nic", "connectx-99", "connectx-7"]),
-    "negative-gpus": (_edit("gpus = 256", "gpus = -8"), [], ["line 5", "cluster.gpus", "greater than or equal to 1"]),
+    "unknown-nic": (
+        _edit('"connectx-7"', '"connectx-99"'),
+        [],
+        ["cluster.nic", "connectx-99", "connectx-7"],
+    ),
+    "negative-gpus": (
+        _edit("gpus = 256", "gpus = -8"),
+        [],
+        ["line 5", "cluster.gpus", "greater than or equal to 1"],
+    ),
     "absurd-gpus": (
         _edit("gpus = 256", "gpus = 1000000000"),
         [],
         ["line 5", "cluster.gpus", "less than or equal to 4000000"],
     ),
-    "gpus-not-whole-nodes": (_edit("gpus = 256", "gpus = 1001"), [], ["cluster", "1001", "gpus_per_node"]),
+    "gpus-not-whole-nodes": (
+        _edit("gpus = 256", "gpus = 1001"),
+        [],
+        ["cluster", "1001", "gpus_per_node"],
+    ),
     "nic-ports-not-dividing": (
         _edit("nic_ports = [1, 2]", "nic_ports = [1, 3]"),
         [],
         ["cluster", "nic_ports", "3", "divides nic_gbps"],
     ),
-    "set-negative-gpus": (GOOD, ["cluster.gpus=-5"], ["cluster.gpus", "greater than or equal to 1"]),
+    "set-negative-gpus": (
+        GOOD,
+        ["cluster.gpus=-5"],
+        ["cluster.gpus", "greater than or equal to 1"],
+    ),
     "set-without-value": (GOOD, ["nonsense"], ["nonsense", "path=value"]),
     "missing-file": (None, [], ["file not found", "does-not-exist.toml"]),
 }
@@ -93,14 +117,18 @@ def test_cli_exits_2_with_location_and_no_traceback(case, tmp_path: Path, repo_r
     assert not (tmp_path / "out" / "summary.csv").exists()
 
 
+def _load_like_the_cli(path: Path, overrides: list[str]) -> None:
+    inst = load_instance(path)
+    if overrides:
+        inst = inst.with_changes(dict(parse_override(item) for item in overrides))
+    check_instance(inst, load_catalog(inst.search.catalog))
+
+
 def test_library_raises_input_error_with_location(case) -> None:
     """The same cases through the library: load, apply --set, check names against the catalog."""
     path, overrides, expected = case
     with pytest.raises(InputError) as info:
-        inst = load_instance(path)
-        if overrides:
-            inst = inst.with_changes(dict(parse_override(item) for item in overrides))
-        check_instance(inst, load_catalog(inst.search.catalog))
+        _load_like_the_cli(path, overrides)
     message = str(info.value)
     for words in expected:
         assert words in message
@@ -138,5 +166,7 @@ def test_key_line_follows_tables(loc: tuple[int | str, ...], line: int | None) -
 
 def test_error_in_a_table_names_its_line(write_instance: Callable[..., Path]) -> None:
     path = write_instance(TABLES.replace("planes = 1", "planes = 0"))
-    with pytest.raises(InputError, match=r"line 8: search\.pin\.planes: .*greater than or equal to 1"):
+    with pytest.raises(
+        InputError, match=r"line 8: search\.pin\.planes: .*greater than or equal to 1"
+    ):
         load_instance(path)

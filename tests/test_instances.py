@@ -54,7 +54,9 @@ def test_feasible_instance_solves_to_a_valid_optimum(path: Path) -> None:
     ("name", "hops", "gpus"),
     [("h100-1k", 5, 1016), ("h100-32k", 5, 32768), ("b200-8k", 5, 8192)],
 )
-def test_constraints_of_the_headline_instances_hold(repo_root: Path, name: str, hops: int, gpus: int) -> None:
+def test_constraints_of_the_headline_instances_hold(
+    repo_root: Path, name: str, hops: int, gpus: int
+) -> None:
     inst = api.load_instance(repo_root / "instances" / f"{name}.toml")
     assert inst.cluster.gpus == gpus
     assert inst.constraints.max_switch_hops == hops
