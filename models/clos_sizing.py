@@ -51,8 +51,9 @@ from fractions import Fraction
 
 from ortools.sat.python import cp_model
 
+from models.cp_sat import CP_SAT_STATUS
 from models.scaling import units_to_usd, units_to_w, usd_to_units, w_to_units
-from models.status import CP_SAT_STATUS, Status
+from models.status import Status
 
 #: Role names of the tiers, by number of tiers.
 TIER_ROLES: dict[int, tuple[str, ...]] = {

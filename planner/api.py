@@ -17,7 +17,7 @@ from planner.report import alternatives_table, summary_table
 from planner.schema.catalog import Catalog
 from planner.schema.instance import Instance
 from planner.sizing import Progress, SizingResult, search
-from planner.validate import Violation, validate_design
+from planner.validation import Violation, validate_design
 
 #: Default time limit of a whole search, in seconds.
 DEFAULT_TIME_LIMIT_S = 60.0
@@ -84,7 +84,9 @@ def plan(
     """Choose the cheapest fabric (capex + lifetime energy) that meets the instance's constraints."""
     catalog = catalog or catalog_for(inst)
     check_instance(inst, catalog)
-    result = search(inst, catalog, time_limit_s=time_limit_s, progress=progress, alternatives=alternatives)
+    result = search(
+        inst, catalog, time_limit_s=time_limit_s, progress=progress, alternatives=alternatives
+    )
     return PlanResult(inst, result.status, result.design, result.explanation, result)
 
 
@@ -104,10 +106,13 @@ def evaluate(
     missing = [name for name in EVALUATE_NEEDS if getattr(pin, name) is None]
     if missing:
         raise InputError(
-            "evaluate prices a given design: set search.pin." + ", search.pin.".join(missing)
+            "evaluate prices a given design: set search.pin."
+            + ", search.pin.".join(missing)
             + " (and optionally switches, downlinks, uplinks, parallel_links)"
         )
-    return plan(inst, catalog=catalog, time_limit_s=time_limit_s, progress=progress, alternatives=False)
+    return plan(
+        inst, catalog=catalog, time_limit_s=time_limit_s, progress=progress, alternatives=False
+    )
 
 
 def validate(design: Design, catalog: Catalog | None = None) -> list[Violation]:

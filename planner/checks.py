@@ -28,20 +28,28 @@ def check_references(inst: Instance, catalog: Catalog) -> None:
             raise _known("NIC", nic_name, list(nics), "cluster.nic")
         nic = nics[nic_name]
         if nic.speed_gbps != inst.cluster.nic_gbps:
-            raise InputError(f"cluster.nic_gbps: {inst.cluster.nic_gbps} but NIC {nic_name} runs at {nic.speed_gbps}")
+            raise InputError(
+                f"cluster.nic_gbps: {inst.cluster.nic_gbps} but NIC {nic_name} runs at {nic.speed_gbps}"
+            )
         bad = [p for p in inst.cluster.nic_ports if p not in nic.port_splits]
         if bad:
-            raise InputError(f"cluster.nic_ports: NIC {nic_name} splits into {nic.port_splits} ports, not {bad}")
+            raise InputError(
+                f"cluster.nic_ports: NIC {nic_name} splits into {nic.port_splits} ports, not {bad}"
+            )
 
 
 def check_pins(inst: Instance) -> None:
     """Pinned per-tier lists fit the pinned number of tiers, and a pinned plane count is allowed."""
     pin = inst.search.pin
     if pin.planes is not None and pin.planes not in inst.cluster.nic_ports:
-        raise InputError(f"search.pin.planes: {pin.planes} is not among cluster.nic_ports {inst.cluster.nic_ports}")
+        raise InputError(
+            f"search.pin.planes: {pin.planes} is not among cluster.nic_ports {inst.cluster.nic_ports}"
+        )
     if pin.tiers is not None:
         if pin.tiers > inst.search.max_tiers:
-            raise InputError(f"search.pin.tiers: {pin.tiers} exceeds search.max_tiers {inst.search.max_tiers}")
+            raise InputError(
+                f"search.pin.tiers: {pin.tiers} exceeds search.max_tiers {inst.search.max_tiers}"
+            )
         for name in ("switch_models", "switches", "downlinks"):
             values = getattr(pin, name)
             if isinstance(values, list) and len(values) > pin.tiers:
@@ -49,7 +57,9 @@ def check_pins(inst: Instance) -> None:
         for name in ("uplinks", "parallel_links"):
             values = getattr(pin, name)
             if isinstance(values, list) and len(values) > pin.tiers - 1:
-                raise InputError(f"search.pin.{name}: {len(values)} entries, but only {pin.tiers - 1} tiers have uplinks")
+                raise InputError(
+                    f"search.pin.{name}: {len(values)} entries, but only {pin.tiers - 1} tiers have uplinks"
+                )
 
 
 def check_instance(inst: Instance, catalog: Catalog) -> None:

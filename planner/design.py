@@ -17,7 +17,11 @@ import polars as pl
 from models.status import Status
 
 #: Hops per path and roles per tier count.
-ROLES: dict[int, tuple[str, ...]] = {1: ("leaf",), 2: ("leaf", "spine"), 3: ("leaf", "spine", "core")}
+ROLES: dict[int, tuple[str, ...]] = {
+    1: ("leaf",),
+    2: ("leaf", "spine"),
+    3: ("leaf", "spine", "core"),
+}
 DAYS_PER_YEAR = 365.0
 
 
@@ -159,12 +163,18 @@ class Design:
     @property
     def transceivers(self) -> int:
         """Pluggable optical modules over all planes (copper assemblies are not counted)."""
-        return self.planes * sum(c.links * c.pluggable_ends for c in self.link_classes if not c.copper)
+        return self.planes * sum(
+            c.links * c.pluggable_ends for c in self.link_classes if not c.copper
+        )
 
     @property
     def expected_link_failures_per_day(self) -> float:
         """Expected failed link ends (modules or cable ends) per day: count x AFR / 365."""
-        return self.planes * sum(c.links * c.pluggable_ends * c.afr for c in self.link_classes) / DAYS_PER_YEAR
+        return (
+            self.planes
+            * sum(c.links * c.pluggable_ends * c.afr for c in self.link_classes)
+            / DAYS_PER_YEAR
+        )
 
     @property
     def energy_usd(self) -> float:
@@ -187,7 +197,8 @@ class Design:
             "capex_usd": self.capex_usd,
             "power_w": self.power_w,
             "energy_usd": self.energy_usd,
-            "objective_usd": self.capex_weight * self.capex_usd + self.energy_weight * self.energy_usd,
+            "objective_usd": self.capex_weight * self.capex_usd
+            + self.energy_weight * self.energy_usd,
         }
 
     # ---- tables ----------------------------------------------------------------------------
@@ -197,15 +208,31 @@ class Design:
         for t in self.tiers:
             n = self.planes * t.switches
             rows.append(
-                _bom_row("switch", t.switch_model, t.role, n, t.unit_cost_usd, t.unit_power_w, t.source)
+                _bom_row(
+                    "switch", t.switch_model, t.role, n, t.unit_cost_usd, t.unit_power_w, t.source
+                )
             )
         for c in self.link_classes:
             tier = f"{c.lower_role}-{c.upper_role}"
             links = self.planes * c.links
             what = "cable assembly end" if c.copper else "transceiver"
-            rows.append(_bom_row(what, c.medium, tier, links * c.pluggable_ends, c.end_cost_usd, c.end_power_w, c.source))
+            rows.append(
+                _bom_row(
+                    what,
+                    c.medium,
+                    tier,
+                    links * c.pluggable_ends,
+                    c.end_cost_usd,
+                    c.end_power_w,
+                    c.source,
+                )
+            )
             if c.cable_cost_usd > 0:
-                rows.append(_bom_row("fibre", f"{c.medium} cable", tier, links, c.cable_cost_usd, 0.0, c.source))
+                rows.append(
+                    _bom_row(
+                        "fibre", f"{c.medium} cable", tier, links, c.cable_cost_usd, 0.0, c.source
+                    )
+                )
         return pl.DataFrame(rows, schema=BOM_SCHEMA)
 
     def links_table(self) -> pl.DataFrame:
@@ -287,7 +314,15 @@ LINKS_SCHEMA = {
 }
 
 
-def _bom_row(component: str, model: str, tier: str, count: int, unit_cost: float, unit_power: float, source: str) -> dict[str, Any]:
+def _bom_row(
+    component: str,
+    model: str,
+    tier: str,
+    count: int,
+    unit_cost: float,
+    unit_power: float,
+    source: str,
+) -> dict[str, Any]:
     return {
         "component": component,
         "model": model,

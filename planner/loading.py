@@ -81,7 +81,9 @@ def _format_errors(exc: ValidationError, text: str | None) -> str:
     return "\n  ".join(["invalid input:"] + lines)
 
 
-def validate_data(model: type[M], data: dict[str, Any], *, text: str | None = None, source: str | None = None) -> M:
+def validate_data(
+    model: type[M], data: dict[str, Any], *, text: str | None = None, source: str | None = None
+) -> M:
     """Validate a plain dict into ``model``, turning pydantic's errors into an InputError."""
     try:
         return model.model_validate(data)
@@ -101,7 +103,9 @@ def load_instance(path: str | Path) -> Instance:
     return inst
 
 
-def load_catalog(name_or_path: str = DEFAULT_CATALOG, *, relative_to: Path | None = None) -> Catalog:
+def load_catalog(
+    name_or_path: str = DEFAULT_CATALOG, *, relative_to: Path | None = None
+) -> Catalog:
     """The shipped catalog ('default') or a user's catalog file."""
     if name_or_path == DEFAULT_CATALOG:
         ref = resources.files("planner") / "catalog" / "default.toml"
@@ -139,7 +143,9 @@ def apply_changes(inst: Instance, changes: dict[str, Any]) -> Instance:
             if child is None:
                 child = node[part] = {}
             if not isinstance(child, dict):
-                raise InputError(f"{'.'.join(parts[: i + 1])} is a value, not a table: cannot set {dotted}")
+                raise InputError(
+                    f"{'.'.join(parts[: i + 1])} is a value, not a table: cannot set {dotted}"
+                )
             node = child
         node[parts[-1]] = value
     return validate_data(Instance, data, source="changes " + ", ".join(changes))

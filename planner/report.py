@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
+import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +19,7 @@ import polars as pl
 from models.status import Status
 from planner.design import ROLES, Design
 from planner.errors import InputError
+from planner.schema.catalog import Catalog
 from planner.schema.instance import Instance
 from planner.sizing import Outcome, SizingResult
 
@@ -156,7 +157,7 @@ def _option_status(best: Outcome | None, outcomes: list[Outcome]) -> Status:
 
 
 def _winner_option(result: SizingResult) -> str | None:
-    """The option whose search produced the design (mixed when mixed models were allowed)."""
+    """Name the option whose search produced the design (mixed when mixed models were allowed)."""
     d = result.design
     if d is None:
         return None
@@ -166,19 +167,30 @@ def _winner_option(result: SizingResult) -> str | None:
 
 
 def alternatives_table(inst: Instance, result: SizingResult) -> pl.DataFrame:
-    """The best design of every switch option (each model alone, and mixed), side by side."""
+    """Tabulate the best design of every switch option (each model alone, and mixed)."""
     groups: dict[str, list[Outcome]] = {}
     for o in result.outcomes:
         groups.setdefault(_option_of(o), []).append(o)
     winner = _winner_option(result)
     rows: list[dict[str, Any]] = []
     for option, outcomes in groups.items():
-        found = [o for o in outcomes if o.solution.status.has_solution and o.solution.objective_usd is not None]
+        found = [
+            o
+            for o in outcomes
+            if o.solution.status.has_solution and o.solution.objective_usd is not None
+        ]
         best = min(found, key=lambda o: o.solution.objective_usd or math.inf, default=None)
         row: dict[str, Any] = dict.fromkeys(ALTERNATIVES_SCHEMA)
-        row.update(option=option, status=_option_status(best, outcomes).value, winner=option == winner)
+        row.update(
+            option=option, status=_option_status(best, outcomes).value, winner=option == winner
+        )
         sol = best.solution if best else None
-        if best is not None and sol is not None and sol.capex_usd is not None and sol.power_w is not None:
+        if (
+            best is not None
+            and sol is not None
+            and sol.capex_usd is not None
+            and sol.power_w is not None
+        ):
             problem = best.structure.problem
             assert problem is not None
             energy = sol.power_w * problem.energy_usd_per_w
@@ -186,7 +198,9 @@ def alternatives_table(inst: Instance, result: SizingResult) -> pl.DataFrame:
             row.update(
                 planes=sol.planes,
                 tiers=sol.tiers,
-                switch_models=_tier_models((roles[t.level - 1], t.switch_model) for t in sol.tier_solutions),
+                switch_models=_tier_models(
+                    (roles[t.level - 1], t.switch_model) for t in sol.tier_solutions
+                ),
                 switches=sol.planes * sum(t.switches for t in sol.tier_solutions),
                 capex_usd=sol.capex_usd,
                 energy_usd=energy,
@@ -199,9 +213,74 @@ def alternatives_table(inst: Instance, result: SizingResult) -> pl.DataFrame:
     winner_tco = table.filter(pl.col("winner"))["tco_usd"]
     base = winner_tco[0] if len(winner_tco) and winner_tco[0] is not None else None
     table = table.with_columns(
-        (pl.col("tco_usd") - base).alias("delta_tco_usd") if base is not None else pl.lit(None, pl.Float64).alias("delta_tco_usd")
+        (pl.col("tco_usd") - base).alias("delta_tco_usd")
+        if base is not None
+        else pl.lit(None, pl.Float64).alias("delta_tco_usd")
     )
-    return table.sort(["tco_usd", "winner", "option"], descending=[False, True, False], nulls_last=True)
+    return table.sort(
+        ["tco_usd", "winner", "option"], descending=[False, True, False], nulls_last=True
+    )
+
+
+def catalog_table(catalog: Catalog, kind: str) -> pl.DataFrame:
+    """Tabulate one kind of component ('switch', 'medium', 'nic'): key figures, price source."""
+    if kind == "switch":
+        return pl.DataFrame(
+            [
+                {
+                    "name": s.name,
+                    "ports": " ".join(f"{pc.ports}x{pc.speed_gbps}G" for pc in s.port_configs),
+                    "capacity_gbps": s.capacity_gbps,
+                    "cost_usd": s.cost_usd,
+                    "power_w": s.power_w,
+                    "latency_ns": s.latency_ns,
+                    "cpo": s.cpo,
+                    "cost_source": s.source.get("cost_usd", ""),
+                }
+                for s in catalog.switch
+            ]
+        )
+    if kind == "medium":
+        return pl.DataFrame(
+            [
+                {
+                    "name": m.name,
+                    "kind": m.kind,
+                    "speed_gbps": m.speed_gbps,
+                    "reach_m": m.reach_m,
+                    "cost_usd_per_end": m.cost_usd_per_end,
+                    "power_w_per_end": m.power_w_per_end,
+                    "cable_cost_usd": m.cable_cost_usd,
+                    "latency_ns": m.latency_ns,
+                    "afr": m.afr,
+                    "cost_source": m.source.get("cost_usd_per_end", ""),
+                }
+                for m in catalog.medium
+            ]
+        )
+    if kind == "nic":
+        return pl.DataFrame(
+            [
+                {
+                    "name": n.name,
+                    "speed_gbps": n.speed_gbps,
+                    "port_splits": " ".join(str(p) for p in n.port_splits),
+                    "cost_usd": n.cost_usd,
+                    "power_w": n.power_w,
+                    "cost_source": n.source.get("cost_usd", ""),
+                }
+                for n in catalog.nic
+            ],
+            schema={
+                "name": pl.Utf8,
+                "speed_gbps": pl.Int64,
+                "port_splits": pl.Utf8,
+                "cost_usd": pl.Float64,
+                "power_w": pl.Float64,
+                "cost_source": pl.Utf8,
+            },
+        )
+    raise ValueError(f"unknown component kind {kind!r}")
 
 
 # ---- the report folder ---------------------------------------------------------------------
@@ -214,8 +293,8 @@ def prepare_outdir(outdir: Path, *, force: bool = False) -> None:
         if others:
             shown = ", ".join(others[:5]) + (", ..." if len(others) > 5 else "")
             raise InputError(
-                f"{outdir} already has other files ({shown}) and was not written by fabric-planner; "
-                "pass --force to write into it anyway, or choose another -o"
+                f"{outdir} already has other files ({shown}), not written by fabric-planner;"
+                " pass --force to write into it anyway, or choose another -o"
             )
     try:
         outdir.mkdir(parents=True, exist_ok=True)
@@ -223,11 +302,10 @@ def prepare_outdir(outdir: Path, *, force: bool = False) -> None:
         raise InputError(f"cannot create the report folder {outdir} ({exc.strerror})") from None
 
 
-def _atomic(path: Path, write: Callable[[Path], None]) -> Path:
+def _atomic(path: Path, write: Callable[[Path], object]) -> Path:
     """Write through a temporary file in the same folder, then rename it over ``path``."""
-    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    tmp = Path(tmp_name)
+    # A fresh name in the same folder (so the rename is atomic), created with the user's umask.
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
         write(tmp)
         os.replace(tmp, path)
@@ -270,7 +348,9 @@ def write_reports(plan_result: PlanResult, outdir: Path, *, force: bool = False)
             design_path.unlink(missing_ok=True)
         written.append(_write_text(outdir / "report.md", render_markdown(plan_result, tables)))
     except OSError as exc:
-        raise InputError(f"cannot write the reports into {outdir} ({exc.strerror or exc})") from None
+        raise InputError(
+            f"cannot write the reports into {outdir} ({exc.strerror or exc})"
+        ) from None
     return written
 
 
@@ -292,7 +372,7 @@ def _fmt(value: Any) -> str:
 
 
 def markdown_table(df: pl.DataFrame, columns: list[str] | None = None) -> str:
-    """A DataFrame as a GitHub markdown table."""
+    """Render a DataFrame as a GitHub markdown table."""
     columns = columns or df.columns
     lines = ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
     for row in df.select(columns).iter_rows():
@@ -305,18 +385,21 @@ def _money(x: float | None) -> str:
 
 
 def headline(summary: pl.DataFrame) -> list[str]:
-    """The headline figures of a summary row, one short line each (used by report.md and the CLI)."""
+    """Give the headline figures of a summary row, one short line each (report.md and the CLI)."""
     s = summary.row(0, named=True)
     lines = [f"status: {s['status']}"]
     if s["tco_usd"] is None:
         return lines
     lines += [
-        f"tco: {_money(s['tco_usd'])} (capex {_money(s['capex_usd'])} + lifetime energy {_money(s['energy_usd'])})",
+        f"tco: {_money(s['tco_usd'])} (capex {_money(s['capex_usd'])}"
+        f" + lifetime energy {_money(s['energy_usd'])})",
         f"power: {s['power_kw']:,.1f} kW",
-        f"fabric: {s['family']}, {s['planes']} plane(s) x {s['tiers']} tier(s) at {s['link_speed_gbps']}G, "
+        f"fabric: {s['family']}, {s['planes']} plane(s) x {s['tiers']} tier(s)"
+        f" at {s['link_speed_gbps']}G, "
         f"{s['switches']:,} switches ({s['switch_models']}), {s['transceivers']:,} transceivers",
         f"paths: {s['max_switch_hops']} switch hops, {s['max_latency_ns']:,.0f} ns, "
-        f"oversubscription {s['oversubscription']:.2f}:1, bisection {s['bisection_gbps']:,.0f} Gb/s",
+        f"oversubscription {s['oversubscription']:.2f}:1,"
+        f" bisection {s['bisection_gbps']:,.0f} Gb/s",
         f"optimality gap: {s['gap']:.2%} (lower bound {_money(s['bound_usd'])})",
     ]
     return lines
@@ -342,7 +425,7 @@ def _tiers_table(d: Design) -> pl.DataFrame:
 
 
 def render_markdown(plan_result: PlanResult, tables: dict[str, pl.DataFrame]) -> str:
-    """The human summary: headline figures, the design tier by tier, BOM, links, alternatives."""
+    """Render the human summary: headline, the design tier by tier, BOM, links, alternatives."""
     inst = plan_result.instance
     out = [f"# fabric-planner report: {inst.name}", ""]
     if inst.description:
@@ -351,10 +434,19 @@ def render_markdown(plan_result: PlanResult, tables: dict[str, pl.DataFrame]) ->
     out += ["## Result", ""] + [f"- {line}" for line in headline(tables["summary"])] + [""]
     d = plan_result.design
     if d is None:
-        title = "No design meets the constraints" if plan_result.status is Status.INFEASIBLE else "No design found"
+        title = (
+            "No design meets the constraints"
+            if plan_result.status is Status.INFEASIBLE
+            else "No design found"
+        )
         out += [f"## {title}", ""] + [f"- {line}" for line in plan_result.explanation] + [""]
     else:
-        out += ["## Design, tier by tier (per plane unless noted)", "", markdown_table(_tiers_table(d)), ""]
+        out += [
+            "## Design, tier by tier (per plane unless noted)",
+            "",
+            markdown_table(_tiers_table(d)),
+            "",
+        ]
         out += ["## Bill of materials (all planes)", "", markdown_table(tables["bom"]), ""]
         out += ["## Links", "", markdown_table(tables["links"]), ""]
     alt = tables["alternatives"]

@@ -9,7 +9,7 @@ import pytest
 from models.status import Status
 from planner import api
 from planner.checks import check_instance
-from planner.validate import validate_design
+from planner.validation import validate_design
 
 INSTANCE_DIR = Path(__file__).resolve().parent.parent / "instances"
 INSTANCES = sorted(INSTANCE_DIR.glob("*.toml"))

@@ -8,7 +8,7 @@ import pytest
 
 from planner.api import PlanResult, plan
 from planner.schema.instance import Instance
-from planner.validate import recompute_totals
+from planner.validation import recompute_totals
 
 #: Relative tolerance between report figures and the solver's terms (cent/milliwatt rounding).
 TOTALS_RTOL = 1e-6

@@ -7,7 +7,7 @@ import pytest
 from models.status import Status
 from planner.schema.instance import Instance
 from planner.sizing import search
-from planner.validate import validate_design
+from planner.validation import validate_design
 from tests.models.catalogs import catalog, switch
 
 

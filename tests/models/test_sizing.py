@@ -14,7 +14,7 @@ from planner.loading import load_catalog
 from planner.schema.catalog import Catalog
 from planner.schema.instance import Instance
 from planner.sizing import search
-from planner.validate import validate_design
+from planner.validation import validate_design
 
 #: Relative tolerance on objectives compared across solves.
 OBJECTIVE_RTOL = 1e-6

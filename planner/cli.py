@@ -1,0 +1,304 @@
+"""The ``fabric-planner`` command line: a thin layer over ``planner.api`` and ``planner.report``.
+
+Exit status: 0 a design was found (or the checked design is sound), 1 none exists (or the design
+has violations), 2 bad input. Bad input never prints a traceback, only ``error: <message>``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import polars as pl
+import typer
+
+from models.status import Status
+from planner import api
+from planner.design import Design
+from planner.errors import InputError
+from planner.loading import DEFAULT_CATALOG, load_catalog, parse_override
+from planner.report import catalog_table, headline, prepare_outdir, write_reports
+from planner.schema.catalog import Catalog
+from planner.schema.instance import Instance
+from planner.validation import validate_design
+
+#: Folder, relative to the current directory, under which ``solve`` writes reports/<instance name>/.
+DEFAULT_REPORTS_DIR = Path("reports")
+#: Exit statuses.
+EXIT_FOUND, EXIT_NONE, EXIT_BAD_INPUT = 0, 1, 2
+
+app = typer.Typer(
+    name="fabric-planner",
+    help="Plan the scale-out network of an AI cluster: the cheapest fabric "
+    "(capex + lifetime energy) that meets the constraints of an instance file.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
+
+
+class Kind(StrEnum):
+    """Component kinds of the catalog."""
+
+    switch = "switch"
+    medium = "medium"
+    nic = "nic"
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Turn an InputError into ``error: <message>`` on stderr and exit status 2."""
+    try:
+        yield
+    except InputError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(EXIT_BAD_INPUT) from None
+
+
+class ProgressLine:
+    """A progress line on stderr: rewritten in place on a terminal, one line per step otherwise."""
+
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty()
+        self.open = False
+
+    def __call__(self, done: int, total: int, label: str) -> None:
+        """Show that ``done`` of ``total`` solves are finished, the last one being ``label``."""
+        text = f"[{done}/{total}] {label}"
+        if self.tty:
+            typer.echo(f"\r\x1b[K{text}", err=True, nl=False)
+            self.open = True
+        else:
+            typer.echo(text, err=True)
+
+    def close(self) -> None:
+        """End the line in place so that what follows starts on a new line."""
+        if self.open:
+            typer.echo("", err=True)
+            self.open = False
+
+
+# ---- options shared by solve and evaluate ---------------------------------------------------
+InstanceArg = Annotated[Path, typer.Argument(help="Instance file (TOML).", show_default=False)]
+OutputOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--output",
+        "-o",
+        help="Report folder (default: reports/<instance name>/).",
+        show_default=False,
+    ),
+]
+SetOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        help="Change a field before solving, PATH=VALUE (the value is read as TOML), "
+        "e.g. cluster.gpus=65536. Repeatable.",
+        show_default=False,
+    ),
+]
+TimeLimitOpt = Annotated[
+    float, typer.Option("--time-limit", min=0.1, help="Time limit of the whole search, in seconds.")
+]
+JsonOpt = Annotated[
+    bool,
+    typer.Option("--json", help="Print the summary row as a JSON object on stdout, nothing else."),
+]
+ForceOpt = Annotated[
+    bool, typer.Option("--force", help="Write into a folder that holds other files.")
+]
+QuietOpt = Annotated[
+    bool, typer.Option("--quiet", "-q", help="No progress or report location on stderr.")
+]
+CatalogOpt = Annotated[
+    str,
+    typer.Option(
+        "--catalog", help="'default' for the shipped catalog, or the path of a catalog file."
+    ),
+]
+
+
+def load_with_changes(path: Path, changes: list[str] | None) -> Instance:
+    """Read an instance and apply ``--set`` overrides."""
+    inst = api.load_instance(path)
+    if changes:
+        inst = inst.with_changes(dict(parse_override(item) for item in changes))
+    return inst
+
+
+def run_plan(
+    evaluate: bool,
+    instance: Path,
+    output: Path | None,
+    changes: list[str] | None,
+    time_limit: float,
+    as_json: bool,
+    force: bool,
+    quiet: bool,
+) -> int:
+    """Load, plan (or evaluate), write the reports and print the outcome; return the exit status."""
+    inst = load_with_changes(instance, changes)
+    outdir = output if output is not None else DEFAULT_REPORTS_DIR / inst.name
+    # Refuse a foreign folder before spending the time limit, not after.
+    prepare_outdir(outdir, force=force)
+    progress = None if quiet else ProgressLine()
+    run = api.evaluate if evaluate else api.plan
+    try:
+        result = run(inst, time_limit_s=time_limit, progress=progress)
+    finally:
+        if progress is not None:
+            progress.close()
+    write_reports(result, outdir, force=force)
+    summary = result.summary
+    if as_json:
+        typer.echo(json.dumps(summary.row(0, named=True), default=str))
+        if not quiet:
+            typer.echo(f"reports: {outdir}", err=True)
+    else:
+        for line in headline(summary):
+            typer.echo(line)
+        typer.echo(f"reports: {outdir}")
+    if result.found:
+        return EXIT_FOUND
+    title = (
+        "no design meets the constraints:"
+        if result.status is Status.INFEASIBLE
+        else f"no design found ({result.status.value}):"
+    )
+    typer.echo(title, err=True)
+    for line in result.explanation:
+        typer.echo(f"  - {line}", err=True)
+    return EXIT_NONE
+
+
+@app.command()
+def solve(
+    instance: InstanceArg,
+    output: OutputOpt = None,
+    set_: SetOpt = None,
+    time_limit: TimeLimitOpt = api.DEFAULT_TIME_LIMIT_S,
+    as_json: JsonOpt = False,
+    force: ForceOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Find the cheapest fabric for an instance and write its reports."""
+    with user_errors():
+        code = run_plan(False, instance, output, set_, time_limit, as_json, force, quiet)
+    raise typer.Exit(code)
+
+
+@app.command()
+def evaluate(
+    instance: InstanceArg,
+    output: OutputOpt = None,
+    set_: SetOpt = None,
+    time_limit: TimeLimitOpt = api.DEFAULT_TIME_LIMIT_S,
+    as_json: JsonOpt = False,
+    force: ForceOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Price exactly the design pinned in the instance's search.pin and write its reports."""
+    with user_errors():
+        code = run_plan(True, instance, output, set_, time_limit, as_json, force, quiet)
+    raise typer.Exit(code)
+
+
+def read_design(path: Path) -> Design:
+    """Read a design.json, with a clear message when it is not one."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("file not found", source=str(path)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read the file ({exc})", source=str(path)) from None
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc}", source=str(path)) from None
+    if not isinstance(data, dict):
+        raise InputError(
+            "expected a JSON object written by fabric-planner (design.json)", source=str(path)
+        )
+    try:
+        return Design.from_dict(data)
+    except KeyError as exc:
+        raise InputError(f"not a design.json: missing field {exc}", source=str(path)) from None
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise InputError(f"not a design.json: {exc}", source=str(path)) from None
+
+
+@app.command()
+def validate(
+    design: Annotated[
+        Path, typer.Argument(help="A design.json written by solve or evaluate.", show_default=False)
+    ],
+    catalog: CatalogOpt = DEFAULT_CATALOG,
+) -> None:
+    """Check a design alone: ports, wiring, ratios, paths, failures, totals, catalog figures."""
+    with user_errors():
+        d = read_design(design)
+        cat = load_catalog(catalog)
+        try:
+            violations = validate_design(d, cat)
+        except (TypeError, ValueError, AttributeError, ZeroDivisionError) as exc:
+            raise InputError(
+                f"a field has the wrong type or value ({exc})", source=str(design)
+            ) from None
+    if not violations:
+        typer.echo("ok")
+        raise typer.Exit(EXIT_FOUND)
+    for v in violations:
+        typer.echo(str(v))
+    raise typer.Exit(EXIT_NONE)
+
+
+@app.command("catalog")
+def catalog_cmd(
+    catalog: CatalogOpt = DEFAULT_CATALOG,
+    kind: Annotated[
+        Kind | None, typer.Option("--kind", help="Only this kind of component.")
+    ] = None,
+) -> None:
+    """List the catalog's components with their key figures and the source of each price."""
+    with user_errors():
+        cat = load_catalog(catalog)
+    kinds = [kind.value] if kind else [k.value for k in Kind]
+    with pl.Config(
+        tbl_rows=-1,
+        tbl_cols=-1,
+        tbl_width_chars=250,
+        fmt_str_lengths=60,
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+    ):
+        for i, k in enumerate(kinds):
+            if i:
+                typer.echo("")
+            typer.echo(f"{k}:")
+            typer.echo(str(catalog_table(cat, k)))
+
+
+@app.command()
+def schema(
+    catalog: Annotated[
+        bool, typer.Option("--catalog", help="The catalog file's schema instead.")
+    ] = False,
+) -> None:
+    """Print the JSON Schema of the instance file (or of the catalog file)."""
+    model: type[Instance] | type[Catalog] = Catalog if catalog else Instance
+    typer.echo(json.dumps(model.model_json_schema(), indent=2))
+
+
+def main() -> None:
+    """Entry point of the ``fabric-planner`` script and of ``python -m planner``."""
+    try:
+        app(prog_name="fabric-planner")
+    except InputError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
