@@ -21,7 +21,7 @@ from models.status import Status
 from planner import api
 from planner.design import Design
 from planner.errors import InputError
-from planner.loading import DEFAULT_CATALOG, load_catalog, parse_override
+from planner.loading import DEFAULT_CATALOG, load_catalog, parse_override, read_text
 from planner.report import catalog_table, headline, prepare_outdir, write_reports
 from planner.schema.catalog import Catalog
 from planner.schema.instance import Instance
@@ -211,12 +211,7 @@ def evaluate(
 
 def read_design(path: Path) -> Design:
     """Read a design.json, with a clear message when it is not one."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("file not found", source=str(path)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read the file ({exc})", source=str(path)) from None
+    text = read_text(path)
     try:
         data: Any = json.loads(text)
     except json.JSONDecodeError as exc:

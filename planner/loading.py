@@ -20,13 +20,18 @@ M = TypeVar("M", bound=BaseModel)
 DEFAULT_CATALOG = "default"
 
 
-def _read_toml(path: Path) -> tuple[dict[str, Any], str]:
+def read_text(path: Path) -> str:
+    """A file's text, or an InputError that names the file and what went wrong."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError("file not found", source=str(path)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read the file ({exc})", source=str(path)) from None
+
+
+def _read_toml(path: Path) -> tuple[dict[str, Any], str]:
+    text = read_text(path)
     try:
         return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as exc:
