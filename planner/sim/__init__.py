@@ -1,0 +1,1 @@
+"""The flow simulator: fabric graph, traffic, routing, max-min rates, failures."""

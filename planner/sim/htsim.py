@@ -1,0 +1,244 @@
+"""Export a plane and a traffic phase to htsim, the packet-level simulator of the NDP/EQDS/UEC work.
+
+Both formats follow the parsers in github.com/Broadcom/csg-htsim (``sim/datacenter/``):
+
+* **Connection matrix** (``.cm``), read by ``ConnectionMatrix::load`` in ``connection_matrix.cpp``
+  (example: ``connection_matrices/perm_16n_16c_2MB.cm``)::
+
+      Nodes 16
+      Connections 16
+      7->5 id 1 start 0 size 2000000
+
+  Tokens are separated by single spaces. ``Nodes`` counts hosts (here: GPUs of the plane), flow
+  ids must be non-zero, ``size`` is in bytes and parsed with ``stoi`` (so at most 2**31 - 1), and
+  ``start`` is in microseconds: the ``main_*.cpp`` drivers convert it with
+  ``timeFromUs((uint32_t)crt->start)``, so it is written as a whole number. Optional ``Triggers``
+  / ``Failures`` sections are not written.
+* **Topology** (``.topo``), read by ``FatTreeTopology::load`` in ``fat_tree_topology.cpp`` (the
+  ``-topo`` option of the htsim drivers; examples: ``topologies/leaf_spine_tiny.topo``,
+  ``topologies/fat_tree_1024.topo``). It is *parametric*: a header ``Nodes``/``Tiers``/``Podsize``,
+  then per ``Tier t`` (0 = ToR/leaf, 1 = agg/spine, 2 = core) the keys ``Downlink_speed_Gbps``,
+  ``Radix_Down``, ``Radix_Up`` (not on the top tier), ``Downlink_Latency_ns`` (must be non-zero),
+  ``Switch_Latency_ns``, ``Oversubscribed`` and ``Bundle`` (parallel links from the tier below).
+  htsim rebuilds the switch counts from these (``set_custom_params``): leaves = Nodes / Radix_Down[0],
+  spines per pod = (uplinks of a pod) / Radix_Down[1], cores = (spine uplinks) / Radix_Down[2],
+  with Radix_Down[0] / Radix_Up[0] == Oversubscribed[0] and integer ratios throughout. Queue sizes
+  come from the driver's command line and are not written.
+
+Limits, stated plainly:
+
+* The parametric format cannot describe failed links, so :func:`topology_text` refuses a plane with
+  failures; every switch and link of the intact plane is implied by the counts (the tests check
+  that htsim's formulas give back the Fabric's counts). htsim numbers 3-tier cores per spine
+  position in its own order; the graph is the same up to that relabelling.
+* htsim also has a per-element loader, ``GenericTopology`` (``generic_topology.cpp``: lines
+  ``host``/``switch``/``queue``/``pipe`` after ``Hosts``/``Switches``/``Links``). It is not written
+  here: its path lookup (``get_bidir_paths``) is a "TBD" stub returning no routes, and it reads
+  lines into a 255-byte buffer, too short for a switch line listing 64 ports.
+* htsim's FatTree asserts at most 96 ports on a ToR and 64 on an agg switch (``addPort(...) < 96``).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from planner.sim.fabric import Fabric
+
+IntArray = npt.NDArray[np.int64]
+
+#: Largest flow size htsim's ``stoi`` accepts.
+MAX_FLOW_BYTES = 2**31 - 1
+#: Default one-way latency of every link; htsim rejects 0.
+DEFAULT_LINK_LATENCY_NS = 500
+#: htsim's tier names, from the leaf up.
+HTSIM_TIERS = ("ToR", "Agg", "Core")
+
+
+# ---- connection matrix -------------------------------------------------------------------------
+def connection_matrix_text(
+    fabric: Fabric,
+    src: npt.ArrayLike,
+    dst: npt.ArrayLike,
+    size_bytes: npt.ArrayLike,
+    start_us: npt.ArrayLike = 0,
+) -> str:
+    """The ``.cm`` text of one phase: one line per flow, ids 1..n in the given order.
+
+    Parameters
+    ----------
+    fabric
+        The plane (its GPU count is ``Nodes``).
+    src, dst
+        GPU ids of every flow.
+    size_bytes
+        Bytes per flow (scalar or one per flow), 1 .. 2**31 - 1.
+    start_us
+        Start time per flow in whole microseconds (scalar or one per flow).
+    """
+    s = np.asarray(src, dtype=np.int64).ravel()
+    t = np.asarray(dst, dtype=np.int64).ravel()
+    size = np.broadcast_to(np.asarray(size_bytes), s.shape)
+    start = np.broadcast_to(np.asarray(start_us), s.shape)
+    if s.shape != t.shape:
+        raise ValueError(f"src has {s.size} flows but dst has {t.size}")
+    if s.size and (min(s.min(), t.min()) < 0 or max(s.max(), t.max()) >= fabric.gpus):
+        raise ValueError(f"GPU ids must lie in 0 .. {fabric.gpus - 1}")
+    if np.any(s == t):
+        raise ValueError("htsim flows need distinct source and destination GPUs")
+    if np.any(size != np.round(size)) or np.any(size < 1) or np.any(size > MAX_FLOW_BYTES):
+        raise ValueError(f"size_bytes must be whole numbers from 1 to {MAX_FLOW_BYTES}")
+    if np.any(start != np.round(start)) or np.any(start < 0):
+        raise ValueError(
+            "start_us must be whole, non-negative microseconds (htsim casts to uint32)"
+        )
+    ids = np.arange(1, s.size + 1)
+    lines = [f"Nodes {fabric.gpus}", f"Connections {s.size}"]
+    lines += [
+        f"{a}->{b} id {i} start {st} size {sz}"
+        for a, b, i, st, sz in zip(
+            s.tolist(),
+            t.tolist(),
+            ids.tolist(),
+            start.astype(np.int64).tolist(),
+            size.astype(np.int64).tolist(),
+            strict=True,
+        )
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# ---- topology -------------------------------------------------------------------------------
+def _uniform(counts: IntArray, what: str) -> int:
+    """The one value every switch of a tier shares, or a clear error."""
+    values = np.unique(counts)
+    if values.size != 1:
+        raise ValueError(
+            f"htsim's FatTree needs the same {what} on every switch; got {values.tolist()}"
+        )
+    return int(values[0])
+
+
+def _ratio(num: int, den: int, what: str) -> int:
+    if den == 0 or num % den:
+        raise ValueError(f"htsim needs an integer {what}; got {num}/{den}")
+    return num // den
+
+
+def tier_parameters(fabric: Fabric) -> list[dict[str, int]]:
+    """Htsim's per-tier radices, bundles and oversubscription, read off the Fabric's links."""
+    off = fabric.tier_offsets
+    tiers: list[dict[str, int]] = []
+    for tier in range(1, fabric.tiers + 1):
+        count = off[tier + 1] - off[tier]
+        down = fabric.link_class == tier - 1
+        up = fabric.link_class == tier
+        radix_down = _uniform(
+            np.bincount(fabric.upper[down] - off[tier], minlength=count), "down radix"
+        )
+        bundle = 1
+        if tier > 1:
+            pairs = fabric.lower[down] * fabric.nodes + fabric.upper[down]
+            bundle = _uniform(np.unique(pairs, return_counts=True)[1], f"bundle (tier {tier - 1})")
+        params = {"Radix_Down": radix_down, "Bundle": bundle, "switches": count}
+        if tier < fabric.tiers:
+            radix_up = _uniform(
+                np.bincount(fabric.lower[up] - off[tier], minlength=count), "up radix"
+            )
+            params["Radix_Up"] = radix_up
+            params["Oversubscribed"] = _ratio(
+                radix_down, radix_up, f"tier {tier - 1} oversubscription"
+            )
+        tiers.append(params)
+    return tiers
+
+
+def topology_text(
+    fabric: Fabric,
+    *,
+    link_latency_ns: int = DEFAULT_LINK_LATENCY_NS,
+    switch_latency_ns: int = 0,
+) -> str:
+    """The parametric ``.topo`` text of an intact 2- or 3-tier plane (see the module docstring)."""
+    if not fabric.alive.all():
+        raise ValueError(
+            "htsim's .topo format cannot describe failed links; export the intact plane"
+        )
+    if fabric.tiers not in (2, 3):
+        raise ValueError(f"htsim's FatTree has 2 or 3 tiers; this plane has {fabric.tiers}")
+    if link_latency_ns <= 0:
+        raise ValueError("htsim rejects a zero link latency")
+    speed = fabric.link_speed_gbps
+    if speed != round(speed):
+        raise ValueError(f"htsim reads whole Gb/s; link speed is {speed}")
+    tiers = tier_parameters(fabric)
+    leaf, spine = tiers[0], tiers[1]
+    if fabric.tiers == 3:
+        leaves_per_pod = _ratio(spine["Radix_Down"], spine["Bundle"], "leaves per pod")
+        podsize = leaves_per_pod * leaf["Radix_Down"]
+    else:
+        podsize = fabric.gpus
+    if fabric.gpus % podsize:
+        raise ValueError(f"htsim needs whole pods: {fabric.gpus} GPUs in pods of {podsize}")
+    lines = [
+        f"# fabric-planner export: one plane, {fabric.gpus} GPUs, {fabric.tiers} switch tiers",
+        f"Nodes {fabric.gpus}",
+        f"Tiers {fabric.tiers}",
+        f"Podsize {podsize}",
+    ]
+    for index, params in enumerate(tiers):
+        lines += ["", f"Tier {index}", f"Downlink_speed_Gbps {int(speed)}"]
+        lines.append(f"Radix_Down {params['Radix_Down']}")
+        if "Radix_Up" in params:
+            lines.append(f"Radix_Up {params['Radix_Up']}")
+            lines.append(f"Oversubscribed {params['Oversubscribed']}")
+        lines.append(f"Downlink_Latency_ns {int(link_latency_ns)}")
+        lines.append(f"Switch_Latency_ns {int(switch_latency_ns)}")
+        if index > 0:
+            lines.append(f"Bundle {params['Bundle']}")
+    return "\n".join(lines) + "\n"
+
+
+# ---- writers ----------------------------------------------------------------------------------
+def _write_atomic(path: str | os.PathLike[str], text: str) -> Path:
+    """Write through a temporary file in the same directory, then rename over ``path``."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="ascii", newline="\n") as handle:
+            handle.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def write_topology(
+    fabric: Fabric,
+    path: str | os.PathLike[str],
+    *,
+    link_latency_ns: int = DEFAULT_LINK_LATENCY_NS,
+    switch_latency_ns: int = 0,
+) -> Path:
+    """Write the plane as an htsim ``.topo`` file (atomically)."""
+    text = topology_text(
+        fabric, link_latency_ns=link_latency_ns, switch_latency_ns=switch_latency_ns
+    )
+    return _write_atomic(path, text)
+
+
+def write_connection_matrix(
+    fabric: Fabric,
+    src: npt.ArrayLike,
+    dst: npt.ArrayLike,
+    size_bytes: npt.ArrayLike,
+    path: str | os.PathLike[str],
+    start_us: npt.ArrayLike = 0,
+) -> Path:
+    """Write one phase as an htsim ``.cm`` file (atomically)."""
+    return _write_atomic(path, connection_matrix_text(fabric, src, dst, size_bytes, start_us))

@@ -1,0 +1,488 @@
+"""Routes of flows over a fabric: per-flow ECMP with a real hash, and packet spraying.
+
+Distances. Routing in a folded Clos is valley-free: a packet climbs until it reaches a switch
+whose subtree holds the destination leaf, then descends. ``leaf_distances`` computes that up-down
+hop distance from every switch to every destination leaf over the links that are alive, tier by
+tier from the top: a switch at tier t is t - 1 hops from a leaf below it, else one more than its
+nearest parent. Equal-cost next hops of switch v towards leaf l are the alive links v -> w with
+dist(w, l) = dist(v, l) - 1 (parallel links are separate next hops).
+
+ECMP. Each flow carries a 5-tuple (source GPU, destination GPU, UDP source port from its flow id,
+RoCEv2 destination port 4791, protocol 17). Every switch hashes the tuple with its own salt and the
+run's seed (a 64-bit finaliser, as switch ASICs do with CRC variants) and takes the next hop at
+index hash mod (number of equal-cost next hops). Collisions are the point: two flows can land on
+one link while another stays empty.
+
+Spraying. Every switch splits a flow evenly over all its equal-cost next hops (a fluid model of
+per-packet spraying). All flows between the same pair of leaves then share one pattern of link
+fractions, so the routes keep one column per leaf pair instead of one per flow.
+
+Routes are a sparse matrix (links x flows) of the fraction of each flow on each directed link,
+held in two parts: the explicit part (the NIC links of every flow, and for ECMP the whole path)
+and, for spraying, a pattern matrix (links x leaf pairs) with the pattern of each flow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import cached_property
+
+import numpy as np
+import numpy.typing as npt
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+from planner.sim.fabric import BoolArray, Fabric, FloatArray, IntArray
+
+#: Distance of a leaf that cannot be reached.
+UNREACHABLE = np.int16(32_000)
+#: Largest number of (switch, destination leaf) candidate entries expanded at once.
+EXPAND_CHUNK = 4_000_000
+#: RoCEv2 UDP destination port, and the first ephemeral source port.
+ROCE_PORT = 4791
+SPORT_BASE = 49_152
+SPORT_RANGE = 16_384
+UDP = 17
+
+
+class Routing(StrEnum):
+    """How switches spread flows over equal-cost next hops."""
+
+    ECMP = "ecmp"
+    SPRAY = "spray"
+
+
+def fmix64(x: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    """The 64-bit finaliser of MurmurHash3: a fast, well-mixing hash of unsigned integers."""
+    x = x ^ (x >> np.uint64(33))
+    x = x * np.uint64(0xFF51AFD7ED558CCD)
+    x = x ^ (x >> np.uint64(33))
+    x = x * np.uint64(0xC4CEB9FE1A85EC53)
+    return x ^ (x >> np.uint64(33))
+
+
+def flow_keys(src: IntArray, dst: IntArray, flow_id: IntArray, seed: int) -> npt.NDArray[np.uint64]:
+    """Hash of each flow's 5-tuple and the run's seed."""
+    sport = SPORT_BASE + (flow_id % SPORT_RANGE)
+    with np.errstate(over="ignore"):
+        k = fmix64(
+            src.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(seed & 0xFFFFFFFF)
+        )
+        k = fmix64(k ^ (dst.astype(np.uint64) << np.uint64(20)))
+        k = fmix64(k ^ (sport.astype(np.uint64) << np.uint64(16)) ^ np.uint64(ROCE_PORT << 8 | UDP))
+    return k
+
+
+def _parents(fabric: Fabric, tier: int) -> IntArray:
+    """Alive distinct parents of every switch of a tier, padded with -1: shape (switches, most)."""
+    off = fabric.tier_offsets
+    up_alive = fabric.alive[0::2]
+    sel = (fabric.link_class == tier) & up_alive
+    child = fabric.lower[sel] - off[tier]
+    parent = fabric.upper[sel] - off[tier + 1]
+    n = off[tier + 1] - off[tier]
+    pairs = np.unique(child * (off[tier + 2] - off[tier + 1]) + parent)
+    n_up = off[tier + 2] - off[tier + 1]
+    child, parent = pairs // n_up, pairs % n_up
+    counts = np.bincount(child, minlength=n)
+    width = int(counts.max()) if counts.size and counts.max() > 0 else 0
+    out = np.full((n, max(width, 1)), -1, dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    slot = np.arange(child.size) - starts[child]
+    out[child, slot] = parent
+    return out
+
+
+def _down_reach(fabric: Fabric, leaves: IntArray) -> list[BoolArray]:
+    """For each tier t >= 1: which of the given destination leaves each tier-t switch reaches going down."""
+    off = fabric.tier_offsets
+    n_leaf = off[2] - off[1]
+    reach = [np.zeros((0, leaves.size), dtype=bool)]
+    eye = np.zeros((n_leaf, leaves.size), dtype=bool)
+    eye[leaves - off[1], np.arange(leaves.size)] = True
+    reach.append(eye)
+    down_alive = fabric.alive[1::2]
+    for t in range(2, fabric.tiers + 1):
+        sel = (fabric.link_class == t - 1) & down_alive
+        rows = fabric.upper[sel] - off[t]
+        cols = fabric.lower[sel] - off[t - 1]
+        shape = (off[t + 1] - off[t], off[t] - off[t - 1])
+        adj = sp.csr_matrix((np.ones(rows.size, dtype=np.float32), (rows, cols)), shape=shape)
+        reach.append(np.asarray(adj @ reach[t - 1].astype(np.float32)) > 0)
+    return reach
+
+
+def leaf_distances(fabric: Fabric, leaves: IntArray) -> npt.NDArray[np.int16]:
+    """Up-down hop distance from every switch to each of the given destination leaves (node ids).
+
+    Shape (switches, len(leaves)), row = node id - first leaf id; UNREACHABLE where no
+    valley-free path of alive links exists. GPUs are left out: paths start and end at leaves.
+    """
+    off = fabric.tier_offsets
+    leaves = np.asarray(leaves, dtype=np.int64)
+    dist = np.full((fabric.nodes - off[1], leaves.size), UNREACHABLE, dtype=np.int16)
+    reach = _down_reach(fabric, leaves)
+    above: npt.NDArray[np.int16] | None = None
+    for t in range(fabric.tiers, 0, -1):
+        d = np.where(reach[t], np.int16(t - 1), UNREACHABLE).astype(np.int16)
+        if above is not None and t < fabric.tiers:
+            parents = _parents(fabric, t)
+            padded = np.vstack([above, np.full((1, leaves.size), UNREACHABLE, dtype=np.int16)])
+            best = np.full(d.shape, UNREACHABLE, dtype=np.int16)
+            for j in range(parents.shape[1]):
+                np.minimum(best, padded[parents[:, j]], out=best)
+            via_up = np.where(best < UNREACHABLE, best + 1, UNREACHABLE).astype(np.int16)
+            d = np.minimum(d, via_up)
+        dist[off[t] - off[1] : off[t + 1] - off[1]] = d
+        above = d
+    return dist
+
+
+def _gather_ranges(ptr: IntArray, which: IntArray) -> IntArray:
+    """Positions ptr[w] .. ptr[w+1]-1 for every w in ``which``, concatenated."""
+    start, stop = ptr[which], ptr[which + 1]
+    lengths = stop - start
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    offsets = np.repeat(start - np.cumsum(lengths) + lengths, lengths)
+    return offsets + np.arange(total)
+
+
+@dataclass(frozen=True)
+class Routes:
+    """Fractions of every flow on every directed link (links x flows), explicit plus patterns."""
+
+    flows: int
+    links: int
+    explicit: sp.csr_matrix
+    """links x flows: the NIC links of every flow and, for ECMP, its whole path."""
+    patterns: sp.csr_matrix | None
+    """links x leaf pairs: the spraying pattern of every leaf pair."""
+    flow_pattern: IntArray
+    """Pattern (leaf pair) of each flow, -1 for none."""
+    connected: BoolArray
+    """Flows that have a route; the others are cut off by failures."""
+
+    @cached_property
+    def _by_flow(self) -> sp.csc_matrix:
+        return self.explicit.tocsc()
+
+    @cached_property
+    def _flow_ptr(self) -> IntArray:
+        return self._by_flow.indptr.astype(np.int64)
+
+    @cached_property
+    def _link_ptr(self) -> IntArray:
+        return self.explicit.indptr.astype(np.int64)
+
+    @cached_property
+    def components(self) -> tuple[IntArray, IntArray, int]:
+        """Connected components of the link-flow graph: (component of each link, of each flow, count).
+
+        Flows in different components share no link, so their rates and completions are
+        independent; the simulator advances every component on its own clock.
+        """
+        L, M = self.links, self.flows
+        coo = self.explicit.tocoo()
+        rows = [coo.row.astype(np.int64)]
+        cols = [L + coo.col.astype(np.int64)]
+        n = L + M
+        if self.patterns is not None:
+            P = self.patterns.shape[1]
+            pc = self.patterns.tocoo()
+            rows.append(pc.row.astype(np.int64))
+            cols.append(L + M + pc.col.astype(np.int64))
+            has = np.flatnonzero(self.flow_pattern >= 0)
+            rows.append(L + has)
+            cols.append(L + M + self.flow_pattern[has])
+            n += P
+        r, c = np.concatenate(rows), np.concatenate(cols)
+        graph = sp.coo_matrix((np.ones(r.size, dtype=np.int8), (r, c)), shape=(n, n))
+        count, label = connected_components(graph, directed=False)
+        return label[:L].astype(np.int64), label[L : L + M].astype(np.int64), int(count)
+
+    @cached_property
+    def _pattern_flows(self) -> tuple[IntArray, IntArray]:
+        """Flows grouped by pattern: (pointer per pattern, flow ids)."""
+        n = 0 if self.patterns is None else self.patterns.shape[1]
+        has = np.flatnonzero(self.flow_pattern >= 0)
+        order = has[np.argsort(self.flow_pattern[has], kind="stable")]
+        ptr = np.concatenate([[0], np.cumsum(np.bincount(self.flow_pattern[has], minlength=n))])
+        return ptr.astype(np.int64), order
+
+    def _pattern_sum(self, per_flow: FloatArray) -> FloatArray:
+        if self.patterns is None:
+            return np.zeros(self.links)
+        has = self.flow_pattern >= 0
+        per_pattern = np.bincount(
+            self.flow_pattern[has], weights=per_flow[has], minlength=self.patterns.shape[1]
+        )
+        return np.asarray(self.patterns @ per_pattern)
+
+    def load(self, rate: FloatArray) -> FloatArray:
+        """Traffic on every link for these flow rates."""
+        return np.asarray(self.explicit @ rate) + self._pattern_sum(rate)
+
+    def weight(self, active: BoolArray) -> FloatArray:
+        """Sum over active flows of their fraction on every link."""
+        return self.load(active.astype(np.float64))
+
+    def weight_of(self, flows: IntArray) -> FloatArray:
+        """Sum over the given flows of their fraction on every link, touching only their entries."""
+        csc = self._by_flow
+        pos = _gather_ranges(self._flow_ptr, flows)
+        out: FloatArray = np.bincount(
+            csc.indices[pos], weights=csc.data[pos], minlength=self.links
+        ).astype(np.float64)
+        if self.patterns is not None:
+            pats = self.flow_pattern[flows]
+            pats = pats[pats >= 0]
+            if pats.size:
+                out += np.asarray(
+                    self.patterns
+                    @ np.bincount(pats, minlength=self.patterns.shape[1]).astype(np.float64)
+                )
+        return out
+
+    def flows_on_links(self, links: IntArray) -> IntArray:
+        """Flows with a positive fraction on any of these links (unique ids)."""
+        csr = self.explicit
+        pos = _gather_ranges(self._link_ptr, links)
+        parts = [csr.indices[pos][csr.data[pos] > 0].astype(np.int64)]
+        if self.patterns is not None:
+            p = self.patterns
+            ppos = _gather_ranges(p.indptr.astype(np.int64), links)
+            pats = np.unique(p.indices[ppos][p.data[ppos] > 0])
+            ptr, flows = self._pattern_flows
+            parts.append(flows[_gather_ranges(ptr, pats.astype(np.int64))])
+        return np.unique(np.concatenate(parts))
+
+    def touching(self, links: BoolArray) -> BoolArray:
+        """Flows with a positive fraction on any of these links, as a mask."""
+        hit = np.zeros(self.flows, dtype=bool)
+        hit[self.flows_on_links(np.flatnonzero(links))] = True
+        return hit
+
+    def subset(self, flows: IntArray) -> Routes:
+        """The routes of these flows only, renumbered 0..len(flows)-1."""
+        return Routes(
+            flows=int(flows.size),
+            links=self.links,
+            explicit=self._by_flow[:, flows].tocsr(),
+            patterns=self.patterns,
+            flow_pattern=self.flow_pattern[flows],
+            connected=self.connected[flows],
+        )
+
+    def flows_on(self) -> FloatArray:
+        """Number of flows (by fraction) on every link, all flows counted."""
+        return self.weight(self.connected)
+
+
+def _out_links(fabric: Fabric) -> tuple[IntArray, IntArray]:
+    """CSR of alive directed links by tail node: (pointer per node, link ids)."""
+    src = fabric.src
+    alive = np.flatnonzero(fabric.alive)
+    order = alive[np.argsort(src[alive], kind="stable")]
+    ptr = np.concatenate([[0], np.cumsum(np.bincount(src[order], minlength=fabric.nodes))])
+    return ptr, order
+
+
+def _candidates(
+    fabric: Fabric,
+    dist: npt.NDArray[np.int16],
+    col_of_leaf: IntArray,
+    node: IntArray,
+    dest_leaf: IntArray,
+    out_ptr: IntArray,
+    out_links: IntArray,
+) -> tuple[IntArray, IntArray]:
+    """Equal-cost next-hop links of each (node, destination leaf): (pointer per pair, link ids)."""
+    deg = out_ptr[node + 1] - out_ptr[node]
+    total = int(deg.sum())
+    pair = np.repeat(np.arange(node.size), deg)
+    first = np.repeat(out_ptr[node] - np.concatenate([[0], np.cumsum(deg)[:-1]]), deg)
+    links = out_links[first + np.arange(total)]
+    col = col_of_leaf[dest_leaf]
+    first_switch = fabric.tier_offsets[1]
+    here = dist[node - first_switch, col].astype(np.int64)
+    head = fabric.dst[links]
+    to_switch = head >= first_switch  # paths end at the destination leaf, never at a GPU
+    there = np.full(links.size, int(UNREACHABLE), dtype=np.int64)
+    there[to_switch] = dist[head[to_switch] - first_switch, col[pair[to_switch]]]
+    keep = there == here[pair] - 1
+    pair, links = pair[keep], links[keep]
+    ptr = np.concatenate([[0], np.cumsum(np.bincount(pair, minlength=node.size))])
+    return ptr, links
+
+
+def _unique_pairs(
+    node: IntArray, dest_leaf: IntArray, nodes: int
+) -> tuple[IntArray, IntArray, IntArray]:
+    key = node * nodes + dest_leaf
+    uniq, inverse = np.unique(key, return_inverse=True)
+    return uniq // nodes, uniq % nodes, inverse
+
+
+@dataclass(frozen=True)
+class _Walk:
+    fabric: Fabric
+    dist: npt.NDArray[np.int16]
+    col_of_leaf: IntArray
+    out_ptr: IntArray
+    out_links: IntArray
+
+    def candidates(
+        self, node: IntArray, dest_leaf: IntArray
+    ) -> tuple[IntArray, IntArray, IntArray]:
+        """Candidates per unique (node, leaf) pair, chunked; returns (inverse, ptr, links)."""
+        un, ul, inverse = _unique_pairs(node, dest_leaf, self.fabric.nodes)
+        cum = np.cumsum(self.out_ptr[un + 1] - self.out_ptr[un])
+        total = int(cum[-1]) if cum.size else 0
+        cuts = np.searchsorted(cum, np.arange(EXPAND_CHUNK, total, EXPAND_CHUNK), side="right")
+        bounds = np.unique(np.concatenate([[0], cuts, [un.size]]))
+        ptrs, links, base = [np.zeros(1, dtype=np.int64)], [], 0
+        for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+            p, lk = _candidates(
+                self.fabric,
+                self.dist,
+                self.col_of_leaf,
+                un[a:b],
+                ul[a:b],
+                self.out_ptr,
+                self.out_links,
+            )
+            ptrs.append(p[1:] + base)
+            links.append(lk)
+            base += lk.size
+        all_links = np.concatenate(links) if links else np.zeros(0, dtype=np.int64)
+        return inverse, np.concatenate(ptrs), all_links
+
+
+def _walker(fabric: Fabric, dest_leaves: IntArray) -> _Walk:
+    leaves = np.unique(dest_leaves)
+    col_of_leaf = np.full(fabric.nodes, -1, dtype=np.int64)
+    col_of_leaf[leaves] = np.arange(leaves.size)
+    ptr, links = _out_links(fabric)
+    return _Walk(fabric, leaf_distances(fabric, leaves), col_of_leaf, ptr, links)
+
+
+def route(
+    fabric: Fabric,
+    src: IntArray,
+    dst: IntArray,
+    routing: Routing,
+    *,
+    seed: int = 0,
+    flow_id: IntArray | None = None,
+) -> Routes:
+    """Route GPU-to-GPU flows over one plane."""
+    src = np.asarray(src, dtype=np.int64)
+    dst = np.asarray(dst, dtype=np.int64)
+    m = src.size
+    flow_id = (
+        np.arange(m, dtype=np.int64) if flow_id is None else np.asarray(flow_id, dtype=np.int64)
+    )
+    src_leaf, dst_leaf = fabric.leaf_of(src), fabric.leaf_of(dst)
+    nic_ok = fabric.alive[2 * src] & fabric.alive[2 * dst + 1]
+    rows = [2 * src, 2 * dst + 1]
+    cols = [np.arange(m), np.arange(m)]
+    vals = [np.ones(m), np.ones(m)]
+    cross = np.flatnonzero((src_leaf != dst_leaf) & nic_ok)
+    connected = nic_ok.copy()
+    patterns: sp.csr_matrix | None = None
+    flow_pattern = np.full(m, -1, dtype=np.int64)
+    if cross.size:
+        walk = _walker(fabric, dst_leaf[cross])
+        first_switch = fabric.tier_offsets[1]
+        reach = (
+            walk.dist[src_leaf[cross] - first_switch, walk.col_of_leaf[dst_leaf[cross]]]
+            < UNREACHABLE
+        )
+        connected[cross[~reach]] = False
+        cross = cross[reach]
+        if routing is Routing.ECMP:
+            r, c = _ecmp_paths(
+                walk,
+                cross,
+                src_leaf[cross],
+                dst_leaf[cross],
+                flow_keys(src[cross], dst[cross], flow_id[cross], seed),
+                seed,
+            )
+            rows.append(r)
+            cols.append(c)
+            vals.append(np.ones(r.size))
+        else:
+            patterns, flow_pattern[cross] = _spray_patterns(walk, src_leaf[cross], dst_leaf[cross])
+    explicit = sp.csr_matrix(
+        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+        shape=(fabric.links, m),
+    )
+    explicit = explicit.multiply(connected[np.newaxis, :].astype(np.float64)).tocsr()
+    return Routes(m, fabric.links, explicit, patterns, flow_pattern, connected)
+
+
+def _ecmp_paths(
+    walk: _Walk,
+    flows: IntArray,
+    cur: IntArray,
+    dest: IntArray,
+    keys: npt.NDArray[np.uint64],
+    seed: int,
+) -> tuple[IntArray, IntArray]:
+    """Walk every flow hop by hop, each switch hashing the flow onto one equal-cost next hop."""
+    rows, cols = [], []
+    cur = cur.copy()
+    left = np.arange(flows.size)
+    dst_of = walk.fabric.dst
+    salt_base = np.uint64((seed * 0x632BE59BD9B4E019) & 0xFFFFFFFFFFFFFFFF)
+    while left.size:
+        inverse, ptr, links = walk.candidates(cur[left], dest[left])
+        count = ptr[inverse + 1] - ptr[inverse]
+        with np.errstate(over="ignore"):
+            salt = fmix64(cur[left].astype(np.uint64) + salt_base)
+            choice = (fmix64(keys[left] ^ salt) % count.astype(np.uint64)).astype(np.int64)
+        link = links[ptr[inverse] + choice]
+        rows.append(link)
+        cols.append(flows[left])
+        cur[left] = dst_of[link]
+        left = left[cur[left] != dest[left]]
+    return np.concatenate(rows), np.concatenate(cols)
+
+
+def _spray_patterns(
+    walk: _Walk, src_leaf: IntArray, dst_leaf: IntArray
+) -> tuple[sp.csr_matrix, IntArray]:
+    """One pattern per (source leaf, destination leaf): the even split over every equal-cost path."""
+    nodes = walk.fabric.nodes
+    pair_key, flow_pattern = np.unique(src_leaf * nodes + dst_leaf, return_inverse=True)
+    n_pat = pair_key.size
+    pat = np.arange(n_pat)
+    node, dest, mass = pair_key // nodes, pair_key % nodes, np.ones(n_pat)
+    rows, cols, vals = [], [], []
+    dst_of = walk.fabric.dst
+    while pat.size:
+        inverse, ptr, links = walk.candidates(node, dest)
+        count = ptr[inverse + 1] - ptr[inverse]
+        entry = np.repeat(np.arange(pat.size), count)
+        offset = np.arange(entry.size) - np.repeat(np.cumsum(count) - count, count)
+        link = links[ptr[inverse][entry] + offset]
+        share = (mass / count)[entry]
+        rows.append(link)
+        cols.append(pat[entry])
+        vals.append(share)
+        nxt = dst_of[link]
+        moving = nxt != dest[entry]
+        key = pat[entry][moving] * nodes + nxt[moving]
+        uniq, inv = np.unique(key, return_inverse=True)
+        mass = np.bincount(inv, weights=share[moving])
+        pat, node = uniq // nodes, uniq % nodes
+        dest = pair_key[pat] % nodes
+    matrix = sp.csr_matrix(
+        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+        shape=(walk.fabric.links, n_pat),
+    )
+    return matrix, flow_pattern.astype(np.int64)

@@ -1,0 +1,163 @@
+"""htsim export: the connection matrix round-trips; the .topo implies the Fabric's counts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from planner.sim.fabric import Fabric
+from planner.sim.htsim import (
+    connection_matrix_text,
+    topology_text,
+    write_connection_matrix,
+    write_topology,
+)
+from tests.sim.test_bound import make_fabric, planned_fabric
+
+FABRICS = {
+    "2tier-4x4-2sp": lambda: make_fabric(4, 4, 2),
+    "2tier-8x4-2sp-q2": lambda: make_fabric(8, 4, 2, q1=2),
+    "3tier-2pods": lambda: make_fabric(4, 4, 2, leaves_per_pod=2, cores_per_group=2),
+    "3tier-4pods-q2": lambda: make_fabric(4, 8, 2, leaves_per_pod=2, cores_per_group=1, q2=2),
+    "planned-1024": lambda: planned_fabric(1024),
+    "planned-128-2to1": lambda: planned_fabric(128, 2.0),
+}
+
+
+# ---- tiny parsers, written from htsim's loaders --------------------------------------------
+def parse_cm(text: str) -> tuple[dict[str, int], list[dict[str, int]]]:
+    """Header counts and flows of a .cm text (ConnectionMatrix::load, without triggers)."""
+    header: dict[str, int] = {}
+    flows: list[dict[str, int]] = []
+    for line in text.splitlines():
+        tokens = line.split(" ")
+        if not tokens[0] or tokens[0].startswith("#"):
+            continue
+        if "->" in tokens[0]:
+            a, b = tokens[0].split("->")
+            flow = {"src": int(a), "dst": int(b)}
+            flow.update({k: int(v) for k, v in zip(tokens[1::2], tokens[2::2], strict=True)})
+            flows.append(flow)
+        else:
+            header[tokens[0]] = int(tokens[1])
+    return header, flows
+
+
+def parse_topo(text: str) -> tuple[dict[str, int], list[dict[str, int]]]:
+    """Header and per-tier keys of a .topo text (FatTreeTopology::load), lower-cased."""
+    header: dict[str, int] = {}
+    tiers: list[dict[str, int]] = []
+    for line in text.splitlines():
+        tokens = line.split(" ")
+        if not tokens[0] or tokens[0].startswith("#"):
+            continue
+        key, value = tokens[0].lower(), int(tokens[1])
+        if key == "tier":
+            tiers.append({})
+        elif tiers:
+            tiers[-1][key] = value
+        else:
+            header[key] = value
+    return header, tiers
+
+
+def htsim_counts(header: dict[str, int], tiers: list[dict[str, int]]) -> dict[str, int]:
+    """Switch and link counts as FatTreeTopology::set_custom_params derives them (equal speeds)."""
+    nodes, pods = header["nodes"], header["nodes"] // header["podsize"]
+    tor, agg = tiers[0], tiers[1]
+    ntor = nodes // tor["radix_down"]
+    assert tor["radix_down"] // tor["radix_up"] == tor["oversubscribed"]
+    tor_uplinks = nodes // tor["oversubscribed"]
+    agg_per_pod = tor_uplinks // (pods * agg["radix_down"])
+    assert agg_per_pod * agg.get("bundle", 1) == tor["radix_up"]
+    counts = {"leaf": ntor, "spine": agg_per_pod * pods, "links1": tor_uplinks, "links0": nodes}
+    if header["tiers"] == 3:
+        core = tiers[2]
+        agg_uplinks = tor_uplinks // agg["oversubscribed"]
+        ncore = agg_uplinks // core["radix_down"]
+        assert ncore * core.get("bundle", 1) // agg_per_pod == agg["radix_up"]
+        counts.update(core=ncore, links2=agg_uplinks)
+    return counts
+
+
+def fabric_counts(fabric: Fabric) -> dict[str, int]:
+    off = fabric.tier_offsets
+    names = ("leaf", "spine", "core")
+    counts = {names[t]: off[t + 2] - off[t + 1] for t in range(fabric.tiers)}
+    for cls in range(fabric.tiers):
+        counts[f"links{cls}"] = int(np.count_nonzero(fabric.link_class == cls))
+    return counts
+
+
+# ---- connection matrix ---------------------------------------------------------------------
+@pytest.mark.parametrize("seed", [0, 1])
+def test_connection_matrix_round_trips(seed: int) -> None:
+    fabric = make_fabric(4, 4, 2)
+    rng = np.random.default_rng(seed)
+    src = rng.permutation(fabric.gpus)
+    dst = (src + rng.integers(1, fabric.gpus, src.size)) % fabric.gpus
+    size = rng.integers(1, 10**9, src.size)
+    start = rng.integers(0, 100, src.size)
+    header, flows = parse_cm(connection_matrix_text(fabric, src, dst, size, start))
+    assert header == {"Nodes": fabric.gpus, "Connections": src.size}
+    assert [f["src"] for f in flows] == src.tolist()
+    assert [f["dst"] for f in flows] == dst.tolist()
+    assert [f["id"] for f in flows] == list(range(1, src.size + 1))
+    assert [f["size"] for f in flows] == size.tolist()
+    assert [f["start"] for f in flows] == start.tolist()
+
+
+def test_connection_matrix_matches_htsim_example_layout() -> None:
+    text = connection_matrix_text(make_fabric(4, 4, 2), [7, 15], [5, 1], 2_000_000)
+    assert (
+        text
+        == "Nodes 16\nConnections 2\n7->5 id 1 start 0 size 2000000\n15->1 id 2 start 0 size 2000000\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("src", "dst", "size", "start"),
+    [
+        ([0], [0], 1, 0),
+        ([0], [1], 2**31, 0),
+        ([0], [1], 0, 0),
+        ([0], [1], 10, 0.5),
+        ([0], [99], 1, 0),
+    ],
+    ids=["self", "too-big", "empty", "fractional-start", "bad-gpu"],
+)
+def test_connection_matrix_rejects_what_htsim_cannot_read(
+    src: list[int], dst: list[int], size: int, start: float
+) -> None:
+    with pytest.raises(ValueError, match=r"."):
+        connection_matrix_text(make_fabric(4, 4, 2), src, dst, size, start)
+
+
+def test_writers_write_the_text(tmp_path: Path) -> None:
+    fabric = make_fabric(4, 4, 2)
+    cm = write_connection_matrix(fabric, [0, 1], [5, 9], 1000, tmp_path / "phase.cm")
+    topo = write_topology(fabric, tmp_path / "plane.topo")
+    assert cm.read_text() == connection_matrix_text(fabric, [0, 1], [5, 9], 1000)
+    assert topo.read_text() == topology_text(fabric)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["phase.cm", "plane.topo"]
+
+
+# ---- topology ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(FABRICS))
+def test_topology_implies_the_fabric_counts(name: str) -> None:
+    fabric = FABRICS[name]()
+    header, tiers = parse_topo(topology_text(fabric))
+    assert header["nodes"] == fabric.gpus
+    assert header["tiers"] == fabric.tiers == len(tiers)
+    assert all(t["downlink_speed_gbps"] == int(fabric.link_speed_gbps) for t in tiers)
+    assert all(t["downlink_latency_ns"] > 0 for t in tiers)
+    assert "radix_up" not in tiers[-1]
+    assert htsim_counts(header, tiers) == fabric_counts(fabric)
+
+
+def test_topology_refuses_failed_links() -> None:
+    fabric = make_fabric(4, 4, 2).with_failed_links([16])
+    with pytest.raises(ValueError, match="failed links"):
+        topology_text(fabric)
