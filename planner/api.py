@@ -16,6 +16,10 @@ from planner.loading import load_instance as _load_instance
 from planner.report import alternatives_table, summary_table
 from planner.schema.catalog import Catalog
 from planner.schema.instance import Instance
+from planner.schema.verify import Verify
+from planner.sim.simulate import COLLECTIVES_SCHEMA, FAILURES_SCHEMA, SimProgress, SimResult
+from planner.sim.simulate import LINKS_SCHEMA as SIM_LINKS_SCHEMA
+from planner.sim.simulate import simulate as _simulate
 from planner.sizing import Progress, SizingResult, search
 from planner.validation import Violation, validate_design
 
@@ -32,6 +36,8 @@ class PlanResult:
     design: Design | None
     explanation: tuple[str, ...]
     search: SizingResult
+    sim: SimResult | None = None
+    """The verification by simulation, when it ran."""
 
     @property
     def found(self) -> bool:
@@ -41,7 +47,7 @@ class PlanResult:
     @property
     def summary(self) -> pl.DataFrame:
         """One row: the headline figures (DESIGN section 7)."""
-        return summary_table(self.instance, self.search)
+        return summary_table(self.instance, self.search, self.sim)
 
     @property
     def alternatives(self) -> pl.DataFrame:
@@ -54,6 +60,21 @@ class PlanResult:
         from planner.design import BOM_SCHEMA
 
         return self.design.bom() if self.design else pl.DataFrame(schema=BOM_SCHEMA)
+
+    @property
+    def sim_collectives(self) -> pl.DataFrame:
+        """Simulated collectives and patterns: time, algbw, busbw, fraction of ideal and of the bound."""
+        return self.sim.collectives if self.sim else pl.DataFrame(schema=COLLECTIVES_SCHEMA)
+
+    @property
+    def sim_links(self) -> pl.DataFrame:
+        """Link utilisation distribution per tier, direction, pattern and routing."""
+        return self.sim.links if self.sim else pl.DataFrame(schema=SIM_LINKS_SCHEMA)
+
+    @property
+    def sim_failures(self) -> pl.DataFrame:
+        """Throughput under named failures and Monte Carlo draws, against the healthy fabric."""
+        return self.sim.failures if self.sim else pl.DataFrame(schema=FAILURES_SCHEMA)
 
     @property
     def links(self) -> pl.DataFrame:
@@ -80,14 +101,33 @@ def plan(
     time_limit_s: float = DEFAULT_TIME_LIMIT_S,
     progress: Progress | None = None,
     alternatives: bool = True,
+    verify: bool | None = None,
+    sim_progress: SimProgress | None = None,
 ) -> PlanResult:
-    """Choose the cheapest fabric (capex + lifetime energy) that meets the instance's constraints."""
+    """Choose the cheapest fabric (capex + lifetime energy) that meets the instance's constraints.
+
+    The chosen design is then simulated under the instance's ``[verify]`` section, unless
+    ``verify`` is False (or None and the instance turns verification off).
+    """
     catalog = catalog or catalog_for(inst)
     check_instance(inst, catalog)
     result = search(
         inst, catalog, time_limit_s=time_limit_s, progress=progress, alternatives=alternatives
     )
-    return PlanResult(inst, result.status, result.design, result.explanation, result)
+    sim = None
+    if result.design is not None and (inst.verify.enabled if verify is None else verify):
+        try:
+            sim = _simulate(result.design, inst.verify, progress=sim_progress)
+        except ValueError as exc:  # traffic that does not fit the cluster (group sizes, ...)
+            raise InputError(f"verify: {exc}") from None
+    return PlanResult(inst, result.status, result.design, result.explanation, result, sim)
+
+
+def simulate(
+    design: Design, verify: Verify | None = None, *, progress: SimProgress | None = None
+) -> SimResult:
+    """Simulate a design under traffic, routing and failures (an instance's ``[verify]`` section)."""
+    return _simulate(design, verify or Verify(), progress=progress)
 
 
 #: Pins an evaluation needs: without them the planner would be choosing, not pricing.
@@ -100,6 +140,8 @@ def evaluate(
     catalog: Catalog | None = None,
     time_limit_s: float = DEFAULT_TIME_LIMIT_S,
     progress: Progress | None = None,
+    verify: bool | None = None,
+    sim_progress: SimProgress | None = None,
 ) -> PlanResult:
     """Price exactly the design pinned in ``search.pin`` (planes, tiers and switch models at least)."""
     pin = inst.search.pin
@@ -111,7 +153,13 @@ def evaluate(
             + " (and optionally switches, downlinks, uplinks, parallel_links)"
         )
     return plan(
-        inst, catalog=catalog, time_limit_s=time_limit_s, progress=progress, alternatives=False
+        inst,
+        catalog=catalog,
+        time_limit_s=time_limit_s,
+        progress=progress,
+        alternatives=False,
+        verify=verify,
+        sim_progress=sim_progress,
     )
 
 

@@ -22,9 +22,10 @@ from planner import api
 from planner.design import Design
 from planner.errors import InputError
 from planner.loading import DEFAULT_CATALOG, load_catalog, parse_override, read_text
-from planner.report import catalog_table, headline, prepare_outdir, write_reports
+from planner.report import catalog_table, headline, prepare_outdir, write_reports, write_sim_reports
 from planner.schema.catalog import Catalog
 from planner.schema.instance import Instance
+from planner.schema.verify import Verify
 from planner.validation import validate_design
 
 #: Folder, relative to the current directory, under which ``solve`` writes reports/<instance name>/.
@@ -69,7 +70,13 @@ class ProgressLine:
 
     def __call__(self, done: int, total: int, label: str) -> None:
         """Show that ``done`` of ``total`` solves are finished, the last one being ``label``."""
-        text = f"[{done}/{total}] {label}"
+        self._show(f"[{done}/{total}] {label}")
+
+    def note(self, label: str) -> None:
+        """Show a step that has no count (the simulation's)."""
+        self._show(f"simulate: {label}")
+
+    def _show(self, text: str) -> None:
         if self.tty:
             typer.echo(f"\r\x1b[K{text}", err=True, nl=False)
             self.open = True
@@ -116,6 +123,13 @@ ForceOpt = Annotated[
 QuietOpt = Annotated[
     bool, typer.Option("--quiet", "-q", help="No progress or report location on stderr.")
 ]
+VerifyOpt = Annotated[
+    bool,
+    typer.Option(
+        "--verify/--no-verify",
+        help="Simulate the chosen design under the instance's [verify] section.",
+    ),
+]
 CatalogOpt = Annotated[
     str,
     typer.Option(
@@ -141,6 +155,7 @@ def run_plan(
     as_json: bool,
     force: bool,
     quiet: bool,
+    verify: bool = True,
 ) -> int:
     """Load, plan (or evaluate), write the reports and print the outcome; return the exit status."""
     inst = load_with_changes(instance, changes)
@@ -150,7 +165,14 @@ def run_plan(
     progress = None if quiet else ProgressLine()
     run = api.evaluate if evaluate else api.plan
     try:
-        result = run(inst, time_limit_s=time_limit, progress=progress)
+        sim_progress = None if progress is None else progress.note
+        result = run(
+            inst,
+            time_limit_s=time_limit,
+            progress=progress,
+            verify=verify and inst.verify.enabled,
+            sim_progress=sim_progress,
+        )
     finally:
         if progress is not None:
             progress.close()
@@ -186,10 +208,11 @@ def solve(
     as_json: JsonOpt = False,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
+    verify: VerifyOpt = True,
 ) -> None:
     """Find the cheapest fabric for an instance and write its reports."""
     with user_errors():
-        code = run_plan(False, instance, output, set_, time_limit, as_json, force, quiet)
+        code = run_plan(False, instance, output, set_, time_limit, as_json, force, quiet, verify)
     raise typer.Exit(code)
 
 
@@ -202,10 +225,11 @@ def evaluate(
     as_json: JsonOpt = False,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
+    verify: VerifyOpt = True,
 ) -> None:
     """Price exactly the design pinned in the instance's search.pin and write its reports."""
     with user_errors():
-        code = run_plan(True, instance, output, set_, time_limit, as_json, force, quiet)
+        code = run_plan(True, instance, output, set_, time_limit, as_json, force, quiet, verify)
     raise typer.Exit(code)
 
 
@@ -251,6 +275,87 @@ def validate(
     for v in violations:
         typer.echo(str(v))
     raise typer.Exit(EXIT_NONE)
+
+
+def verify_settings(instance: Path | None, changes: list[str] | None) -> Verify:
+    """The [verify] section of an instance (or the defaults), with ``--set verify.*`` applied."""
+    inst_changes = dict(parse_override(item) for item in changes or [])
+    bad = [k for k in inst_changes if not k.startswith("verify.")]
+    if bad:
+        raise InputError(f"--set {bad[0]}: simulate takes only verify.* fields")
+    if instance is not None:
+        return load_with_changes(instance, changes).verify
+    base = Instance.model_validate({"name": "simulate", "cluster": {"gpus": 8}})
+    return base.with_changes(inst_changes).verify if inst_changes else base.verify
+
+
+@app.command("simulate")
+def simulate_cmd(
+    design_json: Annotated[
+        Path, typer.Argument(help="A design.json written by solve or evaluate.", show_default=False)
+    ],
+    instance: Annotated[
+        Path | None,
+        typer.Option("--instance", help="Take the [verify] section from this instance file."),
+    ] = None,
+    output: OutputOpt = None,
+    set_: SetOpt = None,
+    htsim: Annotated[
+        Path | None,
+        typer.Option(
+            "--htsim",
+            help="Also write htsim's topology (.topo) and connection matrix (.cm) of the first traffic's first phase into this folder.",
+        ),
+    ] = None,
+    force: ForceOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Simulate a design under traffic, routing and failures; write the sim_* tables."""
+    with user_errors():
+        design = read_design(design_json)
+        verify = verify_settings(instance, set_)
+        outdir = output if output is not None else DEFAULT_REPORTS_DIR / design.instance
+        prepare_outdir(outdir, force=force)
+        progress = None if quiet else ProgressLine()
+        try:
+            sim = api.simulate(design, verify, progress=None if progress is None else progress.note)
+        except ValueError as exc:  # traffic that does not fit the design (group sizes, ...)
+            raise InputError(f"verify: {exc}") from None
+        finally:
+            if progress is not None:
+                progress.close()
+        write_sim_reports(sim, outdir, force=force)
+        if htsim is not None:
+            write_htsim(design, verify, htsim)
+        cols = ["pattern", "routing", "scenario", "time_s", "busbw_gbps", "fraction_of_ideal"]
+        typer.echo(str(sim.collectives.select(cols)))
+        typer.echo(f"verdict: {sim.verdict}")
+        for reason in sim.reasons:
+            typer.echo(f"  - {reason}")
+        typer.echo(f"reports: {outdir}")
+    raise typer.Exit(EXIT_FOUND if sim.verdict == "meets" else EXIT_NONE)
+
+
+def write_htsim(design: Design, verify: Verify, folder: Path) -> None:
+    """Htsim topology and connection matrix of the first traffic's first phase."""
+    from planner.sim.fabric import build_fabric
+    from planner.sim.htsim import write_connection_matrix, write_topology
+    from planner.sim.simulate import build_traffic
+
+    fabric = build_fabric(design)
+    phase = build_traffic(verify.traffic[0], design, verify.seed).phases[0]
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        write_topology(fabric, folder / f"{design.instance}.topo")
+    except ValueError as exc:
+        typer.echo(f"htsim topology not written: {exc}", err=True)
+    write_connection_matrix(
+        fabric,
+        phase.src,
+        phase.dst,
+        phase.size_bytes / fabric.planes,
+        folder / f"{design.instance}.cm",
+    )
 
 
 @app.command("catalog")

@@ -110,6 +110,7 @@ class Design:
     bound_usd: float
     pods: int = 1
     leaves_per_pod: int = 0
+    gpus_per_node: int = 8
     solve_s: float = 0.0
     notes: tuple[str, ...] = field(default_factory=tuple)
 

@@ -21,6 +21,7 @@ from planner.design import ROLES, Design
 from planner.errors import InputError
 from planner.schema.catalog import Catalog
 from planner.schema.instance import Instance
+from planner.sim.simulate import SimResult
 from planner.sizing import Outcome, SizingResult
 
 if TYPE_CHECKING:
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
 MARKER = ".fabric-planner"
 #: Report tables written as CSV and Parquet, in this order.
 TABLES = ("summary", "alternatives", "bom", "links")
+#: Simulation tables, written when the design was verified.
+SIM_TABLES = ("sim_collectives", "sim_links", "sim_failures")
 #: Option name of the search that lets every tier use its own switch model.
 MIXED = "mixed"
 #: Relative tolerance under which a structure's bound counts as reaching an option's best objective.
@@ -60,6 +63,10 @@ SUMMARY_SCHEMA: dict[str, Any] = {
     "expected_link_failures_per_day": pl.Float64,
     "blast_radius_gpus": pl.Int64,
     "solve_s": pl.Float64,
+    "verdict": pl.Utf8,
+    "sim_fraction_ecmp": pl.Float64,
+    "sim_fraction_spray": pl.Float64,
+    "sim_fraction_after_failure": pl.Float64,
 }
 
 ALTERNATIVES_SCHEMA: dict[str, Any] = {
@@ -89,10 +96,19 @@ def _roles(tiers: int) -> tuple[str, ...]:
     return ROLES.get(tiers, tuple(f"tier{t}" for t in range(1, tiers + 1)))
 
 
-def summary_table(inst: Instance, result: SizingResult) -> pl.DataFrame:
-    """One row of headline figures; with no design, the row keeps instance, status and GPUs only."""
+def summary_table(
+    inst: Instance, result: SizingResult, sim: SimResult | None = None
+) -> pl.DataFrame:
+    """One row of headline figures; with no design, the row keeps instance, status and GPUs only.
+
+    With a simulation, the row also gives its verdict and the simulated throughput fractions
+    (the least over the traffic of each routing, healthy; the least kept under a failure).
+    """
     d = result.design
     row: dict[str, Any] = dict.fromkeys(SUMMARY_SCHEMA)
+    row["verdict"] = "not verified"
+    if sim is not None:
+        row.update(verdict=sim.verdict, **sim.fractions)
     row.update(
         instance=inst.name,
         status=result.status.value,
@@ -335,9 +351,15 @@ def write_reports(plan_result: PlanResult, outdir: Path, *, force: bool = False)
         "bom": plan_result.bom,
         "links": plan_result.links,
     }
+    if plan_result.sim is not None:
+        tables.update(
+            sim_collectives=plan_result.sim_collectives,
+            sim_links=plan_result.sim_links,
+            sim_failures=plan_result.sim_failures,
+        )
     written: list[Path] = []
     try:
-        for name in TABLES:
+        for name in tables:
             df = tables[name]
             written.append(_atomic(outdir / f"{name}.csv", df.write_csv))
             written.append(_atomic(outdir / f"{name}.parquet", df.write_parquet))
@@ -346,7 +368,33 @@ def write_reports(plan_result: PlanResult, outdir: Path, *, force: bool = False)
             written.append(_write_text(design_path, plan_result.design.to_json() + "\n"))
         else:
             design_path.unlink(missing_ok=True)
+        if plan_result.sim is None:
+            for name in SIM_TABLES:  # a stale simulation from an earlier run would mislead
+                for ext in ("csv", "parquet"):
+                    (outdir / f"{name}.{ext}").unlink(missing_ok=True)
         written.append(_write_text(outdir / "report.md", render_markdown(plan_result, tables)))
+    except OSError as exc:
+        raise InputError(
+            f"cannot write the reports into {outdir} ({exc.strerror or exc})"
+        ) from None
+    return written
+
+
+def write_sim_reports(sim: SimResult, outdir: Path, *, force: bool = False) -> list[Path]:
+    """Write a simulation's tables (CSV and Parquet) into ``outdir``; returns the files written."""
+    outdir = Path(outdir)
+    prepare_outdir(outdir, force=force)
+    _write_text(outdir / MARKER, "This folder holds fabric-planner output; solve may rewrite it.\n")
+    tables = {
+        "sim_collectives": sim.collectives,
+        "sim_links": sim.links,
+        "sim_failures": sim.failures,
+    }
+    written: list[Path] = []
+    try:
+        for name, df in tables.items():
+            written.append(_atomic(outdir / f"{name}.csv", df.write_csv))
+            written.append(_atomic(outdir / f"{name}.parquet", df.write_parquet))
     except OSError as exc:
         raise InputError(
             f"cannot write the reports into {outdir} ({exc.strerror or exc})"
@@ -402,6 +450,15 @@ def headline(summary: pl.DataFrame) -> list[str]:
         f" bisection {s['bisection_gbps']:,.0f} Gb/s",
         f"optimality gap: {s['gap']:.2%} (lower bound {_money(s['bound_usd'])})",
     ]
+    if s["verdict"] != "not verified":
+        parts = [
+            f"{name} {s[f'sim_fraction_{name}']:.2f}"
+            for name in ("spray", "ecmp")
+            if s[f"sim_fraction_{name}"] is not None
+        ]
+        after = s["sim_fraction_after_failure"]
+        tail = f"; after a failure {after:.2f} of healthy" if after is not None else ""
+        lines.append(f"simulation: {s['verdict']} (throughput of ideal: {', '.join(parts)}{tail})")
     return lines
 
 
@@ -449,6 +506,23 @@ def render_markdown(plan_result: PlanResult, tables: dict[str, pl.DataFrame]) ->
         ]
         out += ["## Bill of materials (all planes)", "", markdown_table(tables["bom"]), ""]
         out += ["## Links", "", markdown_table(tables["links"]), ""]
+    sim = plan_result.sim
+    if sim is not None:
+        out += ["## Verification by simulation", ""]
+        out += [f"- verdict: **{sim.verdict}**"] + [f"- {r}" for r in sim.reasons] + [""]
+        cols = [
+            "pattern",
+            "routing",
+            "scenario",
+            "time_s",
+            "busbw_gbps",
+            "fraction_of_ideal",
+            "fraction_of_bound",
+            "p99_fct_s",
+        ]
+        out += [markdown_table(tables["sim_collectives"], cols), ""]
+        if len(tables["sim_failures"]):
+            out += ["### Failures", "", markdown_table(tables["sim_failures"]), ""]
     alt = tables["alternatives"]
     if len(alt):
         out += [

@@ -322,6 +322,7 @@ def design_of(
         bound_usd=sol.bound_usd if sol.bound_usd is not None else sol.objective_usd or 0.0,
         pods=sol.pods,
         leaves_per_pod=sol.leaves_per_pod,
+        gpus_per_node=inst.cluster.gpus_per_node,
         solve_s=sol.wall_s,
     )
 

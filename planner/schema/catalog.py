@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from planner.schema.instance import Strict
+from planner.schema.instance_base import Strict
 
 MediumKind = Literal["dac", "aec", "sr", "dr", "fr", "lpo"]
 #: Media kinds that are copper (no optics at either end).

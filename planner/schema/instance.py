@@ -8,17 +8,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from planner.schema.instance_base import Strict
+from planner.schema.verify import Verify
 
 #: Families the planner can size today; later issues add the others of DESIGN section 1.
 Family = Literal["clos"]
 TierRole = Literal["leaf", "spine", "core"]
-
-
-class Strict(BaseModel):
-    """Base of every input model: frozen, no unknown fields, docstrings as descriptions."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 class ScaleUp(Strict):
@@ -225,6 +222,8 @@ class Instance(Strict):
     constraints: Constraints = Field(default_factory=Constraints)
     objective: Objective = Field(default_factory=Objective)
     search: Search = Field(default_factory=Search)
+    verify: Verify = Field(default_factory=Verify)
+    """Simulation of the chosen design: traffic, routing, failures and the verdict's threshold."""
 
     def with_changes(self, changes: dict[str, Any]) -> Instance:
         """A new, validated instance with dotted fields replaced: {"cluster.gpus": 65536}."""

@@ -403,6 +403,7 @@ def route(
         )
         connected[cross[~reach]] = False
         cross = cross[reach]
+    if cross.size:
         if routing is Routing.ECMP:
             r, c = _ecmp_paths(
                 walk,

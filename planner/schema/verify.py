@@ -1,0 +1,115 @@
+"""The ``[verify]`` section: what traffic, routing and failures a design is simulated under."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from planner.schema.instance_base import Strict
+
+TrafficKind = Literal[
+    "all_reduce_ring",
+    "all_reduce_tree",
+    "reduce_scatter",
+    "all_gather",
+    "all_to_all",
+    "point_to_point",
+    "uniform_all_to_all",
+    "random_permutation",
+    "incast",
+]
+RoutingName = Literal["ecmp", "spray"]
+#: Traffic kinds that run on groups of GPUs (the others are patterns over the whole cluster).
+COLLECTIVES = frozenset(
+    {"all_reduce_ring", "all_reduce_tree", "reduce_scatter", "all_gather", "all_to_all"}
+)
+
+
+class TrafficSpec(Strict):
+    """One traffic pattern or collective to simulate."""
+
+    kind: TrafficKind
+    """Collective (on groups) or synthetic pattern (over all GPUs)."""
+    size_bytes: float = Field(1.0e9, gt=0, le=1.0e13)
+    """nccl-tests size per rank for collectives; bytes each GPU sends for patterns."""
+    groups: Literal["data_parallel", "consecutive"] = "data_parallel"
+    """Collective groups: the same local GPU index across all nodes (data parallel), or
+    ``group_size`` consecutive GPUs (expert parallel: n consecutive nodes)."""
+    group_size: int | None = Field(None, ge=2)
+    """GPUs per group for consecutive groups."""
+    fan_in: int = Field(8, ge=1)
+    """Senders into one receiver, for incast."""
+    pipeline_stages: int = Field(2, ge=2)
+    """Pipeline stages, for point-to-point between consecutive stages."""
+
+    @model_validator(mode="after")
+    def _check(self) -> TrafficSpec:
+        if self.groups == "consecutive" and self.kind in COLLECTIVES and self.group_size is None:
+            raise ValueError("consecutive groups need group_size")
+        return self
+
+    @property
+    def label(self) -> str:
+        """Short name for reports: all_to_all/consecutive-64."""
+        if self.kind in COLLECTIVES:
+            where = "dp" if self.groups == "data_parallel" else f"groups-of-{self.group_size}"
+            return f"{self.kind}/{where}"
+        return self.kind
+
+
+class FailureSpec(Strict):
+    """A named failure scenario in plane 0 (planes are identical, so plane 0 stands for any)."""
+
+    name: str = ""
+    """Label in reports; made from the contents when empty."""
+    switches: list[str] = Field(default_factory=list)
+    """Switches that fail, by role and index: 'spine0', 'leaf12', 'core3'."""
+    links: list[str] = Field(default_factory=list)
+    """Links that fail, as 'lower-upper' switch pairs ('leaf3-spine1'); one parallel link each."""
+    planes: int = Field(0, ge=0)
+    """Whole planes lost."""
+
+    @property
+    def label(self) -> str:
+        """The name, or a description of what fails."""
+        if self.name:
+            return self.name
+        parts = [*self.switches, *self.links] + ([f"{self.planes} plane(s)"] if self.planes else [])
+        return "+".join(parts) or "healthy"
+
+
+def _default_traffic() -> list[TrafficSpec]:
+    return [
+        TrafficSpec(kind="random_permutation", size_bytes=256 * 2**20),
+        TrafficSpec(kind="all_reduce_ring", size_bytes=2**30),
+    ]
+
+
+class Verify(Strict):
+    """Verification of the chosen design by flow simulation."""
+
+    enabled: bool = True
+    """Simulate the design after solving (the CLI's --no-verify turns it off)."""
+    routing: list[RoutingName] = Field(
+        default_factory=lambda: list[RoutingName](["ecmp", "spray"]), min_length=1
+    )
+    """Routing policies to simulate: per-flow ECMP and packet spraying."""
+    verdict_routing: RoutingName = "spray"
+    """The policy the verdict is judged under (the one the fabric will run)."""
+    seed: int = Field(1, ge=0)
+    """Seed of ECMP hashing, random patterns and Monte Carlo draws."""
+    min_throughput_fraction: float = Field(0.9, gt=0, le=1)
+    """A healthy design must reach this fraction of the ideal (NIC-limited) throughput."""
+    traffic: list[TrafficSpec] = Field(default_factory=_default_traffic, min_length=1)
+    """What to simulate."""
+    failures: list[FailureSpec] = Field(default_factory=list)
+    """Named failure scenarios."""
+    single_switch_failures: bool = True
+    """Also fail one switch of every tier that constraints.survive protects."""
+    monte_carlo_trials: int = Field(0, ge=0, le=10_000)
+    """Monte Carlo trials over link failures drawn from the media AFRs (0 = off)."""
+    mttr_hours: float = Field(24.0, gt=0, le=8766)
+    """Mean time to repair a failed link, in hours."""
+    bound_max_variables: int = Field(50_000, ge=0)
+    """Largest optimal-routing LP built for the bound (0 = never)."""

@@ -1,0 +1,116 @@
+"""Failure scenarios: named switches, links and planes, and Monte Carlo draws from media AFRs."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from planner.design import Design
+from planner.errors import InputError
+from planner.schema.instance import HOURS_PER_YEAR
+from planner.schema.verify import FailureSpec
+from planner.sim.fabric import Fabric, IntArray
+
+_NAME = re.compile(r"^(gpu|leaf|spine|core)(\d+)$")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """What is down: links of plane 0 (a plane stands for any) and whole planes."""
+
+    name: str
+    failed_links: IntArray
+    """Physical link ids of plane 0 that are down."""
+    planes_lost: int = 0
+    single_switch_tier: int | None = None
+    """Tier of the one switch that failed, when the scenario is a single-switch failure."""
+
+
+def node_of(fabric: Fabric, name: str) -> int:
+    """Node id of a switch named by role and index ('spine3'); InputError when there is none."""
+    m = _NAME.match(name.strip())
+    roles = list(fabric.roles)
+    if not m or m.group(1) not in roles:
+        raise InputError(
+            f"verify.failures: unknown switch {name!r}; expected one of {', '.join(r + 'N' for r in roles[1:])}"
+        )
+    tier, index = roles.index(m.group(1)), int(m.group(2))
+    count = fabric.tier_offsets[tier + 1] - fabric.tier_offsets[tier]
+    if index >= count:
+        raise InputError(
+            f"verify.failures: {name!r} does not exist; this design has {count} {m.group(1)} switches per plane"
+        )
+    return fabric.tier_offsets[tier] + index
+
+
+def links_of_switches(fabric: Fabric, nodes: list[int]) -> IntArray:
+    """Physical links touching any of these nodes."""
+    return np.flatnonzero(np.isin(fabric.lower, nodes) | np.isin(fabric.upper, nodes))
+
+
+def link_between(fabric: Fabric, pair: str) -> int:
+    """One physical link between two named switches ('leaf3-spine1')."""
+    if "-" not in pair:
+        raise InputError(
+            f"verify.failures.links: {pair!r}: expected 'lower-upper', e.g. 'leaf3-spine1'"
+        )
+    a, b = (node_of(fabric, x) for x in pair.split("-", 1))
+    hit = np.flatnonzero(
+        ((fabric.lower == a) & (fabric.upper == b)) | ((fabric.lower == b) & (fabric.upper == a))
+    )
+    if hit.size == 0:
+        raise InputError(f"verify.failures.links: no link between {pair.replace('-', ' and ')}")
+    return int(hit[0])
+
+
+def named_scenario(fabric: Fabric, spec: FailureSpec) -> Scenario:
+    """A scenario from the instance's description."""
+    nodes = [node_of(fabric, s) for s in spec.switches]
+    links = np.union1d(
+        links_of_switches(fabric, nodes),
+        np.array([link_between(fabric, p) for p in spec.links], dtype=np.int64),
+    )
+    if spec.planes >= fabric.planes and spec.planes:
+        raise InputError(
+            f"verify.failures.planes: {spec.planes} of {fabric.planes} planes cannot fail and leave a fabric"
+        )
+    tier = None
+    if len(nodes) == 1 and not spec.links and not spec.planes:
+        tier = int(fabric.tier_of(np.array(nodes))[0])
+    return Scenario(spec.label, links.astype(np.int64), spec.planes, tier)
+
+
+def single_switch_scenarios(fabric: Fabric, design: Design) -> list[Scenario]:
+    """One failed switch (the first) of every tier that the design's constraints protect."""
+    out = []
+    for level in design.requirements.protected_tiers:
+        if level > fabric.tiers:
+            continue
+        if level == 1 and fabric.planes == 1:
+            continue  # a leaf failure cuts its GPUs off: nothing left to measure
+        node = fabric.tier_offsets[level]
+        out.append(
+            Scenario(f"{fabric.roles[level]}0 down", links_of_switches(fabric, [node]), 0, level)
+        )
+    return out
+
+
+def link_unavailability(design: Design, mttr_hours: float) -> np.ndarray:
+    """Probability that a link of each class is down at a random moment: 1 - exp(-AFR MTTR / year).
+
+    A link's AFR is the sum over its ends (modules or cable ends) of the medium's AFR per end.
+    """
+    afr = np.array([c.pluggable_ends * c.afr for c in design.link_classes])
+    return 1.0 - np.exp(-afr * mttr_hours / HOURS_PER_YEAR)
+
+
+def draw_failures(
+    fabric: Fabric, design: Design, mttr_hours: float, rng: np.random.Generator
+) -> list[IntArray]:
+    """Failed physical links of every plane for one Monte Carlo draw."""
+    p_down = link_unavailability(design, mttr_hours)[fabric.link_class]
+    return [
+        np.flatnonzero(rng.random(fabric.physical_links) < p_down) for _ in range(fabric.planes)
+    ]

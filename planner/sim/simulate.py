@@ -1,0 +1,475 @@
+"""Verify a design by simulation: traffic x routing x failures -> tables and a verdict.
+
+Planes are identical, independent fabrics and a GPU's traffic splits evenly over the planes that
+are up, so one plane is simulated with 1/p of every flow. A failure is placed in plane 0: that
+plane is simulated as failed and the others as healthy, and a flow ends when its slowest part
+ends. Flows that a failure cuts off in plane 0 send their share over the other planes.
+A collective's time is the sum of its phases' times (each repeated as often as it runs); a
+phase ends with its slowest flow. Bandwidths follow the nccl-tests conventions: algbw = size /
+time, busbw = algbw x the collective's factor; both are reported in Gb/s.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from planner.design import Design
+from planner.schema.verify import TrafficSpec, Verify
+from planner.sim import traffic as tr
+from planner.sim.bound import max_concurrent_flow
+from planner.sim.fabric import Fabric, FloatArray, build_fabric
+from planner.sim.flow import BITS_PER_BYTE, GBPS, completion_times
+from planner.sim.routing import Routing, route
+from planner.sim.scenarios import Scenario, draw_failures, named_scenario, single_switch_scenarios
+
+#: Called after every simulated (traffic, routing, scenario) with a short label.
+SimProgress = Callable[[str], None]
+#: Utilisation percentiles reported per link class.
+PERCENTILES = (50, 99)
+
+
+@dataclass(frozen=True)
+class PhaseRun:
+    """One phase on one routing and scenario: its time and its flows' completion times."""
+
+    time_s: float
+    flow_times_s: FloatArray
+    disconnected: int
+    utilisation: FloatArray | None = None
+    """Healthy plane: load / capacity of every directed link at the phase's start."""
+
+
+@dataclass(frozen=True)
+class SimResult:
+    """The simulation's tables and verdict."""
+
+    collectives: pl.DataFrame
+    links: pl.DataFrame
+    failures: pl.DataFrame
+    verdict: str
+    reasons: tuple[str, ...]
+    fractions: dict[str, float | None] = field(default_factory=dict)
+    wall_s: float = 0.0
+
+
+def build_traffic(spec: TrafficSpec, design: Design, seed: int) -> tr.Traffic:
+    """The flows of one traffic spec on this design's GPUs."""
+    gpus, per_node = design.gpus, design.gpus_per_node
+    if spec.kind == "uniform_all_to_all":
+        return tr.uniform_all_to_all(gpus, spec.size_bytes)
+    if spec.kind == "random_permutation":
+        return tr.random_permutation(gpus, spec.size_bytes, seed)
+    if spec.kind == "incast":
+        return tr.incast(gpus, min(spec.fan_in, gpus - 1), spec.size_bytes, seed)
+    if spec.kind == "point_to_point":
+        src, dst = tr.pipeline_pairs(gpus, per_node, spec.pipeline_stages)
+        return tr.point_to_point(src, dst, spec.size_bytes)
+    if spec.groups == "data_parallel":
+        groups = tr.data_parallel_groups(gpus, per_node)
+    else:
+        assert spec.group_size is not None
+        groups = tr.consecutive_groups(gpus, spec.group_size)
+    build = {
+        "all_reduce_ring": tr.ring_all_reduce,
+        "all_reduce_tree": tr.tree_all_reduce,
+        "reduce_scatter": tr.ring_reduce_scatter,
+        "all_gather": tr.ring_all_gather,
+        "all_to_all": tr.all_to_all,
+    }[spec.kind]
+    return build(groups, spec.size_bytes)
+
+
+def run_phase(
+    healthy: Fabric,
+    phase: tr.Phase,
+    routing: Routing,
+    seed: int,
+    *,
+    failed: Fabric | None = None,
+    planes_lost: int = 0,
+    with_utilisation: bool = False,
+) -> PhaseRun:
+    """Simulate one phase over the planes: a healthy plane and, if given, a failed plane 0."""
+    planes_up = healthy.planes - planes_lost
+    if planes_up <= 0:
+        return PhaseRun(math.inf, np.full(phase.flows, math.inf), phase.flows)
+    share = phase.size_bytes / planes_up
+    healthy_share = share
+    failed_times = None
+    cut = 0
+    if failed is not None:
+        routes_f = route(failed, phase.src, phase.dst, routing, seed=seed)
+        lost = ~routes_f.connected
+        failed_times = completion_times(
+            routes_f, failed.capacity_gbps, np.where(lost, 0.0, share)
+        ).time_s
+        failed_times[lost] = 0.0
+        if lost.any():
+            if planes_up >= 2:  # the cut-off share moves to the other planes
+                healthy_share = np.where(lost, phase.size_bytes / (planes_up - 1), share)
+            else:
+                failed_times[lost] = math.inf
+                cut = int(lost.sum())
+    routes_h = route(healthy, phase.src, phase.dst, routing, seed=seed)
+    done = completion_times(routes_h, healthy.capacity_gbps, healthy_share)
+    times = done.time_s if failed_times is None else np.maximum(done.time_s, failed_times)
+    utilisation = None
+    if with_utilisation:
+        cap = healthy.capacity_gbps
+        utilisation = np.divide(
+            routes_h.load(done.initial_rate_gbps), cap, out=np.zeros_like(cap), where=cap > 0
+        )
+    cut += int((~routes_h.connected).sum())
+    return PhaseRun(float(times.max()) if times.size else 0.0, times, cut, utilisation)
+
+
+def run_traffic(
+    fabric: Fabric,
+    traffic: tr.Traffic,
+    routing: Routing,
+    seed: int,
+    scenario: Scenario | None = None,
+    *,
+    with_utilisation: bool = False,
+) -> tuple[float, FloatArray, int, FloatArray | None]:
+    """Total time of a traffic, its flows' completion times, flows cut off, first utilisation."""
+    failed = None
+    if scenario is not None and scenario.failed_links.size:
+        failed = fabric.with_failed_links(scenario.failed_links)
+    lost = scenario.planes_lost if scenario else 0
+    total, times, cut, util = 0.0, [], 0, None
+    for i, phase in enumerate(traffic.phases):
+        run = run_phase(
+            fabric,
+            phase,
+            routing,
+            seed,
+            failed=failed,
+            planes_lost=lost,
+            with_utilisation=with_utilisation and i == 0,
+        )
+        total += run.time_s * phase.repeat
+        times.append(run.flow_times_s)
+        cut = max(cut, run.disconnected)
+        util = run.utilisation if i == 0 else util
+    return total, np.concatenate(times) if times else np.zeros(0), cut, util
+
+
+def bound_time_s(fabric: Fabric, traffic: tr.Traffic, max_variables: int) -> float | None:
+    """Least time any routing needs (optimal-routing LP per phase); None when too large to build."""
+    total = 0.0
+    for phase in traffic.phases:
+        demand = phase.size_bytes / fabric.planes * BITS_PER_BYTE / GBPS
+        b = max_concurrent_flow(fabric, phase.src, phase.dst, demand, max_variables=max_variables)
+        if b.time_s is None:
+            return None
+        total += b.time_s * phase.repeat
+    return total
+
+
+def _collective_row(
+    spec: TrafficSpec,
+    t: tr.Traffic,
+    routing: Routing,
+    scenario: str,
+    time_s: float,
+    times: FloatArray,
+    cut: int,
+    ideal_s: float,
+    bound_s: float | None,
+) -> dict[str, Any]:
+    ok = math.isfinite(time_s) and time_s > 0
+    finite = times[np.isfinite(times)]
+    return {
+        "pattern": spec.label,
+        "collective": t.name,
+        "algorithm": t.algorithm,
+        "routing": routing.value,
+        "scenario": scenario,
+        "group_size": t.group_size,
+        "groups": t.groups,
+        "size_bytes": t.size_bytes,
+        "flows": t.flows,
+        "time_s": time_s,
+        "algbw_gbps": t.algbw_gbps(time_s) if ok else 0.0,
+        "busbw_gbps": t.busbw_gbps(time_s) if ok else 0.0,
+        "ideal_time_s": ideal_s,
+        "fraction_of_ideal": ideal_s / time_s if ok else 0.0,
+        "bound_time_s": bound_s,
+        "fraction_of_bound": (bound_s / time_s) if (ok and bound_s is not None) else None,
+        "p50_fct_s": float(np.percentile(finite, 50)) if finite.size else None,
+        "p99_fct_s": float(np.percentile(finite, 99)) if finite.size else None,
+        "disconnected_flows": cut,
+    }
+
+
+def _link_rows(
+    fabric: Fabric, spec: TrafficSpec, routing: Routing, util: FloatArray
+) -> list[dict[str, Any]]:
+    rows = []
+    cls = fabric.directed_class
+    up = np.zeros(fabric.links, dtype=bool)
+    up[0::2] = True
+    for c in range(fabric.tiers):
+        for direction, mask in (("up", up), ("down", ~up)):
+            u = util[(cls == c) & mask & fabric.alive]
+            if not u.size:
+                continue
+            lower = fabric.roles[c]
+            rows.append(
+                {
+                    "pattern": spec.label,
+                    "routing": routing.value,
+                    "tier": f"{lower}-{fabric.roles[c + 1]}",
+                    "direction": direction,
+                    "links": int(u.size),
+                    "mean_utilisation": float(u.mean()),
+                    "p50_utilisation": float(np.percentile(u, PERCENTILES[0])),
+                    "p99_utilisation": float(np.percentile(u, PERCENTILES[1])),
+                    "max_utilisation": float(u.max()),
+                    "idle_fraction": float((u <= 0).mean()),
+                }
+            )
+    return rows
+
+
+def simulate(design: Design, verify: Verify, *, progress: SimProgress | None = None) -> SimResult:
+    """Simulate a design under the verify section's traffic, routings and failures."""
+    start = time.perf_counter()
+    fabric = build_fabric(design)
+    nic_gbps = design.link_speed_gbps * design.planes
+    routings = [Routing(r) for r in verify.routing]
+    verdict_routing = Routing(verify.verdict_routing)
+    if verdict_routing not in routings:
+        routings.append(verdict_routing)
+    scenarios = [named_scenario(fabric, f) for f in verify.failures]
+    if verify.single_switch_failures:
+        scenarios += single_switch_scenarios(fabric, design)
+    coll_rows, link_rows, fail_rows = [], [], []
+    healthy_time: dict[tuple[str, str], float] = {}
+    traffics = [(spec, build_traffic(spec, design, verify.seed)) for spec in verify.traffic]
+    for spec, t in traffics:
+        ideal = tr.ideal_time_s(t, design.gpus, nic_gbps)
+        bound = (
+            bound_time_s(fabric, t, verify.bound_max_variables)
+            if verify.bound_max_variables
+            else None
+        )
+        for routing in routings:
+            total, times, cut, util = run_traffic(
+                fabric, t, routing, verify.seed, with_utilisation=True
+            )
+            healthy_time[spec.label, routing.value] = total
+            coll_rows.append(
+                _collective_row(spec, t, routing, "healthy", total, times, cut, ideal, bound)
+            )
+            if util is not None:
+                link_rows.extend(_link_rows(fabric, spec, routing, util))
+            if progress:
+                progress(
+                    f"{spec.label}, {routing.value}: {ideal / total if total else 0:.3f} of ideal"
+                )
+        for sc in scenarios:
+            total, times, cut, _ = run_traffic(fabric, t, verdict_routing, verify.seed, sc)
+            coll_rows.append(
+                _collective_row(spec, t, verdict_routing, sc.name, total, times, cut, ideal, None)
+            )
+            base = healthy_time[spec.label, verdict_routing.value]
+            fail_rows.append(
+                _failure_row(
+                    sc.name,
+                    -1,
+                    int(sc.failed_links.size),
+                    sc.planes_lost,
+                    spec,
+                    verdict_routing,
+                    total,
+                    base,
+                    ideal,
+                    cut,
+                )
+            )
+            if progress:
+                progress(f"{spec.label}, {sc.name}: {base / total if total else 0:.3f} of healthy")
+    if verify.monte_carlo_trials and traffics:
+        spec, t = traffics[0]
+        fail_rows.extend(
+            _monte_carlo(
+                fabric,
+                design,
+                verify,
+                spec,
+                t,
+                verdict_routing,
+                healthy_time[spec.label, verdict_routing.value],
+                nic_gbps,
+                progress,
+            )
+        )
+    collectives = pl.DataFrame(coll_rows, schema=COLLECTIVES_SCHEMA)
+    links = pl.DataFrame(link_rows, schema=LINKS_SCHEMA)
+    failures = pl.DataFrame(fail_rows, schema=FAILURES_SCHEMA)
+    verdict, reasons, fractions = judge(
+        design, verify, collectives, failures, [s for s in scenarios if s.single_switch_tier]
+    )
+    return SimResult(
+        collectives, links, failures, verdict, reasons, fractions, time.perf_counter() - start
+    )
+
+
+def _failure_row(
+    scenario: str,
+    trial: int,
+    failed_links: int,
+    planes_lost: int,
+    spec: TrafficSpec,
+    routing: Routing,
+    time_s: float,
+    healthy_s: float,
+    ideal_s: float,
+    cut: int,
+) -> dict[str, Any]:
+    ok = math.isfinite(time_s) and time_s > 0
+    return {
+        "scenario": scenario,
+        "trial": trial,
+        "failed_links": failed_links,
+        "planes_lost": planes_lost,
+        "pattern": spec.label,
+        "routing": routing.value,
+        "time_s": time_s,
+        "fraction_of_healthy": healthy_s / time_s if ok else 0.0,
+        "fraction_of_ideal": ideal_s / time_s if ok else 0.0,
+        "disconnected_flows": cut,
+    }
+
+
+def _monte_carlo(
+    fabric: Fabric,
+    design: Design,
+    verify: Verify,
+    spec: TrafficSpec,
+    t: tr.Traffic,
+    routing: Routing,
+    healthy_s: float,
+    nic_gbps: float,
+    progress: SimProgress | None,
+) -> list[dict[str, Any]]:
+    """Trials of link failures drawn per plane from the media AFRs and the repair time."""
+    rng = np.random.default_rng(verify.seed)
+    ideal = tr.ideal_time_s(t, design.gpus, nic_gbps)
+    rows = []
+    for trial in range(verify.monte_carlo_trials):
+        per_plane = draw_failures(fabric, design, verify.mttr_hours, rng)
+        worst, cut = healthy_s, 0
+        for links in per_plane:
+            if links.size:
+                total, _, c, _ = run_traffic(fabric, t, routing, verify.seed, Scenario("mc", links))
+                worst, cut = max(worst, total), max(cut, c)
+        n_failed = int(sum(x.size for x in per_plane))
+        rows.append(
+            _failure_row(
+                "monte_carlo", trial, n_failed, 0, spec, routing, worst, healthy_s, ideal, cut
+            )
+        )
+        if progress:
+            progress(
+                f"Monte Carlo trial {trial + 1}/{verify.monte_carlo_trials}: {n_failed} links down"
+            )
+    return rows
+
+
+def _min_or_none(column: pl.Series) -> float | None:
+    """Least value of a column, None when it is empty."""
+    return float(column.to_numpy().min()) if column.len() else None
+
+
+def judge(
+    design: Design,
+    verify: Verify,
+    collectives: pl.DataFrame,
+    failures: pl.DataFrame,
+    single: list[Scenario],
+) -> tuple[str, tuple[str, ...], dict[str, float | None]]:
+    """The verdict: healthy throughput and single-switch failures against the requirements."""
+    reasons = []
+    healthy = collectives.filter(pl.col("scenario") == "healthy")
+    fractions: dict[str, float | None] = {}
+    for routing in ("ecmp", "spray"):
+        rows = healthy.filter(pl.col("routing") == routing)
+        fractions[f"sim_fraction_{routing}"] = _min_or_none(rows["fraction_of_ideal"])
+    for row in healthy.filter(pl.col("routing") == verify.verdict_routing).iter_rows(named=True):
+        if row["fraction_of_ideal"] < verify.min_throughput_fraction:
+            reasons.append(
+                f"{row['pattern']} under {row['routing']} reaches {row['fraction_of_ideal']:.2f} of ideal, "
+                f"below verify.min_throughput_fraction = {verify.min_throughput_fraction}"
+            )
+    named = failures.filter(pl.col("trial") == -1)
+    fractions["sim_fraction_after_failure"] = _min_or_none(named["fraction_of_healthy"])
+    phi = design.requirements.min_fraction_after_failure
+    single_names = {s.name for s in single}
+    if phi is not None:
+        for row in named.filter(pl.col("scenario").is_in(list(single_names))).iter_rows(named=True):
+            if row["fraction_of_healthy"] < phi * (1 - FRACTION_RTOL):
+                reasons.append(
+                    f"with {row['scenario']}, {row['pattern']} keeps {row['fraction_of_healthy']:.2f} of its healthy "
+                    f"throughput, below survive.min_bandwidth_fraction = {phi}"
+                )
+    return ("fails" if reasons else "meets"), tuple(reasons), fractions
+
+
+#: Relative slack when a simulated fraction is compared with a required one.
+FRACTION_RTOL = 1e-6
+
+COLLECTIVES_SCHEMA: dict[str, Any] = {
+    "pattern": pl.Utf8,
+    "collective": pl.Utf8,
+    "algorithm": pl.Utf8,
+    "routing": pl.Utf8,
+    "scenario": pl.Utf8,
+    "group_size": pl.Int64,
+    "groups": pl.Int64,
+    "size_bytes": pl.Float64,
+    "flows": pl.Int64,
+    "time_s": pl.Float64,
+    "algbw_gbps": pl.Float64,
+    "busbw_gbps": pl.Float64,
+    "ideal_time_s": pl.Float64,
+    "fraction_of_ideal": pl.Float64,
+    "bound_time_s": pl.Float64,
+    "fraction_of_bound": pl.Float64,
+    "p50_fct_s": pl.Float64,
+    "p99_fct_s": pl.Float64,
+    "disconnected_flows": pl.Int64,
+}
+LINKS_SCHEMA: dict[str, Any] = {
+    "pattern": pl.Utf8,
+    "routing": pl.Utf8,
+    "tier": pl.Utf8,
+    "direction": pl.Utf8,
+    "links": pl.Int64,
+    "mean_utilisation": pl.Float64,
+    "p50_utilisation": pl.Float64,
+    "p99_utilisation": pl.Float64,
+    "max_utilisation": pl.Float64,
+    "idle_fraction": pl.Float64,
+}
+FAILURES_SCHEMA: dict[str, Any] = {
+    "scenario": pl.Utf8,
+    "trial": pl.Int64,
+    "failed_links": pl.Int64,
+    "planes_lost": pl.Int64,
+    "pattern": pl.Utf8,
+    "routing": pl.Utf8,
+    "time_s": pl.Float64,
+    "fraction_of_healthy": pl.Float64,
+    "fraction_of_ideal": pl.Float64,
+    "disconnected_flows": pl.Int64,
+}
