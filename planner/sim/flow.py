@@ -33,6 +33,10 @@ LEVEL_ATOL_GBPS = 1e-12
 #: Flows whose completion is within this relative tolerance of their component's next event
 #: finish with it: the accuracy of every completion time.
 EVENT_RTOL = 1e-4
+#: Re-sharing rounds after which the flows still running keep their last rates to the end: an
+#: upper bound on their completion times, reported as not exact. Large unstructured traffic
+#: under ECMP (thousands of distinct rates) would otherwise need thousands of max-min solves.
+MAX_EVENTS = 16
 #: Fractions smaller than this are treated as zero when testing whether a link carries active flows.
 WEIGHT_EPS = 1e-12
 BITS_PER_BYTE = 8.0
@@ -86,6 +90,8 @@ class Completion:
     initial_rate_gbps: FloatArray
     events: int
     """Rounds of re-sharing (the most events of any one component)."""
+    exact: bool = True
+    """False when re-sharing stopped after ``MAX_EVENTS`` rounds (times are then upper bounds)."""
 
     @property
     def phase_time_s(self) -> float:
@@ -94,9 +100,13 @@ class Completion:
 
 
 def completion_times(
-    routes: Routes, capacity_gbps: FloatArray, size_bytes: FloatArray
+    routes: Routes,
+    capacity_gbps: FloatArray,
+    size_bytes: FloatArray,
+    *,
+    max_events: int = MAX_EVENTS,
 ) -> Completion:
-    """Flow completion times with max-min re-sharing at every completion."""
+    """Flow completion times with max-min re-sharing at every completion (up to ``max_events``)."""
     remaining_all = np.asarray(size_bytes, dtype=np.float64) * BITS_PER_BYTE / GBPS  # Gbit
     finish = np.where(routes.connected, 0.0, np.inf)
     initial = np.zeros(routes.flows)
@@ -107,7 +117,14 @@ def completion_times(
     comp_flow = work.components[1]
     clock = np.zeros(work.components[2])
     events = 0
+    exact = True
+    last_rate = np.zeros(ids.size)
     while active.any():
+        if events >= max(1, max_events):  # finish at the last rates: no more re-sharing
+            idx = np.flatnonzero(active)
+            finish[ids[idx]] = clock[comp_flow[idx]] + remaining[idx] / last_rate[idx]
+            exact = False
+            break
         if active.sum() * 2 < active.size:
             keep = np.flatnonzero(active)
             old_comp = comp_flow[keep]
@@ -120,6 +137,7 @@ def completion_times(
             ]  # a component only splits: its parts keep its clock
             clock = new_clock
         rate = max_min_rates(work, capacity_gbps, active)
+        last_rate = rate
         if events == 0:
             initial[ids] = rate
         stuck = active & (rate <= 0)
@@ -141,4 +159,4 @@ def completion_times(
         moving = np.isfinite(step)
         clock[moving] += step[moving]
         events += 1
-    return Completion(finish, initial, events)
+    return Completion(finish, initial, events, exact)

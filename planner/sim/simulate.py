@@ -44,6 +44,8 @@ class PhaseRun:
     disconnected: int
     utilisation: FloatArray | None = None
     """Healthy plane: load / capacity of every directed link at the phase's start."""
+    exact: bool = True
+    """False when re-sharing was cut short (times are upper bounds)."""
 
 
 @dataclass(frozen=True)
@@ -104,12 +106,12 @@ def run_phase(
     healthy_share = share
     failed_times = None
     cut = 0
+    exact = True
     if failed is not None:
         routes_f = route(failed, phase.src, phase.dst, routing, seed=seed)
         lost = ~routes_f.connected
-        failed_times = completion_times(
-            routes_f, failed.capacity_gbps, np.where(lost, 0.0, share)
-        ).time_s
+        done_f = completion_times(routes_f, failed.capacity_gbps, np.where(lost, 0.0, share))
+        failed_times, exact = done_f.time_s, done_f.exact
         failed_times[lost] = 0.0
         if lost.any():
             if planes_up >= 2:  # the cut-off share moves to the other planes
@@ -127,7 +129,8 @@ def run_phase(
             routes_h.load(done.initial_rate_gbps), cap, out=np.zeros_like(cap), where=cap > 0
         )
     cut += int((~routes_h.connected).sum())
-    return PhaseRun(float(times.max()) if times.size else 0.0, times, cut, utilisation)
+    phase_time = float(times.max()) if times.size else 0.0
+    return PhaseRun(phase_time, times, cut, utilisation, exact and done.exact)
 
 
 def run_traffic(
@@ -138,13 +141,13 @@ def run_traffic(
     scenario: Scenario | None = None,
     *,
     with_utilisation: bool = False,
-) -> tuple[float, FloatArray, int, FloatArray | None]:
-    """Total time of a traffic, its flows' completion times, flows cut off, first utilisation."""
+) -> tuple[float, FloatArray, int, FloatArray | None, bool]:
+    """Total time, flows' completion times, flows cut off, first utilisation, and exactness."""
     failed = None
     if scenario is not None and scenario.failed_links.size:
         failed = fabric.with_failed_links(scenario.failed_links)
     lost = scenario.planes_lost if scenario else 0
-    total, times, cut, util = 0.0, [], 0, None
+    total, times, cut, util, exact = 0.0, [], 0, None, True
     for i, phase in enumerate(traffic.phases):
         run = run_phase(
             fabric,
@@ -159,7 +162,8 @@ def run_traffic(
         times.append(run.flow_times_s)
         cut = max(cut, run.disconnected)
         util = run.utilisation if i == 0 else util
-    return total, np.concatenate(times) if times else np.zeros(0), cut, util
+        exact = exact and run.exact
+    return total, np.concatenate(times) if times else np.zeros(0), cut, util, exact
 
 
 def bound_time_s(fabric: Fabric, traffic: tr.Traffic, max_variables: int) -> float | None:
@@ -184,6 +188,7 @@ def _collective_row(
     cut: int,
     ideal_s: float,
     bound_s: float | None,
+    exact: bool = True,
 ) -> dict[str, Any]:
     ok = math.isfinite(time_s) and time_s > 0
     finite = times[np.isfinite(times)]
@@ -207,6 +212,7 @@ def _collective_row(
         "p50_fct_s": float(np.percentile(finite, 50)) if finite.size else None,
         "p99_fct_s": float(np.percentile(finite, 99)) if finite.size else None,
         "disconnected_flows": cut,
+        "exact": exact,
     }
 
 
@@ -263,12 +269,12 @@ def simulate(design: Design, verify: Verify, *, progress: SimProgress | None = N
             else None
         )
         for routing in routings:
-            total, times, cut, util = run_traffic(
+            total, times, cut, util, exact = run_traffic(
                 fabric, t, routing, verify.seed, with_utilisation=True
             )
             healthy_time[spec.label, routing.value] = total
             coll_rows.append(
-                _collective_row(spec, t, routing, "healthy", total, times, cut, ideal, bound)
+                _collective_row(spec, t, routing, "healthy", total, times, cut, ideal, bound, exact)
             )
             if util is not None:
                 link_rows.extend(_link_rows(fabric, spec, routing, util))
@@ -277,9 +283,11 @@ def simulate(design: Design, verify: Verify, *, progress: SimProgress | None = N
                     f"{spec.label}, {routing.value}: {ideal / total if total else 0:.3f} of ideal"
                 )
         for sc in scenarios:
-            total, times, cut, _ = run_traffic(fabric, t, verdict_routing, verify.seed, sc)
+            total, times, cut, _, exact = run_traffic(fabric, t, verdict_routing, verify.seed, sc)
             coll_rows.append(
-                _collective_row(spec, t, verdict_routing, sc.name, total, times, cut, ideal, None)
+                _collective_row(
+                    spec, t, verdict_routing, sc.name, total, times, cut, ideal, None, exact
+                )
             )
             base = healthy_time[spec.label, verdict_routing.value]
             fail_rows.append(
@@ -371,7 +379,9 @@ def _monte_carlo(
         worst, cut = healthy_s, 0
         for links in per_plane:
             if links.size:
-                total, _, c, _ = run_traffic(fabric, t, routing, verify.seed, Scenario("mc", links))
+                total, _, c, _, _ = run_traffic(
+                    fabric, t, routing, verify.seed, Scenario("mc", links)
+                )
                 worst, cut = max(worst, total), max(cut, c)
         n_failed = int(sum(x.size for x in per_plane))
         rows.append(
@@ -448,6 +458,7 @@ COLLECTIVES_SCHEMA: dict[str, Any] = {
     "p50_fct_s": pl.Float64,
     "p99_fct_s": pl.Float64,
     "disconnected_flows": pl.Int64,
+    "exact": pl.Boolean,
 }
 LINKS_SCHEMA: dict[str, Any] = {
     "pattern": pl.Utf8,

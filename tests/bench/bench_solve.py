@@ -1,6 +1,6 @@
 """Benchmark: time to a proven optimum over the whole default catalog, 1k to 1M GPUs.
 
-Run: ``uv run python tests/bench/bench_solve.py`` (or ``uv run pytest -m bench tests/bench``).
+Run: ``uv run python tests/bench/bench_solve.py``.
 Targets (issue 2): 131,072 GPUs <= 5 s, 1,048,576 GPUs <= 30 s on 2 cores. Not part of the
 default test run: timings are reported, never asserted.
 """
@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import sys
 import time
-
-import pytest
 
 from planner.api import plan
 from planner.loading import load_catalog
@@ -37,15 +35,6 @@ def run(gpus: int, nic_gbps: int, ports: list[int]) -> tuple[float, str, float, 
     wall = time.perf_counter() - start
     gap = result.design.gap if result.design else float("nan")
     return wall, result.status.value, gap, len(result.search.outcomes)
-
-
-@pytest.mark.bench
-@pytest.mark.parametrize("gpus", SIZES)
-@pytest.mark.parametrize(("nic_gbps", "ports"), NICS)
-def test_bench_solve(gpus: int, nic_gbps: int, ports: list[int]) -> None:
-    wall, status, gap, solves = run(gpus, nic_gbps, ports)
-    print(f"\n{gpus:>9,} GPUs {nic_gbps}G: {wall:6.2f} s, {status}, gap {gap:.2e}, {solves} models")
-    assert status == "optimal"
 
 
 def main() -> int:

