@@ -55,13 +55,6 @@ from models.cp_sat import CP_SAT_STATUS
 from models.scaling import units_to_usd, units_to_w, usd_to_units, w_to_units
 from models.status import Status
 
-#: Role names of the tiers, by number of tiers.
-TIER_ROLES: dict[int, tuple[str, ...]] = {
-    1: ("leaf",),
-    2: ("leaf", "spine"),
-    3: ("leaf", "spine", "core"),
-}
-
 
 @dataclass(frozen=True)
 class SwitchOption:

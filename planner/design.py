@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from fractions import Fraction
 from typing import Any
 
 import polars as pl
@@ -335,8 +334,3 @@ def _bom_row(
         "total_power_w": count * unit_power,
         "source": source,
     }
-
-
-def fraction_or_none(x: Fraction | None) -> float | None:
-    """A Fraction as float, keeping None."""
-    return None if x is None else float(x)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from models import clos_sizing as cs
@@ -435,8 +435,6 @@ def _global_bound(decisive: list[Outcome]) -> float | None:
 
 
 def _with_search_figures(d: Design, status: Status, bound: float, wall: float) -> Design:
-    from dataclasses import replace
-
     return replace(d, status=status, bound_usd=bound, solve_s=wall)
 
 
