@@ -13,20 +13,32 @@ forms no import cycle.
 
 from __future__ import annotations
 
-from models.status import Status
-from planner.api import PlanResult, evaluate, load_instance, plan, validate
-from planner.design import Design
-from planner.errors import InputError
-from planner.schema.instance import Instance
+import importlib
+from typing import Any
 
-__all__ = [
-    "Design",
-    "InputError",
-    "Instance",
-    "PlanResult",
-    "Status",
-    "evaluate",
-    "load_instance",
-    "plan",
-    "validate",
-]
+#: Public name -> the module that defines it; imported on first use, so that ``python -m planner``
+#: can report bad input before the solver libraries load.
+_EXPORTS = {
+    "Status": "models.status",
+    "PlanResult": "planner.api",
+    "evaluate": "planner.api",
+    "load_instance": "planner.api",
+    "plan": "planner.api",
+    "simulate": "planner.api",
+    "validate": "planner.api",
+    "Design": "planner.design",
+    "InputError": "planner.errors",
+    "Instance": "planner.schema.instance",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'planner' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

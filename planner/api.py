@@ -15,16 +15,13 @@ from planner.loading import load_catalog
 from planner.loading import load_instance as _load_instance
 from planner.report import alternatives_table, summary_table
 from planner.schema.catalog import Catalog
-from planner.schema.instance import Instance
+from planner.schema.instance import DEFAULT_TIME_LIMIT_S, Instance
 from planner.schema.verify import Verify
 from planner.sim.simulate import COLLECTIVES_SCHEMA, FAILURES_SCHEMA, SimProgress, SimResult
 from planner.sim.simulate import LINKS_SCHEMA as SIM_LINKS_SCHEMA
 from planner.sim.simulate import simulate as _simulate
 from planner.sizing import Progress, SizingResult, search
 from planner.validation import Violation, validate_design
-
-#: Default time limit of a whole search, in seconds.
-DEFAULT_TIME_LIMIT_S = 60.0
 
 
 @dataclass(frozen=True)

@@ -18,13 +18,11 @@ import polars as pl
 import typer
 
 from models.status import Status
-from planner import api
 from planner.design import Design
 from planner.errors import InputError
-from planner.loading import DEFAULT_CATALOG, load_catalog, parse_override, read_text
-from planner.report import catalog_table, headline, prepare_outdir, write_reports, write_sim_reports
+from planner.loading import DEFAULT_CATALOG, load_catalog, load_instance, parse_override, read_text
 from planner.schema.catalog import Catalog
-from planner.schema.instance import Instance
+from planner.schema.instance import DEFAULT_TIME_LIMIT_S, Instance
 from planner.schema.verify import Verify
 from planner.validation import validate_design
 
@@ -140,7 +138,7 @@ CatalogOpt = Annotated[
 
 def load_with_changes(path: Path, changes: list[str] | None) -> Instance:
     """Read an instance and apply ``--set`` overrides."""
-    inst = api.load_instance(path)
+    inst = load_instance(path)
     if changes:
         inst = inst.with_changes(dict(parse_override(item) for item in changes))
     return inst
@@ -159,6 +157,10 @@ def run_plan(
 ) -> int:
     """Load, plan (or evaluate), write the reports and print the outcome; return the exit status."""
     inst = load_with_changes(instance, changes)
+    # The solver libraries load only once the input is known to be good.
+    from planner import api
+    from planner.report import headline, prepare_outdir, write_reports
+
     outdir = output if output is not None else DEFAULT_REPORTS_DIR / inst.name
     # Refuse a foreign folder before spending the time limit, not after.
     prepare_outdir(outdir, force=force)
@@ -204,7 +206,7 @@ def solve(
     instance: InstanceArg,
     output: OutputOpt = None,
     set_: SetOpt = None,
-    time_limit: TimeLimitOpt = api.DEFAULT_TIME_LIMIT_S,
+    time_limit: TimeLimitOpt = DEFAULT_TIME_LIMIT_S,
     as_json: JsonOpt = False,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
@@ -221,7 +223,7 @@ def evaluate(
     instance: InstanceArg,
     output: OutputOpt = None,
     set_: SetOpt = None,
-    time_limit: TimeLimitOpt = api.DEFAULT_TIME_LIMIT_S,
+    time_limit: TimeLimitOpt = DEFAULT_TIME_LIMIT_S,
     as_json: JsonOpt = False,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
@@ -314,6 +316,9 @@ def simulate_cmd(
     with user_errors():
         design = read_design(design_json)
         verify = verify_settings(instance, set_)
+        from planner import api  # the simulator loads only once the input is known to be good
+        from planner.report import prepare_outdir, write_sim_reports
+
         outdir = output if output is not None else DEFAULT_REPORTS_DIR / design.instance
         prepare_outdir(outdir, force=force)
         progress = None if quiet else ProgressLine()
@@ -366,6 +371,8 @@ def catalog_cmd(
     ] = None,
 ) -> None:
     """List the catalog's components with their key figures and the source of each price."""
+    from planner.report import catalog_table
+
     with user_errors():
         cat = load_catalog(catalog)
     kinds = [kind.value] if kind else [k.value for k in Kind]

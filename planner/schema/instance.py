@@ -148,6 +148,9 @@ class Objective(Strict):
         return self.energy_usd_per_kwh * self.pue * self.lifetime_years * HOURS_PER_YEAR / 1000.0
 
 
+#: Default time limit of a whole search, in seconds.
+DEFAULT_TIME_LIMIT_S = 60.0
+
 #: Hours in a mean (Julian) year.
 HOURS_PER_YEAR = 8766.0
 
