@@ -259,12 +259,19 @@ def validate(
     design: Annotated[
         Path, typer.Argument(help="A design.json written by solve or evaluate.", show_default=False)
     ],
-    catalog: CatalogOpt = DEFAULT_CATALOG,
+    catalog: Annotated[
+        str | None,
+        typer.Option(
+            "--catalog",
+            help="Catalog to check the unit figures against: 'default' or a file path "
+            "(default: the one the design was priced from).",
+        ),
+    ] = None,
 ) -> None:
     """Check a design alone: ports, wiring, ratios, paths, failures, totals, catalog figures."""
     with user_errors():
         d = read_design(design)
-        cat = load_catalog(catalog)
+        cat = load_catalog(catalog or d.catalog)
         try:
             violations = validate_design(d, cat)
         except (TypeError, ValueError, AttributeError, ZeroDivisionError) as exc:

@@ -110,6 +110,8 @@ class Design:
     pods: int = 1
     leaves_per_pod: int = 0
     gpus_per_node: int = 8
+    catalog: str = "default"
+    """The catalog the design was priced from: 'default' or a file path (validate checks against it)."""
     solve_s: float = 0.0
     notes: tuple[str, ...] = field(default_factory=tuple)
 

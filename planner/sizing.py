@@ -323,6 +323,7 @@ def design_of(
         pods=sol.pods,
         leaves_per_pod=sol.leaves_per_pod,
         gpus_per_node=inst.cluster.gpus_per_node,
+        catalog=inst.search.catalog,
         solve_s=sol.wall_s,
     )
 

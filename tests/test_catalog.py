@@ -12,6 +12,7 @@ from planner.api import load_instance, plan
 from planner.errors import InputError
 from planner.loading import load_catalog
 from planner.schema.catalog import Catalog
+from planner.validation import validate_design
 
 DEFAULT = load_catalog()
 
@@ -103,6 +104,9 @@ def test_a_users_catalog_file_sets_the_prices(tmp_path: Path) -> None:
     assert default.design is not None
     switch_capex_own = own.bom.filter(own.bom["component"] == "switch")["total_cost_usd"].sum()
     assert own.design.capex_usd > default.design.capex_usd
+    assert own.design.catalog.endswith("mine.toml")
+    assert validate_design(own.design, load_catalog(own.design.catalog)) == []
+    assert validate_design(own.design, DEFAULT) != []
     assert switch_capex_own == pytest.approx(
         2.0
         * sum(
