@@ -8,9 +8,12 @@ one model per structure and takes the best (``planner.sizing``); the minimum ove
 the models' proven bounds is the global lower bound.
 
 Data: E endpoints per plane; for every tier t the candidate switches m with radix k_m (ports at
-speed s), cost c_m, power w_m, latency l_m and a CPO flag; for every link class (0 = endpoint to
-leaf, t = tier t to tier t+1) the optical medium; an optional copper medium for endpoint links
-that stay inside a rack of R endpoints per plane.
+speed s), cost c_m, power w_m, latency l_m and, for co-packaged optics, the engine e_m behind its
+ports; the leaf placements allowed (top of rack, middle or end of row); R endpoints per rack and
+plane; for every link class c (0 = endpoint to leaf, t = tier t to tier t+1) its length tails per
+placement (the share of links longer than each reach threshold r_j, from the floor plan) and its
+cabling plans g (``models.cabling``: a medium per length band for one placement and one pair of
+end engines, with per-link capex a_gj, power b_gj and a worst latency lat_g).
 
 Variables (per plane):
     x[t,m] in {0,1}   tier t uses switch model m               sum_m x[t,m] = 1
@@ -18,7 +21,9 @@ Variables (per plane):
     d[t], u[t]        ports per switch facing down / up           u[T] = 0
     f[t], q[t]        switches above that each tier-t switch reaches, parallel links to each
     P, L              (T = 3) pods, leaves per pod
-    c in {0,1}        endpoint links are copper (leaf inside the rack)
+    y[pi] in {0,1}    leaves stand at placement pi                sum_pi y[pi] = 1
+    z[c,g] in {0,1}   link class c is cabled by plan g            sum_g z[c,g] = 1
+    N[c,pi,j]         links of class c longer than r_j at placement pi
 
 Constraints (one family per ``add_*`` function):
     switch.port_budget    d[t] + u[t] <= sum_m k_m x[t,m]
@@ -29,16 +34,22 @@ Constraints (one family per ``add_*`` function):
                                f[2] = C, n[3] = A C, d[3] = P q[2]
     tier.oversubscription d[t] den_t <= num_t u[t]           ratio num_t/den_t allowed at tier t
     path.hops             2T - 1 <= max hops
-    path.latency          sum_t (2 - [t = T]) sum_m l_m x[t,m] + 2 sum_{c < T-1} lat(c) <= max ns
+    path.latency          sum_t (2 - [t = T]) sum_m l_m x[t,m] + 2 sum_c sum_g lat_g z[c,g] <= max ns
     failure.single_switch for a protected tier t+1: f[t] (1 - phi) >= 1   (keep phi of the uplinks)
                           for a protected leaf tier: (p - 1) / p >= phi  (other planes carry on)
-    media.copper_in_rack  c => d[1] divides R, and the leaf is not CPO
+    layout.leaf_placement y[top_of_rack] => d[1] divides R (a leaf serves whole racks' share)
+    media.plan            z[c,g] <= y[pi_g];  z[c,g] <= sum_{m: e_m = e} x[t,m] for each end's engine
+    media.length_tails    N[c,pi,j] = ceil(links[c] share_j)   (two integer inequalities)
     budget.power          p * power <= cap;  budget.capex   p * capex <= cap
 
 Objective: minimise p * (capex + energy_usd_per_w * power), with optional weights, where capex and
-power add switches (sum_m c_m n[t] x[t,m]) and links (a pluggable module at every non-CPO end,
-the cable per link). Products of integer variables use ``AddMultiplicationEquality``; products of
-a count with a model choice are linearised with bounds taken from the data.
+power add switches (sum_m c_m n[t] x[t,m]) and links: class c under plan g pays
+sum_j (N[c,pi,j-1] - N[c,pi,j]) a_gj (N[c,pi,-1] = links[c]), and the same with b_gj for power.
+Products of integer variables use ``AddMultiplicationEquality``; products of a count with a model
+or plan choice are linearised with bounds taken from the data. Why the media sit inside this model
+rather than in a MILP after it: which medium a link may take depends on the switch at each end
+(co-packaged ports), and the switch's worth depends on the media it saves; ``models.cabling``
+shows the per-class plans are exact, so this one model gives the joint optimum.
 """
 
 from __future__ import annotations
@@ -46,11 +57,20 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from ortools.sat.python import cp_model
 
+from models.cabling import (
+    CablePlan,
+    CpoEngine,
+    Criteria,
+    LengthTails,
+    MediumOption,
+    band_counts,
+    plans_for,
+)
 from models.cp_sat import CP_SAT_STATUS
 from models.scaling import units_to_usd, units_to_w, usd_to_units, w_to_units
 from models.status import Status
@@ -65,18 +85,72 @@ class SwitchOption:
     cost_usd: float
     power_w: float
     latency_ns: int
-    cpo: bool = False
+    engine: CpoEngine | None = None
+    """The co-packaged optics behind its ports; None for pluggable ports."""
+
+    @property
+    def cpo(self) -> bool:
+        """Whether the ports are co-packaged optics."""
+        return self.engine is not None
+
+
+#: The placement whose leaf stands in the GPU rack it serves.
+TOP_OF_RACK = "top_of_rack"
 
 
 @dataclass(frozen=True)
-class MediumOption:
-    """A link medium with its cost split into what every pluggable end and every link pays."""
+class ClassCabling:
+    """One link class: its length tails per leaf placement and the plans that may cable it."""
 
-    name: str
-    end_cost_usd: float
-    end_power_w: float
-    cable_cost_usd: float
-    latency_ns: int
+    tails: dict[str | None, LengthTails]
+    """Keyed by leaf placement for classes 0 and 1; by None for classes above the leaf."""
+    plans: tuple[CablePlan, ...]
+
+    def tails_for(self, plan: CablePlan) -> LengthTails:
+        """The tails a plan is priced on."""
+        return self.tails[plan.placement]
+
+
+def engines_of(options: Sequence[SwitchOption]) -> list[CpoEngine | None]:
+    """The distinct port kinds of a tier's candidates: None (pluggable) first, then CPO engines."""
+    engines = {o.engine for o in options}
+    return sorted(
+        engines,
+        key=lambda e: (0, 0, "", 0.0) if e is None else (1, e.lane_gbps, e.connector, e.reach_m),
+    )
+
+
+def reach_thresholds(
+    media: Sequence[MediumOption],
+    lower: Sequence[SwitchOption] | None,
+    upper: Sequence[SwitchOption],
+) -> tuple[float, ...]:
+    """Where a link class's length bands end: every medium's reach and every engine's reach."""
+    engines = engines_of(upper) + ([] if lower is None else engines_of(lower))
+    reaches = {m.reach_m for m in media} | {e.reach_m for e in engines if e is not None}
+    return tuple(sorted(reaches))
+
+
+def class_cabling(
+    tails: dict[str | None, LengthTails],
+    media: Sequence[MediumOption],
+    lower: Sequence[SwitchOption] | None,
+    upper: Sequence[SwitchOption],
+    criteria: Criteria,
+) -> ClassCabling:
+    """Every cabling plan of a link class: per placement and per pair of end kinds.
+
+    ``lower`` None stands for the NIC end, which is never co-packaged.
+    """
+    lower_engines = [None] if lower is None else engines_of(lower)
+    plans = [
+        plan
+        for key, t in tails.items()
+        for lo in lower_engines
+        for hi in engines_of(upper)
+        for plan in plans_for(t, media, lo, hi, key, criteria)
+    ]
+    return ClassCabling(tails, tuple(plans))
 
 
 @dataclass(frozen=True)
@@ -107,7 +181,7 @@ class Pins:
     uplinks: tuple[int | None, ...] = ()
     parallel_links: tuple[int | None, ...] = ()
     pods: int | None = None
-    endpoint_copper: bool | None = None
+    leaf_placement: str | None = None
 
 
 @dataclass(frozen=True)
@@ -119,11 +193,12 @@ class SizingProblem:
     tiers: int
     switch_options: tuple[tuple[SwitchOption, ...], ...]
     """Candidates per tier, leaf first."""
-    optical: tuple[MediumOption, ...]
-    """Optical medium per link class 0..T-1 (class 0: endpoint to leaf)."""
-    copper: MediumOption | None
-    """Copper medium for endpoint links inside a rack, if one fits the speed."""
+    cabling: tuple[ClassCabling, ...]
+    """Per link class 0..T-1 (class 0: endpoint to leaf)."""
+    placements: tuple[str, ...]
+    """Leaf placements allowed."""
     endpoints_per_rack: int
+    """Endpoints of one plane in one rack (a top-of-rack leaf serves a divisor of them)."""
     requirements: Requirements
     energy_usd_per_w: float
     """Lifetime energy cost of one watt drawn continuously (PUE included)."""
@@ -160,7 +235,9 @@ class SizingSolution:
     tier_solutions: tuple[TierSolution, ...] = ()
     pods: int = 1
     leaves_per_pod: int = 0
-    endpoint_copper: bool = False
+    placement: str = ""
+    plans: tuple[CablePlan, ...] = ()
+    """The cabling plan chosen for each link class."""
 
 
 @dataclass
@@ -178,7 +255,10 @@ class ClosVars:
     """n[t] if tier t uses model m, else 0."""
     pods: cp_model.IntVar
     leaves_per_pod: cp_model.IntVar
-    copper: cp_model.IntVar
+    placement: dict[str, cp_model.IntVar]
+    plan: dict[tuple[int, int], cp_model.IntVar]
+    longer: dict[tuple[int, str | None, int], cp_model.IntVar]
+    """N[c, placement, j]: links of class c longer than threshold j (classes above 0)."""
 
 
 @dataclass
@@ -237,13 +317,25 @@ def add_variables(m: cp_model.CpModel, p: SizingProblem) -> ClosVars:
     links = {t: _product(m, n[t], u[t], _ub(n[t]) * _ub(u[t]), f"links[{t}]") for t in range(1, T)}
     pods = _new_int(m, 1, 1 if T < 3 else kmax, "pods")
     leaves_per_pod = _new_int(m, 1, E if T < 3 else kmax, "leaves_per_pod")
-    copper = m.new_bool_var("copper")
     n_at = {
         (t, i): _count_at_choice(m, n[t], x[t, i], f"n[{t},{o.name}]")
         for t in range(1, T + 1)
         for i, o in enumerate(p.switch_options[t - 1])
     }
-    return ClosVars(x, n, d, u, f, q, links, n_at, pods, leaves_per_pod, copper)
+    placement = {pi: m.new_bool_var(f"y[{pi}]") for pi in p.placements}
+    plan = {
+        (c, g): m.new_bool_var(f"z[{c},{g}]")
+        for c, cab in enumerate(p.cabling)
+        for g in range(len(cab.plans))
+    }
+    longer = {
+        (c, key, j): _new_int(m, 0, _ub(links[c]), f"N[{c},{key},{j}]")
+        for c, cab in enumerate(p.cabling)
+        if c > 0
+        for key, tails in cab.tails.items()
+        for j in range(len(tails.longer))
+    }
+    return ClosVars(x, n, d, u, f, q, links, n_at, pods, leaves_per_pod, placement, plan, longer)
 
 
 def add_model_choice(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> None:
@@ -318,10 +410,8 @@ def path_latency_ns(p: SizingProblem, v: ClosVars) -> cp_model.LinearExpr:
     for t in range(1, p.tiers + 1):
         crossings = 1 if t == p.tiers else 2
         total += crossings * _choice(v, t, [o.latency_ns for o in p.switch_options[t - 1]])
-    for c in range(1, p.tiers):
-        total += 2 * p.optical[c].latency_ns
-    copper_ns = p.copper.latency_ns if p.copper else 0
-    total += 2 * (p.optical[0].latency_ns + (copper_ns - p.optical[0].latency_ns) * v.copper)
+    for c, cab in enumerate(p.cabling):
+        total += 2 * sum(plan.latency_ns * v.plan[c, g] for g, plan in enumerate(cab.plans))
     return total
 
 
@@ -360,20 +450,58 @@ def add_failure_tolerance(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) ->
                 m.add(v.f[level - 1] >= need)
 
 
-def add_copper_in_rack(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> None:
-    """Endpoint links are copper only when a leaf serves whole racks' share exactly.
+def add_leaf_placement(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> None:
+    """Leaves stand at one placement; a top-of-rack leaf serves a divisor of a rack's endpoints.
 
-    c => d[1] divides R and the leaf is not CPO; without a copper medium c = 0.
+    sum_pi y[pi] = 1;  y[top_of_rack] => d[1] in divisors(R).
     """
-    divisors = [k for k in range(1, p.endpoints_per_rack + 1) if p.endpoints_per_rack % k == 0]
-    if p.copper is None or not divisors:
-        m.add(v.copper == 0)
-        return
-    m.add_linear_expression_in_domain(
-        v.d[1], cp_model.Domain.from_values(divisors)
-    ).only_enforce_if(v.copper)
-    leaf_cpo = _choice(v, 1, [int(o.cpo) for o in p.switch_options[0]])
-    m.add(v.copper + leaf_cpo <= 1)
+    m.add_exactly_one(v.placement.values())
+    if TOP_OF_RACK in v.placement:
+        R = p.endpoints_per_rack
+        divisors = [k for k in range(1, R + 1) if R % k == 0]
+        m.add_linear_expression_in_domain(
+            v.d[1], cp_model.Domain.from_values(divisors)
+        ).only_enforce_if(v.placement[TOP_OF_RACK])
+
+
+def _engine_choice(
+    p: SizingProblem, v: ClosVars, t: int, engine: CpoEngine | None
+) -> cp_model.LinearExpr:
+    """1 when tier t's switch model has this engine (None: pluggable ports), else 0."""
+    return _choice(v, t, [int(o.engine == engine) for o in p.switch_options[t - 1]])
+
+
+def add_media_plan(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> None:
+    """Every link class takes one plan, made for the chosen placement and the ends' switches.
+
+    sum_g z[c,g] = 1;  z[c,g] <= y[pi_g];  z[c,g] <= [engine of tier c = lower_g] (c > 0),
+    z[c,g] <= [engine of tier c+1 = upper_g].
+    """
+    for c, cab in enumerate(p.cabling):
+        m.add_exactly_one(v.plan[c, g] for g in range(len(cab.plans)))
+        for g, plan in enumerate(cab.plans):
+            z = v.plan[c, g]
+            if plan.placement is not None:
+                if plan.placement in v.placement:
+                    m.add_implication(z, v.placement[plan.placement])
+                else:
+                    m.add(z == 0)
+            if c > 0:
+                m.add(z <= _engine_choice(p, v, c, plan.lower_engine))
+            m.add(z <= _engine_choice(p, v, c + 1, plan.upper_engine))
+
+
+def add_length_tails(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> None:
+    """Links longer than each threshold, rounded up: N = ceil(links[c] w_j / W).
+
+    W N >= w_j links[c];  W N <= w_j links[c] + W - 1.
+    """
+    for (c, key, j), longer in v.longer.items():
+        tails = p.cabling[c].tails[key]
+        g = math.gcd(tails.longer[j], tails.total)
+        w, total = tails.longer[j] // g, tails.total // g
+        m.add(total * longer >= w * v.links[c])
+        m.add(total * longer <= w * v.links[c] + total - 1)
 
 
 def _count_at_choice(
@@ -387,48 +515,47 @@ def _count_at_choice(
     return z
 
 
+def _band_count_exprs(
+    v: ClosVars, c: int, key: str | None, bands: int
+) -> list[cp_model.LinearExpr]:
+    """Links per band of class c > 0 at a placement: N[j-1] - N[j], with N[-1] = links[c]."""
+    above = [v.links[c]] + [v.longer[c, key, j] for j in range(bands)]
+    return [above[j] - above[j + 1] for j in range(bands)]
+
+
 def cost_and_power(
     m: cp_model.CpModel, p: SizingProblem, v: ClosVars
 ) -> tuple[cp_model.LinearExpr, cp_model.LinearExpr]:
     """Capex and power of one plane, in CP-SAT units, as linear expressions."""
     capex: cp_model.LinearExpr = 0  # type: ignore[assignment]
     power: cp_model.LinearExpr = 0  # type: ignore[assignment]
-    cpo_flag: dict[int, cp_model.LinearExpr] = {}
     for t in range(1, p.tiers + 1):
-        opts = p.switch_options[t - 1]
-        cpo_flag[t] = _choice(v, t, [int(o.cpo) for o in opts])
-        for i, o in enumerate(opts):
+        for i, o in enumerate(p.switch_options[t - 1]):
             capex += usd_to_units(o.cost_usd) * v.n_at[t, i]
             power += w_to_units(o.power_w) * v.n_at[t, i]
-    # Class 0: E endpoint links. Copper: one assembly (two ends). Optical: NIC module, cable,
-    # and a module at the leaf unless the leaf is CPO; c + cpo <= 1 keeps (1-c)(1-cpo) linear.
-    E = p.endpoints
-    opt0, cu = p.optical[0], p.copper
-    capex += E * usd_to_units(opt0.end_cost_usd + opt0.cable_cost_usd)
-    power += E * w_to_units(opt0.end_power_w)
-    capex += E * usd_to_units(opt0.end_cost_usd) * (1 - v.copper - cpo_flag[1])
-    power += E * w_to_units(opt0.end_power_w) * (1 - v.copper - cpo_flag[1])
-    if cu is not None:
-        capex += (
-            E
-            * (
-                usd_to_units(2 * cu.end_cost_usd + cu.cable_cost_usd)
-                - usd_to_units(opt0.end_cost_usd + opt0.cable_cost_usd)
-            )
-            * v.copper
-        )
-        power += E * (w_to_units(2 * cu.end_power_w) - w_to_units(opt0.end_power_w)) * v.copper
-    # Class t: links between tier t and t+1, a module at each end that is not CPO.
-    for t in range(1, p.tiers):
-        med = p.optical[t]
-        links = v.links[t]
-        capex += usd_to_units(2 * med.end_cost_usd + med.cable_cost_usd) * links
-        power += w_to_units(2 * med.end_power_w) * links
-        for end in (t, t + 1):
-            if any(o.cpo for o in p.switch_options[end - 1]):
-                saved = _count_at_choice(m, links, cpo_flag[end], f"cpo_end[{t},{end}]")
-                capex -= usd_to_units(med.end_cost_usd) * saved
-                power -= w_to_units(med.end_power_w) * saved
+    for c, cab in enumerate(p.cabling):
+        for g, plan in enumerate(cab.plans):
+            z = v.plan[c, g]
+            unit_capex = [0 if u is None else usd_to_units(u.capex_usd) for u in plan.bands]
+            unit_power = [0 if u is None else w_to_units(u.power_w) for u in plan.bands]
+            if c == 0:
+                # E endpoint links: the band counts are numbers, the plan's price a constant.
+                counts = band_counts(cab.tails_for(plan), p.endpoints)
+                capex += sum(n * a for n, a in zip(counts, unit_capex, strict=True)) * z
+                power += sum(n * b for n, b in zip(counts, unit_power, strict=True)) * z
+                continue
+            exprs = _band_count_exprs(v, c, plan.placement, len(plan.bands))
+            bound = _ub(v.links[c])
+            for values, name in ((unit_capex, "capex"), (unit_power, "power")):
+                total = sum(e * a for e, a in zip(exprs, values, strict=True) if a)
+                ub = bound * max(values, default=0)
+                amount = _new_int(m, 0, ub, f"{name}[{c},{g}]")
+                m.add(amount == total)
+                paid = _count_at_choice(m, amount, z, f"{name}_paid[{c},{g}]")
+                if name == "capex":
+                    capex += paid
+                else:
+                    power += paid
     return capex, power
 
 
@@ -472,8 +599,11 @@ def add_pins(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> None:
                 m.add_bool_or([])
     if pins.pods is not None:
         m.add(v.pods == pins.pods)
-    if pins.endpoint_copper is not None:
-        m.add(v.copper == int(pins.endpoint_copper))
+    if pins.leaf_placement is not None:
+        if pins.leaf_placement in v.placement:
+            m.add(v.placement[pins.leaf_placement] == 1)
+        else:
+            m.add_bool_or([])
 
 
 def add_port_capacity_cuts(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> None:
@@ -508,7 +638,9 @@ CONSTRAINTS: dict[str, Callable[[cp_model.CpModel, SizingProblem, ClosVars], Non
     "path.hops": add_hops,
     "path.latency": add_latency,
     "failure.single_switch": add_failure_tolerance,
-    "media.copper_in_rack": add_copper_in_rack,
+    "layout.leaf_placement": add_leaf_placement,
+    "media.plan": add_media_plan,
+    "media.length_tails": add_length_tails,
     "pins": add_pins,
     "cuts.port_capacity": add_port_capacity_cuts,
 }
@@ -548,20 +680,7 @@ def build(problem: SizingProblem, leave_out: frozenset[str] = frozenset()) -> Bu
 
 
 def _with_requirements(p: SizingProblem, r: Requirements) -> SizingProblem:
-    return SizingProblem(
-        p.endpoints,
-        p.planes,
-        p.tiers,
-        p.switch_options,
-        p.optical,
-        p.copper,
-        p.endpoints_per_rack,
-        r,
-        p.energy_usd_per_w,
-        p.capex_weight,
-        p.energy_weight,
-        p.pins,
-    )
+    return replace(p, requirements=r)
 
 
 def objective_coefficients(p: SizingProblem) -> tuple[int, int, float]:
@@ -656,5 +775,9 @@ def solve(built: BuiltModel, options: SolveOptions = SolveOptions()) -> SizingSo
         tier_solutions=tuple(tiers),
         pods=solver.value(v.pods) if p.tiers == 3 else 1,
         leaves_per_pod=solver.value(v.leaves_per_pod) if p.tiers == 3 else solver.value(v.n[1]),
-        endpoint_copper=bool(solver.value(v.copper)),
+        placement=next(pi for pi, y in v.placement.items() if solver.value(y)),
+        plans=tuple(
+            next(plan for g, plan in enumerate(cab.plans) if solver.value(v.plan[c, g]))
+            for c, cab in enumerate(p.cabling)
+        ),
     )

@@ -47,6 +47,35 @@ class TierDesign:
     unit_power_w: float
     latency_ns: int
     source: str = ""
+    cpo_lane_gbps: int | None = None
+    """For a CPO switch: the optical lane rate, connector and reach of its engines."""
+    cpo_connector: str = ""
+    cpo_reach_m: float | None = None
+
+
+@dataclass(frozen=True)
+class LinkGroup:
+    """The links of one class that share a medium: how many, how long, and the medium's figures."""
+
+    medium: str
+    kind: str
+    links: int
+    """Links per plane."""
+    min_length_m: float
+    max_length_m: float
+    pluggable_ends: int
+    """Modules per link: 2, 1 when one end is a CPO switch, 0 between two; copper counts 2 ends."""
+    end_cost_usd: float
+    end_power_w: float
+    cable_cost_usd: float
+    latency_ns: int
+    reach_m: float
+    """The medium's own reach (a CPO end may cap it at its engine's reach)."""
+    afr: float
+    copper: bool
+    lane_gbps: int | None = None
+    connector: str = ""
+    source: str = ""
 
 
 @dataclass(frozen=True)
@@ -58,20 +87,21 @@ class LinkClass:
     upper_role: str
     links: int
     """Links per plane."""
-    medium: str
-    kind: str
     speed_gbps: int
-    length_m: float
-    pluggable_ends: int
-    """Modules per link: 2, or 1 when one end is a CPO switch; copper assemblies count 2 ends."""
-    end_cost_usd: float
-    end_power_w: float
-    cable_cost_usd: float
-    latency_ns: int
-    reach_m: float
-    afr: float
-    copper: bool
-    source: str = ""
+    groups: tuple[LinkGroup, ...]
+    """The links by medium, shortest first; their counts add up to ``links``."""
+    placement: str = ""
+    """Leaf placement the lengths assume (classes touching a leaf); empty above."""
+
+    @property
+    def latency_ns(self) -> int:
+        """Worst media electronics latency of the class, one way."""
+        return max((g.latency_ns for g in self.groups if g.links), default=0)
+
+    @property
+    def max_length_m(self) -> float:
+        """Longest link of the class."""
+        return max((g.max_length_m for g in self.groups if g.links), default=0.0)
 
 
 @dataclass(frozen=True)
@@ -110,6 +140,8 @@ class Design:
     pods: int = 1
     leaves_per_pod: int = 0
     gpus_per_node: int = 8
+    leaf_placement: str = ""
+    """Where the leaves stand: top_of_rack, middle_of_row or end_of_row."""
     catalog: str = "default"
     """The catalog the design was priced from: 'default' or a file path (validate checks against it)."""
     solve_s: float = 0.0
@@ -162,19 +194,37 @@ class Design:
         per_plane = [self.gpus * s] + [c.links * s for c in self.link_classes[1:]]
         return self.planes * min(per_plane) / 2
 
+    def _groups(self) -> list[LinkGroup]:
+        return [g for c in self.link_classes for g in c.groups]
+
     @property
     def transceivers(self) -> int:
         """Pluggable optical modules over all planes (copper assemblies are not counted)."""
+        return self.planes * sum(g.links * g.pluggable_ends for g in self._groups() if not g.copper)
+
+    @property
+    def optics_power_w(self) -> float:
+        """Power of the pluggable optical modules over all planes (CPO engines sit in the switches)."""
         return self.planes * sum(
-            c.links * c.pluggable_ends for c in self.link_classes if not c.copper
+            g.links * g.pluggable_ends * g.end_power_w for g in self._groups() if not g.copper
         )
+
+    @property
+    def media_power_w(self) -> float:
+        """Power of every link end: optical modules and active copper, over all planes."""
+        return self.planes * sum(g.links * g.pluggable_ends * g.end_power_w for g in self._groups())
+
+    @property
+    def optics_power_share(self) -> float:
+        """Pluggable optics' share of the network's power."""
+        return self.optics_power_w / self.power_w if self.power_w > 0 else 0.0
 
     @property
     def expected_link_failures_per_day(self) -> float:
         """Expected failed link ends (modules or cable ends) per day: count x AFR / 365."""
         return (
             self.planes
-            * sum(c.links * c.pluggable_ends * c.afr for c in self.link_classes)
+            * sum(g.links * g.pluggable_ends * g.afr for g in self._groups())
             / DAYS_PER_YEAR
         )
 
@@ -216,45 +266,59 @@ class Design:
             )
         for c in self.link_classes:
             tier = f"{c.lower_role}-{c.upper_role}"
-            links = self.planes * c.links
-            what = "cable assembly end" if c.copper else "transceiver"
-            rows.append(
-                _bom_row(
-                    what,
-                    c.medium,
-                    tier,
-                    links * c.pluggable_ends,
-                    c.end_cost_usd,
-                    c.end_power_w,
-                    c.source,
-                )
-            )
-            if c.cable_cost_usd > 0:
-                rows.append(
-                    _bom_row(
-                        "fibre", f"{c.medium} cable", tier, links, c.cable_cost_usd, 0.0, c.source
+            for g in c.groups:
+                links = self.planes * g.links
+                what = "cable assembly end" if g.copper else "transceiver"
+                if g.pluggable_ends:
+                    rows.append(
+                        _bom_row(
+                            what,
+                            g.medium,
+                            tier,
+                            links * g.pluggable_ends,
+                            g.end_cost_usd,
+                            g.end_power_w,
+                            g.source,
+                        )
                     )
-                )
+                if g.cable_cost_usd > 0:
+                    rows.append(
+                        _bom_row(
+                            "fibre",
+                            f"{g.medium} cable",
+                            tier,
+                            links,
+                            g.cable_cost_usd,
+                            0.0,
+                            g.source,
+                        )
+                    )
         return pl.DataFrame(rows, schema=BOM_SCHEMA)
 
     def links_table(self) -> pl.DataFrame:
-        """One row per link class: tier, endpoint roles, count, length, medium, speed."""
+        """One row per link class and medium: count, length range, medium, ends, latency."""
         rows = [
             {
                 "tier": f"{c.lower_role}-{c.upper_role}",
                 "lower_role": c.lower_role,
                 "upper_role": c.upper_role,
-                "count": self.planes * c.links,
-                "count_per_plane": c.links,
-                "length_m": c.length_m,
-                "medium": c.medium,
-                "kind": c.kind,
+                "placement": c.placement,
+                "count": self.planes * g.links,
+                "count_per_plane": g.links,
+                "min_length_m": g.min_length_m,
+                "max_length_m": g.max_length_m,
+                "medium": g.medium,
+                "kind": g.kind,
                 "speed_gbps": c.speed_gbps,
-                "reach_m": c.reach_m,
-                "pluggable_ends_per_link": c.pluggable_ends,
-                "latency_ns": c.latency_ns,
+                "reach_m": g.reach_m,
+                "pluggable_ends_per_link": g.pluggable_ends,
+                "transceivers": 0 if g.copper else self.planes * g.links * g.pluggable_ends,
+                "power_w": self.planes * g.links * g.pluggable_ends * g.end_power_w,
+                "latency_ns": g.latency_ns,
+                "afr_per_end": g.afr,
             }
             for c in self.link_classes
+            for g in c.groups
         ]
         return pl.DataFrame(rows, schema=LINKS_SCHEMA)
 
@@ -275,7 +339,10 @@ class Design:
         d = dict(d)
         d["status"] = Status(d["status"])
         d["tiers"] = tuple(TierDesign(**t) for t in d["tiers"])
-        d["link_classes"] = tuple(LinkClass(**c) for c in d["link_classes"])
+        d["link_classes"] = tuple(
+            LinkClass(**(c | {"groups": tuple(LinkGroup(**g) for g in c["groups"])}))
+            for c in d["link_classes"]
+        )
         r = dict(d["requirements"])
         r["max_oversubscription"] = tuple(r["max_oversubscription"])
         r["protected_tiers"] = tuple(r["protected_tiers"])
@@ -304,15 +371,20 @@ LINKS_SCHEMA = {
     "tier": pl.Utf8,
     "lower_role": pl.Utf8,
     "upper_role": pl.Utf8,
+    "placement": pl.Utf8,
     "count": pl.Int64,
     "count_per_plane": pl.Int64,
-    "length_m": pl.Float64,
+    "min_length_m": pl.Float64,
+    "max_length_m": pl.Float64,
     "medium": pl.Utf8,
     "kind": pl.Utf8,
     "speed_gbps": pl.Int64,
     "reach_m": pl.Float64,
     "pluggable_ends_per_link": pl.Int64,
+    "transceivers": pl.Int64,
+    "power_w": pl.Float64,
     "latency_ns": pl.Int64,
+    "afr_per_end": pl.Float64,
 }
 
 

@@ -14,11 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
+from models import cabling as cb
 from models import clos_sizing as cs
 from models.status import Status
-from planner.design import ROLES, Design, LinkClass, Requirements, TierDesign
-from planner.layout import Floor, cheapest_medium, floor_of
-from planner.schema.catalog import Catalog, Medium, Switch
+from planner.design import ROLES, Design, LinkClass, LinkGroup, Requirements, TierDesign
+from planner.layout import Hall, hall_of
+from planner.schema.catalog import Catalog, CpoOptics, Medium, Switch
 from planner.schema.instance import Instance
 
 #: Called after every sub-solve with (solves done, solves planned, what was solved).
@@ -36,8 +37,6 @@ class Structure:
     planes: int
     tiers: int
     problem: cs.SizingProblem | None
-    media: tuple[Medium, ...] = ()
-    copper: Medium | None = None
     impossible: str | None = None
 
     @property
@@ -94,22 +93,77 @@ def requirements_of(inst: Instance, tiers: int) -> cs.Requirements:
 def allowed_switches(inst: Instance, catalog: Catalog) -> list[Switch]:
     """Catalog switches the search may use."""
     names = inst.search.switch_models
-    if names is None:
-        return list(catalog.switch)
-    return [catalog.switch_named(n) for n in names]
+    chosen = list(catalog.switch) if names is None else [catalog.switch_named(n) for n in names]
+    return [s for s in chosen if inst.search.cpo or not s.cpo]
+
+
+def allowed_media(inst: Instance, catalog: Catalog) -> list[Medium]:
+    """Catalog media the search may use."""
+    kinds = inst.search.media_kinds
+    return [m for m in catalog.medium if kinds is None or m.kind in kinds]
+
+
+def _engine(optics: CpoOptics | None) -> cb.CpoEngine | None:
+    if optics is None:
+        return None
+    return cb.CpoEngine(optics.lane_gbps, optics.connector, optics.reach_m)
 
 
 def _switch_option(s: Switch, speed_gbps: int) -> cs.SwitchOption | None:
     radix = s.radix_at(speed_gbps)
     if radix is None:
         return None
-    return cs.SwitchOption(s.name, radix, s.cost_usd, s.power_w, s.latency_ns, s.cpo)
-
-
-def _medium_option(m: Medium) -> cs.MediumOption:
-    return cs.MediumOption(
-        m.name, m.cost_usd_per_end, m.power_w_per_end, m.cable_cost_usd, m.latency_ns
+    return cs.SwitchOption(
+        s.name, radix, s.cost_usd, s.power_w, s.latency_ns, _engine(s.cpo_optics)
     )
+
+
+def _medium_option(m: Medium) -> cb.MediumOption:
+    return cb.MediumOption(
+        m.name,
+        m.cost_usd_per_end,
+        m.power_w_per_end,
+        m.cable_cost_usd,
+        m.latency_ns,
+        m.reach_m,
+        m.copper,
+        m.lane_gbps,
+        m.connector,
+    )
+
+
+def criteria_of(inst: Instance) -> cb.Criteria:
+    """What the choice between media must respect: the objective, and the caps present."""
+    c, obj = inst.constraints, inst.objective
+    return cb.Criteria(
+        energy_usd_per_w=obj.energy_usd_per_w,
+        capex_weight=obj.capex_weight,
+        energy_weight=obj.energy_weight,
+        capex_capped=c.max_capex_usd is not None,
+        power_capped=c.max_power_kw is not None,
+        latency_capped=c.max_latency_ns is not None,
+    )
+
+
+def cabling_of(
+    hall: Hall,
+    link_class: int,
+    placements: tuple[str, ...],
+    media: list[cb.MediumOption],
+    lower: tuple[cs.SwitchOption, ...] | None,
+    upper: tuple[cs.SwitchOption, ...],
+    criteria: cb.Criteria,
+) -> cs.ClassCabling:
+    """Length tails (from the hall) and cabling plans of one link class (``lower`` None: the NIC)."""
+    thresholds = cs.reach_thresholds(media, lower, upper)
+    keys: tuple[str | None, ...] = placements if link_class < 2 else (None,)
+    tails = {}
+    for key in keys:
+        dist = hall.class_lengths(link_class, key)
+        tails[key] = cb.LengthTails(
+            dist.total, thresholds, tuple(dist.longer_than(r) for r in thresholds)
+        )
+    return cs.class_cabling(tails, media, lower, upper, criteria)
 
 
 def pins_of(inst: Instance, tiers: int) -> cs.Pins:
@@ -126,73 +180,79 @@ def pins_of(inst: Instance, tiers: int) -> cs.Pins:
         uplinks=per_tier(pin.uplinks),
         parallel_links=per_tier(pin.parallel_links),
         pods=pin.pods,
-        endpoint_copper=pin.endpoint_copper,
+        leaf_placement=pin.leaf_placement,
     )
 
 
-def structures_of(inst: Instance, catalog: Catalog, floor: Floor | None = None) -> list[Structure]:
+def structures_of(inst: Instance, catalog: Catalog, hall: Hall | None = None) -> list[Structure]:
     """Every (planes, tiers) the search considers, with its model data or why it is impossible."""
-    floor = floor or floor_of(inst)
+    cl, obj, lay = inst.cluster, inst.objective, inst.layout
+    hall = hall or hall_of(lay, cl.gpus, cl.gpus_per_node)
     pin = inst.search.pin
-    cl, obj = inst.cluster, inst.objective
     planes_options = [pin.planes] if pin.planes else sorted(cl.nic_ports)
     tier_options = [pin.tiers] if pin.tiers else list(range(1, inst.search.max_tiers + 1))
     switches = allowed_switches(inst, catalog)
+    all_media = allowed_media(inst, catalog)
+    criteria = criteria_of(inst)
+    placements = tuple(lay.leaf_placement)
     out = []
     for p in planes_options:
         speed = cl.nic_gbps // p
         options = tuple(o for s in switches if (o := _switch_option(s, speed)) is not None)
+        media = [_medium_option(m) for m in all_media if m.speed_gbps == speed]
         for T in tier_options:
             if not options:
                 out.append(
                     Structure(p, T, None, impossible=f"no allowed switch runs {speed}G ports")
                 )
                 continue
-            media = []
+            cabling = []
             for c in range(T):
-                med = cheapest_medium(
-                    catalog,
-                    speed,
-                    floor.class_length_m[c],
-                    copper=False,
-                    energy_usd_per_w=obj.energy_usd_per_w,
+                cab = cabling_of(
+                    hall, c, placements, media, None if c == 0 else options, options, criteria
                 )
-                if med is None:
+                if not cab.plans:
                     break
-                media.append(med)
-            if len(media) < T:
+                cabling.append(cab)
+            if len(cabling) < T:
+                c = len(cabling)
+                longest = max(
+                    hall.class_lengths(c, key).max_m for key in (placements if c < 2 else (None,))
+                )
+                reach = max((m.reach_m for m in media), default=0.0)
                 out.append(
                     Structure(
                         p,
                         T,
                         None,
-                        impossible=f"no optical medium at {speed}G reaches {floor.class_length_m[len(media)]:.0f} m",
+                        impossible=(
+                            f"no allowed medium at {speed}G cables the {_class_name(c, T)} links "
+                            f"(up to {longest:.0f} m; the longest reach is {reach:.0f} m)"
+                        ),
                     )
                 )
                 continue
-            copper = cheapest_medium(
-                catalog,
-                speed,
-                inst.layout.in_rack_cable_m,
-                copper=True,
-                energy_usd_per_w=obj.energy_usd_per_w,
-            )
             problem = cs.SizingProblem(
                 endpoints=cl.gpus,
                 planes=p,
                 tiers=T,
                 switch_options=(options,) * T,
-                optical=tuple(_medium_option(m) for m in media),
-                copper=_medium_option(copper) if copper else None,
-                endpoints_per_rack=inst.layout.nodes_per_rack * cl.gpus_per_node,
+                cabling=tuple(cabling),
+                placements=placements,
+                endpoints_per_rack=lay.nodes_per_rack * cl.gpus_per_node,
                 requirements=requirements_of(inst, T),
                 energy_usd_per_w=obj.energy_usd_per_w,
                 capex_weight=obj.capex_weight,
                 energy_weight=obj.energy_weight,
                 pins=pins_of(inst, T),
             )
-            out.append(Structure(p, T, problem, tuple(media), copper))
+            out.append(Structure(p, T, problem))
     return out
+
+
+def _class_name(c: int, tiers: int) -> str:
+    roles = ("gpu", *ROLES[tiers])
+    return f"{roles[c]}-{roles[c + 1]}"
 
 
 def restrict_to(problem: cs.SizingProblem, switch_model: str) -> cs.SizingProblem | None:
@@ -209,20 +269,7 @@ def restrict_to(problem: cs.SizingProblem, switch_model: str) -> cs.SizingProble
 def _replace_switches(
     p: cs.SizingProblem, switch_options: tuple[tuple[cs.SwitchOption, ...], ...]
 ) -> cs.SizingProblem:
-    return cs.SizingProblem(
-        p.endpoints,
-        p.planes,
-        p.tiers,
-        switch_options,
-        p.optical,
-        p.copper,
-        p.endpoints_per_rack,
-        p.requirements,
-        p.energy_usd_per_w,
-        p.capex_weight,
-        p.energy_weight,
-        p.pins,
-    )
+    return replace(p, switch_options=switch_options)
 
 
 def design_of(
@@ -255,41 +302,24 @@ def design_of(
                 unit_power_w=sw.power_w,
                 latency_ns=sw.latency_ns,
                 source=sw.source.get("cost_usd", ""),
+                cpo_lane_gbps=sw.cpo_optics.lane_gbps if sw.cpo_optics else None,
+                cpo_connector=sw.cpo_optics.connector if sw.cpo_optics else "",
+                cpo_reach_m=sw.cpo_optics.reach_m if sw.cpo_optics else None,
             )
         )
-    floor = floor_of(inst)
+    hall = hall_of(inst.layout, inst.cluster.gpus, inst.cluster.gpus_per_node)
     classes = []
-    for c in range(p.tiers):
-        lower = "gpu" if c == 0 else roles[c - 1]
-        upper = roles[c]
-        copper = c == 0 and sol.endpoint_copper and structure.copper is not None
-        med = structure.copper if copper else structure.media[c]
-        assert med is not None
-        if copper:
-            ends, length = 2, inst.layout.in_rack_cable_m
-        else:
-            lower_cpo = c > 0 and tiers[c - 1].cpo
-            ends, length = 2 - int(lower_cpo) - int(tiers[c].cpo), floor.class_length_m[c]
+    for c, plan in enumerate(sol.plans):
         links = p.endpoints if c == 0 else tiers[c - 1].switches * tiers[c - 1].uplinks
         classes.append(
             LinkClass(
                 index=c,
-                lower_role=lower,
-                upper_role=upper,
+                lower_role="gpu" if c == 0 else roles[c - 1],
+                upper_role=roles[c],
                 links=links,
-                medium=med.name,
-                kind=med.kind,
                 speed_gbps=speed,
-                length_m=length,
-                pluggable_ends=ends,
-                end_cost_usd=med.cost_usd_per_end,
-                end_power_w=med.power_w_per_end,
-                cable_cost_usd=med.cable_cost_usd,
-                latency_ns=med.latency_ns,
-                reach_m=med.reach_m,
-                afr=med.afr,
-                copper=med.copper,
-                source=med.source.get("cost_usd_per_end", ""),
+                groups=link_groups(p.cabling[c], plan, links, hall, c, catalog),
+                placement=plan.placement or "",
             )
         )
     r = p.requirements
@@ -323,9 +353,63 @@ def design_of(
         pods=sol.pods,
         leaves_per_pod=sol.leaves_per_pod,
         gpus_per_node=inst.cluster.gpus_per_node,
+        leaf_placement=sol.placement,
         catalog=inst.search.catalog,
         solve_s=sol.wall_s,
     )
+
+
+def link_groups(
+    cab: cs.ClassCabling,
+    plan: cb.CablePlan,
+    links: int,
+    hall: Hall,
+    link_class: int,
+    catalog: Catalog,
+) -> tuple[LinkGroup, ...]:
+    """The links of one class by medium: the plan's bands with their counts, merged by medium."""
+    tails = cab.tails_for(plan)
+    counts = cb.band_counts(tails, links)
+    dist = hall.class_lengths(link_class, plan.placement)
+    merged: dict[tuple[str, int], list[float | int]] = {}
+    low = 0.0
+    for j, use in enumerate(plan.bands):
+        edge = tails.thresholds_m[j]
+        span = dist.within(low, edge)
+        low = edge
+        if use is None or counts[j] == 0 or span is None:
+            continue
+        key = (use.medium.name, use.ends)
+        if key in merged:
+            entry = merged[key]
+            entry[0] = int(entry[0]) + counts[j]
+            entry[2] = span[1]
+        else:
+            merged[key] = [counts[j], span[0], span[1]]
+    groups = []
+    for (name, ends), (count, shortest, longest) in merged.items():
+        m = catalog.medium_named(name)
+        groups.append(
+            LinkGroup(
+                medium=m.name,
+                kind=m.kind,
+                links=int(count),
+                min_length_m=float(shortest),
+                max_length_m=float(longest),
+                pluggable_ends=ends,
+                end_cost_usd=m.cost_usd_per_end,
+                end_power_w=m.power_w_per_end,
+                cable_cost_usd=m.cable_cost_usd,
+                latency_ns=m.latency_ns,
+                reach_m=m.reach_m,
+                afr=m.afr,
+                copper=m.copper,
+                lane_gbps=m.lane_gbps,
+                connector=m.connector,
+                source=m.source.get("cost_usd_per_end", ""),
+            )
+        )
+    return tuple(groups)
 
 
 #: Relative tolerance under which a design's objective counts as equal to the proven bound.

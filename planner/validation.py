@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from planner.design import Design
+from planner.design import Design, TierDesign
 from planner.schema.catalog import Catalog
 
 #: Relative tolerance on recomputed money and power totals (CP-SAT rounds each unit to a cent
@@ -167,23 +167,74 @@ def check_paths(d: Design) -> list[Violation]:
         out.append(Violation("hops", f"{hops} switches on the longest path > {r.max_switch_hops}"))
     top = len(d.tiers)
     latency = sum(t.latency_ns * (1 if t.level == top else 2) for t in d.tiers)
-    latency += sum(2 * c.latency_ns for c in d.link_classes)
+    latency += sum(2 * max((g.latency_ns for g in c.groups), default=0) for c in d.link_classes)
     if r.max_latency_ns is not None and latency > r.max_latency_ns:
         out.append(
             Violation("latency", f"{latency} ns on the longest path > {r.max_latency_ns} ns")
         )
     for c in d.link_classes:
-        if c.length_m > c.reach_m:
-            out.append(
-                Violation(
-                    "reach",
-                    f"{c.lower_role}-{c.upper_role}: {c.length_m:.1f} m > {c.medium} reach {c.reach_m} m",
-                )
-            )
         if c.speed_gbps != d.link_speed_gbps:
             out.append(
-                Violation("speed", f"{c.medium} runs {c.speed_gbps}G on {d.link_speed_gbps}G links")
+                Violation(
+                    "speed", f"class {c.index} runs {c.speed_gbps}G on {d.link_speed_gbps}G links"
+                )
             )
+    return out
+
+
+def _cpo_ends(d: Design, index: int) -> list[TierDesign]:
+    """The CPO switches at the ends of a class-``index`` link (the NIC end never is)."""
+    ends = [d.tiers[index]] + ([d.tiers[index - 1]] if index > 0 else [])
+    return [t for t in ends if t.cpo]
+
+
+def check_media(d: Design) -> list[Violation]:
+    """Every link's medium reaches its length and fits both ends; groups add up to the class."""
+    out: list[Violation] = []
+    for c in d.link_classes:
+        name = f"{c.lower_role}-{c.upper_role}"
+        if sum(g.links for g in c.groups) != c.links:
+            out.append(
+                Violation(
+                    "media",
+                    f"{name}: {sum(g.links for g in c.groups)} links by medium, {c.links} in the class",
+                )
+            )
+        cpo = _cpo_ends(d, c.index)
+        for g in c.groups:
+            reach = min([g.reach_m] + [t.cpo_reach_m or 0.0 for t in cpo])
+            if g.max_length_m > reach:
+                out.append(
+                    Violation(
+                        "reach",
+                        f"{name}: {g.max_length_m:.2f} m > {g.medium} reach {reach:g} m",
+                    )
+                )
+            if g.min_length_m > g.max_length_m:
+                out.append(Violation("media", f"{name}: {g.medium} lengths out of order"))
+            for t in cpo:
+                fits = (
+                    not g.copper
+                    and g.lane_gbps == t.cpo_lane_gbps
+                    and g.connector == t.cpo_connector
+                )
+                if not fits:
+                    out.append(
+                        Violation(
+                            "media",
+                            f"{name}: {g.medium} ({g.lane_gbps}G lanes, {g.connector or 'no connector'}) "
+                            f"does not plug into the co-packaged ports of {t.switch_model} "
+                            f"({t.cpo_lane_gbps}G lanes, {t.cpo_connector})",
+                        )
+                    )
+            expected = 2 - len(cpo)
+            if g.pluggable_ends != expected:
+                out.append(
+                    Violation(
+                        "totals",
+                        f"{name}: {g.medium} has {g.pluggable_ends} modules per link, expected {expected}",
+                    )
+                )
     return out
 
 
@@ -216,14 +267,6 @@ def check_failure_tolerance(d: Design) -> list[Violation]:
     return out
 
 
-def _modules_per_link(d: Design, index: int, copper: bool) -> int:
-    """Pluggable ends of a link of class ``index``: none at a CPO switch; a NIC always has one."""
-    if copper:
-        return 2
-    lower_cpo = index > 0 and d.tiers[index - 1].cpo
-    return 2 - int(lower_cpo) - int(d.tiers[index].cpo)
-
-
 def recompute_totals(d: Design) -> tuple[float, float]:
     """Capex and power over all planes, from counts and unit figures only."""
     capex = power = 0.0
@@ -231,25 +274,16 @@ def recompute_totals(d: Design) -> tuple[float, float]:
         capex += d.planes * t.switches * t.unit_cost_usd
         power += d.planes * t.switches * t.unit_power_w
     for c in d.link_classes:
-        ends = _modules_per_link(d, c.index, c.copper)
-        links = d.planes * c.links
-        capex += links * (ends * c.end_cost_usd + c.cable_cost_usd)
-        power += links * ends * c.end_power_w
+        for g in c.groups:
+            links = d.planes * g.links
+            capex += links * (g.pluggable_ends * g.end_cost_usd + g.cable_cost_usd)
+            power += links * g.pluggable_ends * g.end_power_w
     return capex, power
 
 
 def check_totals(d: Design) -> list[Violation]:
     """Stored capex, power and objective equal what the counts and unit figures give; caps hold."""
     out: list[Violation] = []
-    for c in d.link_classes:
-        expected = _modules_per_link(d, c.index, c.copper)
-        if c.pluggable_ends != expected:
-            out.append(
-                Violation(
-                    "totals",
-                    f"{c.lower_role}-{c.upper_role}: {c.pluggable_ends} modules per link, expected {expected}",
-                )
-            )
     capex, power = recompute_totals(d)
     if not _close(capex, d.capex_usd):
         out.append(
@@ -310,20 +344,18 @@ def check_catalog(d: Design, catalog: Catalog) -> list[Violation]:
             t.cpo,
         ):
             out.append(Violation("catalog", f"{t.role}: {sw.name} figures differ from the catalog"))
-    for c in d.link_classes:
+    for g in (g for c in d.link_classes for g in c.groups):
         try:
-            m = catalog.medium_named(c.medium)
+            m = catalog.medium_named(g.medium)
         except KeyError:
-            out.append(Violation("catalog", f"medium {c.medium!r} is not in the catalog"))
+            out.append(Violation("catalog", f"medium {g.medium!r} is not in the catalog"))
             continue
-        if (m.cost_usd_per_end, m.power_w_per_end, m.cable_cost_usd, m.reach_m, m.speed_gbps) != (
-            c.end_cost_usd,
-            c.end_power_w,
-            c.cable_cost_usd,
-            c.reach_m,
-            c.speed_gbps,
-        ):
-            out.append(Violation("catalog", f"{c.medium}: figures differ from the catalog"))
+        figures = (m.cost_usd_per_end, m.power_w_per_end, m.cable_cost_usd, m.reach_m, m.afr)
+        ours = (g.end_cost_usd, g.end_power_w, g.cable_cost_usd, g.reach_m, g.afr)
+        kinds = (m.latency_ns, m.copper, m.lane_gbps, m.connector)
+        figures_ok = figures == ours and kinds == (g.latency_ns, g.copper, g.lane_gbps, g.connector)
+        if not figures_ok or m.speed_gbps != d.link_speed_gbps:
+            out.append(Violation("catalog", f"{g.medium}: figures differ from the catalog"))
     return out
 
 
@@ -333,6 +365,7 @@ CHECKS = (
     check_wiring,
     check_oversubscription,
     check_paths,
+    check_media,
     check_failure_tolerance,
     check_totals,
 )

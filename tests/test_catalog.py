@@ -71,7 +71,7 @@ def _own_catalog(tmp_path: Path, price_factor: float) -> Path:
         for entry in data[kind]:
             lines.append(f"[[{kind}]]")
             for key, value in entry.items():
-                if key != "source":
+                if key != "source" and value is not None:
                     lines.append(f"{key} = {_toml(value)}")
             lines.append(f"[{kind}.source]")
             lines.extend(f"{k} = {_toml(v)}" for k, v in entry["source"].items())

@@ -28,6 +28,17 @@ class PortConfig(Strict):
     speed_gbps: int = Field(ge=1, le=6400)
 
 
+class CpoOptics(Strict):
+    """The co-packaged optical engine behind every port of a CPO switch, at one port speed."""
+
+    lane_gbps: int = Field(gt=0)
+    """Optical lane rate; a pluggable at the far end must run the same lanes."""
+    connector: str = Field(min_length=1)
+    """Fibre connector of each port (for example 'mpo-12'); the far end must match it."""
+    reach_m: float = Field(gt=0)
+    """Longest fibre the engine drives."""
+
+
 class Switch(Strict):
     """A switch system."""
 
@@ -46,14 +57,23 @@ class Switch(Strict):
     rack_units: int = Field(1, ge=1, le=64)
     cpo: bool = False
     """Ports are co-packaged optics: no pluggable module at this end of a link."""
+    cpo_optics: CpoOptics | None = None
+    """The optical engine of a CPO switch (required when ``cpo``): what the far end must match."""
     source: dict[str, str]
-    """Where each figure came from: ports, cost_usd, power_w, latency_ns."""
+    """Where each figure came from: ports, cost_usd, power_w, latency_ns (and cpo_optics)."""
 
     @model_validator(mode="after")
     def _check(self) -> Switch:
         _require_sources(
             self.source, ("ports", "cost_usd", "power_w", "latency_ns"), f"switch {self.name}"
         )
+        if self.cpo != (self.cpo_optics is not None):
+            raise ValueError(
+                f"switch {self.name}: a CPO switch (cpo = true) needs cpo_optics "
+                "{ lane_gbps, connector, reach_m }, and only a CPO switch may have them"
+            )
+        if self.cpo_optics is not None:
+            _require_sources(self.source, ("cpo_optics",), f"switch {self.name}")
         for pc in self.port_configs:
             if pc.ports * pc.speed_gbps > self.capacity_gbps:
                 raise ValueError(
@@ -82,6 +102,12 @@ class Medium(Strict):
     """Electronics latency (DSP, FEC, retimer) added per link, one way."""
     afr: float = Field(ge=0, le=1)
     """Annual failure rate per end."""
+    lane_gbps: int | None = Field(None, gt=0)
+    """Lane rate (optical lanes for optics, electrical for copper); None: unknown, so the medium
+    never meets a co-packaged port, which must match it."""
+    connector: str = ""
+    """Connector at each end ('mpo-12', 'lc-duplex', 'osfp' for copper, ...); a co-packaged
+    port takes only media with its own connector and lane rate."""
     source: dict[str, str]
 
     @model_validator(mode="after")
@@ -91,12 +117,24 @@ class Medium(Strict):
             ("reach_m", "cost_usd_per_end", "power_w_per_end", "latency_ns", "afr"),
             f"medium {self.name}",
         )
+        if self.lane_gbps is not None and self.speed_gbps % self.lane_gbps:
+            raise ValueError(
+                f"medium {self.name}: lane_gbps {self.lane_gbps} does not divide speed_gbps {self.speed_gbps}"
+            )
         return self
 
     @property
     def copper(self) -> bool:
         """Whether the medium is copper."""
         return self.kind in COPPER_KINDS
+
+    def meets(self, engine: CpoOptics) -> bool:
+        """Whether this medium's module plugs into the far end of a co-packaged port."""
+        return (
+            not self.copper
+            and self.lane_gbps == engine.lane_gbps
+            and self.connector == engine.connector
+        )
 
 
 class Nic(Strict):

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from planner.schema.catalog import MediumKind
 from planner.schema.instance_base import Strict
 from planner.schema.verify import Verify
 
@@ -59,6 +60,12 @@ class Cluster(Strict):
         return self
 
 
+#: Where a leaf switch may stand relative to the GPU racks it serves.
+LeafPlacement = Literal["top_of_rack", "middle_of_row", "end_of_row"]
+#: Where the dedicated network racks holding spines and cores stand.
+NetworkRow = Literal["centre", "front"]
+
+
 class Layout(Strict):
     """Where racks stand: enough to tell which links stay inside a rack and how far others run."""
 
@@ -74,6 +81,31 @@ class Layout(Strict):
     """Length of a cable from a server to a switch in the same rack, in metres."""
     cable_slack_m: float = Field(3.0, ge=0, le=100)
     """Slack and vertical runs added to every cable that leaves a rack, in metres."""
+    leaf_placement: list[LeafPlacement] = Field(
+        default_factory=lambda: list[LeafPlacement](["top_of_rack", "middle_of_row", "end_of_row"]),
+        min_length=1,
+    )
+    """Where leaves may stand: in the GPU rack ('top_of_rack'), in a network rack in the middle of
+    the row ('middle_of_row') or just past its end ('end_of_row'); the optimiser chooses among them."""
+    row_columns: int | None = Field(None, ge=1, le=1000)
+    """Rows stand in this many columns side by side across the hall; when absent, chosen from the
+    rack count so that a hall of standard racks (0.6 m wide, 2.4 m row pitch) is near square."""
+    cross_aisle_m: float = Field(1.2, ge=0, le=50)
+    """Width of the cross aisle between two columns of rows, in metres."""
+    routing_overhead: float = Field(0.1, ge=0, le=2)
+    """Fraction added to every horizontal run: cables follow the trays, not straight lines."""
+    network_row: NetworkRow = "centre"
+    """Where the network racks holding spines and cores stand: a row across the middle of the hall
+    ('centre') or a row in front of the first GPU row ('front')."""
+
+    @model_validator(mode="after")
+    def _check(self) -> Layout:
+        if len(set(self.leaf_placement)) != len(self.leaf_placement):
+            raise ValueError(
+                f"leaf_placement {self.leaf_placement}: names a placement twice; list each of "
+                "'top_of_rack', 'middle_of_row', 'end_of_row' at most once"
+            )
+        return self
 
 
 class Survive(Strict):
@@ -176,8 +208,8 @@ class Pin(Strict):
     """Links from each switch to each switch it connects to above it, per tier below the top."""
     pods: int | None = Field(None, ge=1)
     """Pods of a three-tier Clos."""
-    endpoint_copper: bool | None = None
-    """Whether GPU-to-leaf links are copper inside the rack."""
+    leaf_placement: LeafPlacement | None = None
+    """Where the leaves stand: 'top_of_rack', 'middle_of_row' or 'end_of_row'."""
 
     def model_for(self, level: int) -> str | None:
         """The pinned switch model at a tier, if any."""
@@ -209,6 +241,10 @@ class Search(Strict):
     """Most switch tiers a design may have."""
     mixed_switch_models: bool = True
     """Whether tiers may use different switch models."""
+    media_kinds: list[MediumKind] | None = None
+    """Media kinds allowed (dac, aec, sr, dr, fr, lpo); all of the catalog when absent."""
+    cpo: bool = True
+    """Whether switches with co-packaged optics may be chosen."""
     pin: Pin = Field(default_factory=Pin)
     """Pinned decisions."""
 

@@ -1,19 +1,25 @@
 """Brute-force enumeration of the Clos design space, written apart from the CP-SAT model.
 
 It walks every wiring (leaf downlinks, fanouts, parallel links, pod size), every switch model per
-tier and both endpoint media, checks each rule directly and prices each design in floating point.
-It is slow and obvious on purpose: it is the oracle the solver is compared against.
+tier, every leaf placement and every medium on every length band of every link class, checks each
+rule directly and prices each design in floating point. It reads the problem's length tails (data
+from the floor plan) but not its cabling plans. It is slow and obvious on purpose: it is the oracle
+the solver is compared against.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from models.clos_sizing import SizingProblem, SwitchOption
+from models.cabling import LengthTails, MediumOption
+from models.clos_sizing import TOP_OF_RACK, SizingProblem, SwitchOption
+
+#: A link class's price and worst latency under one assignment of media: (capex, power, ns).
+Outcome = tuple[float, float, int]
 
 
 @dataclass(frozen=True)
@@ -63,7 +69,7 @@ def wirings(
                         yield Wiring((n1, P * f1, f1 * f2), (d1, d2, d3), (u1, u2, 0), (f1, f2))
 
 
-def brute_force(p: SizingProblem) -> float | None:
+def brute_force(p: SizingProblem, media: Sequence[MediumOption]) -> float | None:
     """Least objective over the whole design space of one structure, or None if none is feasible."""
     r = p.requirements
     T, E = p.tiers, p.endpoints
@@ -91,46 +97,99 @@ def brute_force(p: SizingProblem) -> float | None:
                 )
                 if not ok:
                     continue
-            for copper in (False, True):
-                value = _price(p, models, w, copper)
+            for placement in p.placements:
+                value = _price(p, media, models, w, placement)
                 if value is not None and (best is None or value < best - 1e-9):
                     best = value
     return best
 
 
+def _reaches(m: MediumOption, lower: SwitchOption | None, upper: SwitchOption, edge: float) -> bool:
+    """Whether a medium can cable a link of length ``edge`` between these ends."""
+    if m.reach_m < edge:
+        return False
+    for end in (lower, upper):
+        if end is not None and end.engine is not None:
+            e = end.engine
+            if m.copper or (m.lane_gbps, m.connector) != (e.lane_gbps, e.connector):
+                return False
+            if e.reach_m < edge:
+                return False
+    return True
+
+
+def class_outcomes(
+    tails: LengthTails,
+    links: int,
+    media: Sequence[MediumOption],
+    lower: SwitchOption | None,
+    upper: SwitchOption,
+) -> list[Outcome]:
+    """(capex, power, latency) of every assignment of media to the bands that hold links."""
+    ends = 2 - sum(1 for e in (lower, upper) if e is not None and e.engine is not None)
+    longer = [links] + [-((-links * w) // tails.total) for w in tails.longer]
+    if tails.longer and tails.longer[-1] > 0:
+        return []
+    bands = []
+    for j, edge in enumerate(tails.thresholds_m):
+        weight = (tails.total if j == 0 else tails.longer[j - 1]) - tails.longer[j]
+        if weight == 0:
+            continue
+        fits = [m for m in media if _reaches(m, lower, upper, edge)]
+        if not fits:
+            return []
+        bands.append([(m, longer[j] - longer[j + 1]) for m in fits])
+    out = set()
+    for choice in itertools.product(*bands):
+        capex = sum(n * (ends * m.end_cost_usd + m.cable_cost_usd) for m, n in choice)
+        power = sum(n * ends * m.end_power_w for m, n in choice)
+        latency = max((m.latency_ns for m, _ in choice), default=0)
+        out.add((capex, power, latency))
+    # Keep the outcomes no other one beats in all three terms (the rest can never be better).
+    return [
+        o
+        for o in out
+        if not any(x != o and all(a <= b for a, b in zip(x, o, strict=True)) for x in out)
+    ]
+
+
 def _price(
-    p: SizingProblem, models: tuple[SwitchOption, ...], w: Wiring, copper: bool
+    p: SizingProblem,
+    media: Sequence[MediumOption],
+    models: tuple[SwitchOption, ...],
+    w: Wiring,
+    placement: str,
 ) -> float | None:
     r = p.requirements
     T, E = p.tiers, p.endpoints
-    R = p.endpoints_per_rack
-    if copper and (p.copper is None or R % w.d[0] != 0 or models[0].cpo):
+    if placement == TOP_OF_RACK and p.endpoints_per_rack % w.d[0] != 0:
         return None
     capex = sum(n * m.cost_usd for n, m in zip(w.n, models, strict=True))
     power = sum(n * m.power_w for n, m in zip(w.n, models, strict=True))
     latency = sum((1 if t == T - 1 else 2) * m.latency_ns for t, m in enumerate(models))
-    if copper:
-        assert p.copper is not None
-        capex += E * (2 * p.copper.end_cost_usd + p.copper.cable_cost_usd)
-        power += E * 2 * p.copper.end_power_w
-        latency += 2 * p.copper.latency_ns
-    else:
-        o = p.optical[0]
-        ends = 1 + (0 if models[0].cpo else 1)
-        capex += E * (ends * o.end_cost_usd + o.cable_cost_usd)
-        power += E * ends * o.end_power_w
-        latency += 2 * o.latency_ns
-    for t in range(1, T):
-        o = p.optical[t]
-        links = w.n[t - 1] * w.u[t - 1]
-        ends = 2 - int(models[t - 1].cpo) - int(models[t].cpo)
-        capex += links * (ends * o.end_cost_usd + o.cable_cost_usd)
-        power += links * ends * o.end_power_w
-        latency += 2 * o.latency_ns
-    if r.max_latency_ns is not None and latency > r.max_latency_ns:
-        return None
-    if r.max_power_w is not None and p.planes * power > r.max_power_w + 1e-6:
-        return None
-    if r.max_capex_usd is not None and p.planes * capex > r.max_capex_usd + 1e-6:
-        return None
-    return p.planes * (p.capex_weight * capex + p.energy_weight * p.energy_usd_per_w * power)
+    per_class = []
+    for c in range(T):
+        tails = p.cabling[c].tails[placement if c < 2 else None]
+        links = E if c == 0 else w.n[c - 1] * w.u[c - 1]
+        lower = None if c == 0 else models[c - 1]
+        outcomes = class_outcomes(tails, links, media, lower, models[c])
+        if not outcomes:
+            return None
+        per_class.append(outcomes)
+    best: float | None = None
+    for combo in itertools.product(*per_class):
+        total_capex = capex + sum(o[0] for o in combo)
+        total_power = power + sum(o[1] for o in combo)
+        total_latency = latency + sum(2 * o[2] for o in combo)
+        if r.max_latency_ns is not None and total_latency > r.max_latency_ns:
+            continue
+        if r.max_power_w is not None and p.planes * total_power > r.max_power_w + 1e-6:
+            continue
+        if r.max_capex_usd is not None and p.planes * total_capex > r.max_capex_usd + 1e-6:
+            continue
+        value = p.planes * (
+            p.capex_weight * total_capex + p.energy_weight * p.energy_usd_per_w * total_power
+        )
+        if best is None or value < best:
+            best = value
+    return best

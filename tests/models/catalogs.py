@@ -30,8 +30,15 @@ def switch(
         "power_w": kw.pop("power_w", 300.0 + radix * 5.0),
         "latency_ns": kw.pop("latency_ns", 400),
         "cpo": cpo,
-        "source": SOURCE,
+        "source": SOURCE | {"cpo_optics": "test"} if cpo else SOURCE,
     }
+    if cpo:
+        # The engine matches the catalog's DR media below: four lanes on MPO-12.
+        entry["cpo_optics"] = {
+            "lane_gbps": speed_gbps // 4,
+            "connector": "mpo-12",
+            "reach_m": 500.0,
+        }
     entry.update(kw)
     return entry
 
@@ -56,6 +63,8 @@ def medium(
         "cable_cost_usd": cable_usd,
         "latency_ns": 0 if kind == "dac" else 100,
         "afr": 0.001 if kind == "dac" else 0.01,
+        "lane_gbps": speed_gbps // 4,
+        "connector": "osfp" if kind in ("dac", "aec") else "mpo-12",
         "source": MEDIUM_SOURCE,
     }
 

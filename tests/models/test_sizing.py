@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from models import cabling as cb
 from models import clos_sizing as cs
 from models.status import Status
 from planner.api import evaluate, plan
@@ -111,16 +112,27 @@ def test_impossible_pins_are_infeasible_and_named() -> None:
 
 
 def test_time_limit_returns_best_with_gap() -> None:
+    options = tuple(cs.SwitchOption(f"s{k}", k, 500.0 * k, 5.0 * k, 300) for k in (24, 40, 56, 72))
+    optics = cb.MediumOption("o", 500.0, 10.0, 60.0, 90, reach_m=500.0)
+    # Every link of every class within the one medium's reach: a single length band.
+    tails = {"end_of_row": cb.LengthTails(1, (500.0,), (0,))}
+    cabling = tuple(
+        cs.class_cabling(
+            tails if c < 2 else {None: tails["end_of_row"]},
+            [optics],
+            None if c == 0 else options,
+            options,
+            cb.Criteria(4.0),
+        )
+        for c in range(3)
+    )
     p = cs.SizingProblem(
         endpoints=60_001,
         planes=1,
         tiers=3,
-        switch_options=(
-            tuple(cs.SwitchOption(f"s{k}", k, 500.0 * k, 5.0 * k, 300) for k in (24, 40, 56, 72)),
-        )
-        * 3,
-        optical=(cs.MediumOption("o", 500.0, 10.0, 60.0, 90),) * 3,
-        copper=None,
+        switch_options=(options,) * 3,
+        cabling=cabling,
+        placements=("end_of_row",),
         endpoints_per_rack=32,
         requirements=cs.Requirements((Fraction(3, 2), Fraction(1))),
         energy_usd_per_w=4.0,

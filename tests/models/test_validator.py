@@ -22,13 +22,13 @@ CAT = catalog(
 )
 
 
-def solved(gpus: int, tiers: int, **constraints: object) -> Design:
+def solved(gpus: int, tiers: int, models: str | None = None, **constraints: object) -> Design:
     inst = Instance.model_validate(
         {
             "name": "v",
             "cluster": {"gpus": gpus, "nic_gbps": 400, "nic_ports": [1, 2]},
             "constraints": constraints,
-            "search": {"pin": {"tiers": tiers}},
+            "search": {"pin": {"tiers": tiers, "switch_models": models}},
         }
     )
     d = search(inst, CAT, alternatives=False).design
@@ -40,6 +40,7 @@ DESIGNS = {
     "2tier": lambda: solved(200, 2, survive={"min_bandwidth_fraction": 0.75}),
     "3tier": lambda: solved(2000, 3, max_oversubscription=[2.0, 1.0]),
     "1tier": lambda: solved(16, 1),
+    "2tier-cpo": lambda: solved(200, 2, models="c32"),
 }
 
 
@@ -52,6 +53,13 @@ def test_solver_designs_pass(design: Design) -> None:
     assert validate_design(design, CAT) == []
 
 
+def test_cpo_design_has_no_module_at_its_ports() -> None:
+    d = DESIGNS["2tier-cpo"]()
+    assert all(t.cpo for t in d.tiers)
+    assert {g.pluggable_ends for g in d.link_classes[0].groups} == {1}
+    assert {g.pluggable_ends for g in d.link_classes[1].groups} == {0}
+
+
 def _tier(d: Design, level: int, **changes: object) -> Design:
     tiers = tuple(replace(t, **changes) if t.level == level else t for t in d.tiers)
     return replace(d, tiers=tiers)
@@ -60,6 +68,13 @@ def _tier(d: Design, level: int, **changes: object) -> Design:
 def _req(d: Design, **changes: object) -> Design:
     r: Requirements = replace(d.requirements, **changes)
     return replace(d, requirements=r)
+
+
+def _group(d: Design, **changes: object) -> Design:
+    """The design with the first medium group of class 0 changed."""
+    c = d.link_classes[0]
+    groups = (replace(c.groups[0], **changes), *c.groups[1:])
+    return replace(d, link_classes=(replace(c, groups=groups), *d.link_classes[1:]))
 
 
 BREAKAGES: dict[str, tuple[Callable[[Design], Design], str]] = {
@@ -88,12 +103,16 @@ BREAKAGES: dict[str, tuple[Callable[[Design], Design], str]] = {
     "too few leaves": (lambda d: _tier(d, 1, switches=d.tiers[0].switches - 1), "wiring"),
     "hops over the limit": (lambda d: _req(d, max_switch_hops=d.max_switch_hops - 1), "hops"),
     "latency over the limit": (lambda d: _req(d, max_latency_ns=10.0), "latency"),
-    "cable too long": (
-        lambda d: replace(
-            d, link_classes=(replace(d.link_classes[0], length_m=1e6), *d.link_classes[1:])
-        ),
-        "reach",
+    "cable too long": (lambda d: _group(d, max_length_m=1e6), "reach"),
+    "links by medium do not add up": (
+        lambda d: _group(d, links=d.link_classes[0].links + 1),
+        "media",
     ),
+    "medium does not fit a co-packaged port": (
+        lambda d: _tier(d, 1, cpo=True, cpo_lane_gbps=999, cpo_connector="mpo-99", cpo_reach_m=1.0),
+        "media",
+    ),
+    "module count wrong": (lambda d: _group(d, pluggable_ends=3), "totals"),
     "power cap broken": (lambda d: _req(d, max_power_w=1.0), "budget"),
 }
 

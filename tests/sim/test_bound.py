@@ -73,7 +73,9 @@ def planned_fabric(gpus: int, oversubscription: float = 1.0, tiers: int = 2) -> 
     inst: dict[str, Any] = {
         "name": "bound",
         "cluster": {"gpus": gpus, "gpus_per_node": 8, "nic_gbps": 400},
-        "search": {"pin": {"tiers": tiers, "switch_models": "qm9700"}},
+        "search": {
+            "pin": {"tiers": tiers, "switch_models": "qm9700", "leaf_placement": "top_of_rack"}
+        },
     }
     if oversubscription != 1.0:
         inst["constraints"] = {"max_oversubscription": [oversubscription, 1.0]}

@@ -34,7 +34,15 @@ def planned(
         "name": "routing",
         "cluster": {"gpus": gpus, "nic_gbps": 400},
         "constraints": constraints,
-        "search": {"pin": {"tiers": tiers, "planes": 1, "switch_models": "qm9700"}},
+        "search": {
+            "pin": {
+                "tiers": tiers,
+                "planes": 1,
+                "switch_models": "qm9700",
+                # The shapes these tests expect: leaves in the rack, a divisor of its 32 GPUs.
+                "leaf_placement": "top_of_rack",
+            }
+        },
     }
     design = plan(Instance.model_validate(inst), alternatives=False).design
     assert design is not None

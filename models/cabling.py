@@ -1,0 +1,235 @@
+r"""Cabling plans: the medium of every link of a class, by length band, for each kind of end.
+
+A link class (GPU to leaf, leaf to spine, spine to core) has a length distribution taken from the
+floor plan. Cut it at the reach thresholds r_1 < ... < r_B of the candidate media (and of the
+co-packaged engines): band j holds the links of length in (r_{j-1}, r_j]. A link in band j may use
+any medium m that
+
+* runs the class's speed (the caller passes only those),
+* reaches: reach(m) >= r_j, where a co-packaged (CPO) end caps the reach at its engine's reach,
+* fits both ends: a CPO end takes only optical media of its engine's lane rate and connector
+  (``meets``); copper never meets a CPO port,
+
+and pays per link ``ends x (end cost, end power) + cable cost``, where ``ends`` counts the ends
+that are not CPO (a CPO end has its optics inside the switch; a link between two CPO switches pays
+the fibre only). A *plan* gives every non-empty band a medium.
+
+Why plans are exact. Given the kind of both ends (pluggable, or a CPO engine) and the leaf
+placement, the links of a class are independent of each other: each pays its own medium's figures,
+and the class's latency is the worst medium it uses. So a plan that, band by band, uses media no
+worse in any term the model sees (objective value; capex or power when capped; latency when
+capped) is never worse than another. Keeping, per band, only the media on that Pareto front, and
+per context every combination of them, leaves a set of plans that contains an optimal one for
+every count of links, every switch choice and every cap. The sizing model
+(``models.clos_sizing``) then picks one plan per class together with the switches, which makes the
+joint choice of switch, placement and medium exact (not a two-step heuristic). Without caps the
+front is a single medium per band: the cheapest in objective value.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+#: Most plans kept per context; beyond it the plans with the best objective per link are kept.
+MAX_PLANS_PER_CONTEXT = 64
+
+
+@dataclass(frozen=True)
+class CpoEngine:
+    """The co-packaged optics behind every port of a CPO switch."""
+
+    lane_gbps: int
+    connector: str
+    reach_m: float
+
+
+@dataclass(frozen=True)
+class MediumOption:
+    """A link medium: figures per pluggable end and per link, reach, and what it plugs into."""
+
+    name: str
+    end_cost_usd: float
+    end_power_w: float
+    cable_cost_usd: float
+    latency_ns: int
+    reach_m: float = math.inf
+    copper: bool = False
+    lane_gbps: int | None = None
+    connector: str = ""
+
+    def meets(self, engine: CpoEngine) -> bool:
+        """Whether this medium plugs into the far end of the engine's port."""
+        return (
+            not self.copper
+            and self.lane_gbps == engine.lane_gbps
+            and self.connector == engine.connector
+        )
+
+
+@dataclass(frozen=True)
+class LengthTails:
+    """How many links of a class are longer than each threshold, as weights out of ``total``.
+
+    ``longer[j]`` is the weight of links longer than ``thresholds_m[j]``; the share of links in
+    band j, (thresholds_m[j-1], thresholds_m[j]], is (longer[j-1] - longer[j]) / total with
+    longer[-1] = total.
+    """
+
+    total: int
+    thresholds_m: tuple[float, ...]
+    longer: tuple[int, ...]
+
+    def band_weight(self, j: int) -> int:
+        """Weight of the links in band j."""
+        above = self.total if j == 0 else self.longer[j - 1]
+        return above - self.longer[j]
+
+    @property
+    def beyond_m(self) -> int:
+        """Weight of the links longer than every threshold (no medium reaches them)."""
+        return self.longer[-1] if self.longer else self.total
+
+
+@dataclass(frozen=True)
+class Use:
+    """A medium on the links of one band, with the number of pluggable ends each link has."""
+
+    medium: MediumOption
+    ends: int
+
+    @property
+    def capex_usd(self) -> float:
+        """Per link: the pluggable ends and the cable."""
+        return self.ends * self.medium.end_cost_usd + self.medium.cable_cost_usd
+
+    @property
+    def power_w(self) -> float:
+        """Per link: the pluggable ends."""
+        return self.ends * self.medium.end_power_w
+
+
+@dataclass(frozen=True)
+class CablePlan:
+    """A medium for every non-empty band of one link class, in one context."""
+
+    placement: str | None
+    """Leaf placement the plan assumes (classes touching a leaf), None otherwise."""
+    lower_engine: CpoEngine | None
+    upper_engine: CpoEngine | None
+    bands: tuple[Use | None, ...]
+    """Per band of the class's ``LengthTails``; None where the band holds no link."""
+
+    @property
+    def latency_ns(self) -> int:
+        """Worst one-way electronics latency of the media the plan uses."""
+        return max((u.medium.latency_ns for u in self.bands if u is not None), default=0)
+
+
+@dataclass(frozen=True)
+class Criteria:
+    """What the choice between media must respect besides the objective."""
+
+    energy_usd_per_w: float
+    capex_weight: float = 1.0
+    energy_weight: float = 1.0
+    capex_capped: bool = False
+    power_capped: bool = False
+    latency_capped: bool = False
+
+    def value_usd(self, use: Use) -> float:
+        """Objective value of one link."""
+        return (
+            self.capex_weight * use.capex_usd
+            + self.energy_weight * self.energy_usd_per_w * use.power_w
+        )
+
+    def key(self, use: Use) -> tuple[float, ...]:
+        """The terms a medium is compared on (smaller is better in each)."""
+        terms = [self.value_usd(use)]
+        if self.capex_capped:
+            terms.append(use.capex_usd)
+        if self.power_capped:
+            terms.append(use.power_w)
+        if self.latency_capped:
+            terms.append(float(use.medium.latency_ns))
+        return tuple(terms)
+
+
+def usable(
+    medium: MediumOption, lower: CpoEngine | None, upper: CpoEngine | None, length_m: float
+) -> Use | None:
+    """The medium on a link of this length between these ends, or None when it cannot serve."""
+    reach = medium.reach_m
+    for engine in (lower, upper):
+        if engine is not None:
+            if not medium.meets(engine):
+                return None
+            reach = min(reach, engine.reach_m)
+    if reach < length_m:
+        return None
+    return Use(medium, 2 - (lower is not None) - (upper is not None))
+
+
+def pareto_front(uses: Sequence[Use], criteria: Criteria) -> list[Use]:
+    """Uses no other use beats in every term (ties: the first by name)."""
+    ordered = sorted(uses, key=lambda u: (criteria.key(u), u.medium.name))
+    front: list[Use] = []
+    for u in ordered:
+        k = criteria.key(u)
+        if not any(all(a <= b for a, b in zip(criteria.key(f), k, strict=True)) for f in front):
+            front.append(u)
+    return front
+
+
+def plans_for(
+    tails: LengthTails,
+    media: Sequence[MediumOption],
+    lower: CpoEngine | None,
+    upper: CpoEngine | None,
+    placement: str | None,
+    criteria: Criteria,
+) -> list[CablePlan]:
+    """Every plan on the Pareto front of each band, for one context; [] when a band has no medium."""
+    if tails.beyond_m > 0:
+        return []
+    fronts: list[list[Use | None]] = []
+    for j, edge in enumerate(tails.thresholds_m):
+        if tails.band_weight(j) == 0:
+            fronts.append([None])
+            continue
+        uses = [u for m in media if (u := usable(m, lower, upper, edge)) is not None]
+        if not uses:
+            return []
+        fronts.append(list(pareto_front(uses, criteria)))
+    plans = [
+        CablePlan(placement, lower, upper, tuple(choice)) for choice in itertools.product(*fronts)
+    ]
+    if len(plans) > MAX_PLANS_PER_CONTEXT:
+        plans.sort(key=lambda p: _plan_value(p, tails, criteria))
+        plans = plans[:MAX_PLANS_PER_CONTEXT]
+    return plans
+
+
+def _plan_value(plan: CablePlan, tails: LengthTails, criteria: Criteria) -> float:
+    return sum(
+        tails.band_weight(j) * criteria.value_usd(u)
+        for j, u in enumerate(plan.bands)
+        if u is not None
+    )
+
+
+def band_counts(tails: LengthTails, links: int) -> tuple[int, ...]:
+    """Links per band for ``links`` links: N_j = ceil(links x longer_j / total), count_j = N_{j-1} - N_j.
+
+    Rounding up the number longer than each threshold never shortens a link: the last, partial
+    share always goes to the longer band.
+    """
+    above = [links] + [_ceil_share(links, w, tails.total) for w in tails.longer]
+    return tuple(above[j] - above[j + 1] for j in range(len(tails.longer)))
+
+
+def _ceil_share(links: int, weight: int, total: int) -> int:
+    return -((-links * weight) // total)
