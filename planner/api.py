@@ -13,6 +13,7 @@ from planner.design import Design
 from planner.errors import InputError
 from planner.loading import load_catalog
 from planner.loading import load_instance as _load_instance
+from planner.optics import SCENARIOS, comparison_table, scenario_instance
 from planner.report import alternatives_table, summary_table
 from planner.schema.catalog import Catalog
 from planner.schema.instance import DEFAULT_TIME_LIMIT_S, Instance
@@ -35,6 +36,8 @@ class PlanResult:
     search: SizingResult
     sim: SimResult | None = None
     """The verification by simulation, when it ran."""
+    optics_comparison: pl.DataFrame | None = None
+    """Pluggable only vs LPO vs CPO allowed, when asked for (``compare_optics``)."""
 
     @property
     def found(self) -> bool:
@@ -158,6 +161,42 @@ def evaluate(
         verify=verify,
         sim_progress=sim_progress,
     )
+
+
+@dataclass(frozen=True)
+class OpticsComparison:
+    """The instance planned once per optics scenario: the table and every scenario's result."""
+
+    table: pl.DataFrame
+    results: dict[str, PlanResult]
+
+
+def compare_optics(
+    inst: Instance,
+    *,
+    catalog: Catalog | None = None,
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S,
+    progress: Progress | None = None,
+) -> OpticsComparison:
+    """Plan the instance with pluggable optics only, with LPO allowed and with CPO allowed.
+
+    Each scenario is a full plan (switches, placement and media chosen together) restricted to
+    what it allows; ``table`` has one row per scenario (``planner.optics.COMPARISON_SCHEMA``).
+    """
+    catalog = catalog or catalog_for(inst)
+    results = {
+        name: plan(
+            scenario_instance(inst, name),
+            catalog=catalog,
+            time_limit_s=time_limit_s,
+            progress=progress,
+            alternatives=False,
+            verify=False,
+        )
+        for name in SCENARIOS
+    }
+    table = comparison_table({name: r.search for name, r in results.items()})
+    return OpticsComparison(table, results)
 
 
 def validate(design: Design, catalog: Catalog | None = None) -> list[Violation]:

@@ -10,6 +10,7 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -154,6 +155,7 @@ def run_plan(
     force: bool,
     quiet: bool,
     verify: bool = True,
+    compare_optics: bool = False,
 ) -> int:
     """Load, plan (or evaluate), write the reports and print the outcome; return the exit status."""
     inst = load_with_changes(instance, changes)
@@ -175,6 +177,9 @@ def run_plan(
             verify=verify and inst.verify.enabled,
             sim_progress=sim_progress,
         )
+        if compare_optics:
+            comparison = api.compare_optics(inst, time_limit_s=time_limit, progress=progress)
+            result = replace(result, optics_comparison=comparison.table)
     finally:
         if progress is not None:
             progress.close()
@@ -187,6 +192,9 @@ def run_plan(
     else:
         for line in headline(summary):
             typer.echo(line)
+        if result.optics_comparison is not None:
+            for line in optics_lines(result.optics_comparison):
+                typer.echo(line)
         typer.echo(f"reports: {outdir}")
     if result.found:
         return EXIT_FOUND
@@ -201,6 +209,23 @@ def run_plan(
     return EXIT_NONE
 
 
+def optics_lines(table: Any) -> list[str]:
+    """The optics comparison in a few lines: TCO, power, optics share, modules, failures."""
+    lines = ["optics:"]
+    for r in table.iter_rows(named=True):
+        if r["tco_usd"] is None:
+            lines.append(f"  {r['scenario']:<9} {r['status']}")
+            continue
+        delta = "" if r["delta_tco_usd"] is None else f" ({r['delta_tco_usd']:+,.0f})"
+        lines.append(
+            f"  {r['scenario']:<9} tco ${r['tco_usd']:,.0f}{delta}, "
+            f"{r['power_kw']:,.1f} kW, optics {r['optics_power_share']:.0%} of power, "
+            f"{r['transceivers']:,} transceivers, {r['expected_link_failures_per_day']:.2f} "
+            f"link failures/day"
+        )
+    return lines
+
+
 @app.command()
 def solve(
     instance: InstanceArg,
@@ -211,10 +236,20 @@ def solve(
     force: ForceOpt = False,
     quiet: QuietOpt = False,
     verify: VerifyOpt = True,
+    compare_optics: Annotated[
+        bool,
+        typer.Option(
+            "--compare-optics",
+            help="Also plan with pluggable optics only, with LPO allowed and with CPO allowed, "
+            "and write the optics_comparison table.",
+        ),
+    ] = False,
 ) -> None:
     """Find the cheapest fabric for an instance and write its reports."""
     with user_errors():
-        code = run_plan(False, instance, output, set_, time_limit, as_json, force, quiet, verify)
+        code = run_plan(
+            False, instance, output, set_, time_limit, as_json, force, quiet, verify, compare_optics
+        )
     raise typer.Exit(code)
 
 

@@ -33,6 +33,8 @@ MARKER = ".fabric-planner"
 TABLES = ("summary", "alternatives", "bom", "links")
 #: Simulation tables, written when the design was verified.
 SIM_TABLES = ("sim_collectives", "sim_links", "sim_failures")
+#: The optics comparison (pluggable only, LPO allowed, CPO allowed), when asked for.
+OPTICS_TABLE = "optics_comparison"
 #: Option name of the search that lets every tier use its own switch model.
 MIXED = "mixed"
 #: Relative tolerance under which a structure's bound counts as reaching an option's best objective.
@@ -365,6 +367,8 @@ def write_reports(plan_result: PlanResult, outdir: Path, *, force: bool = False)
             sim_links=plan_result.sim_links,
             sim_failures=plan_result.sim_failures,
         )
+    if plan_result.optics_comparison is not None:
+        tables[OPTICS_TABLE] = plan_result.optics_comparison
     written: list[Path] = []
     try:
         for name in tables:
@@ -376,10 +380,11 @@ def write_reports(plan_result: PlanResult, outdir: Path, *, force: bool = False)
             written.append(_write_text(design_path, plan_result.design.to_json() + "\n"))
         else:
             design_path.unlink(missing_ok=True)
-        if plan_result.sim is None:
-            for name in SIM_TABLES:  # a stale simulation from an earlier run would mislead
-                for ext in ("csv", "parquet"):
-                    (outdir / f"{name}.{ext}").unlink(missing_ok=True)
+        # A stale simulation or comparison from an earlier run would mislead.
+        stale = [name for name in (*SIM_TABLES, OPTICS_TABLE) if name not in tables]
+        for name in stale:
+            for ext in ("csv", "parquet"):
+                (outdir / f"{name}.{ext}").unlink(missing_ok=True)
         written.append(_write_text(outdir / "report.md", render_markdown(plan_result, tables)))
     except OSError as exc:
         raise InputError(
@@ -531,6 +536,26 @@ def render_markdown(plan_result: PlanResult, tables: dict[str, pl.DataFrame]) ->
         out += [markdown_table(tables["sim_collectives"], cols), ""]
         if len(tables["sim_failures"]):
             out += ["### Failures", "", markdown_table(tables["sim_failures"]), ""]
+    if OPTICS_TABLE in tables:
+        cols = [
+            "scenario",
+            "status",
+            "switch_models",
+            "leaf_placement",
+            "capex_usd",
+            "energy_usd",
+            "power_kw",
+            "optics_power_share",
+            "transceivers",
+            "expected_link_failures_per_day",
+            "delta_tco_usd",
+        ]
+        out += [
+            "## Optics: pluggable only, LPO allowed, CPO allowed",
+            "",
+            markdown_table(tables[OPTICS_TABLE], cols),
+            "",
+        ]
     alt = tables["alternatives"]
     if len(alt):
         out += [

@@ -188,6 +188,22 @@ def test_bad_override_exits_2(small: Path, tmp_path: Path, override: str) -> Non
     assert result.stderr.startswith("error: ")
 
 
+def test_compare_optics_writes_the_table_and_a_rerun_without_removes_it(
+    small: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    result = invoke("solve", small, "-o", out, "--no-verify", "--compare-optics")
+    assert result.exit_code == 0, result.stderr
+    assert "optics:" in result.stdout
+    table = pl.read_parquet(out / "optics_comparison.parquet")
+    assert table["scenario"].to_list() == ["pluggable", "lpo", "cpo"]
+    assert pl.read_csv(out / "optics_comparison.csv").height == 3
+    assert "## Optics" in (out / "report.md").read_text()
+    assert invoke("solve", small, "-o", out, "-q", "--no-verify").exit_code == 0
+    assert not (out / "optics_comparison.csv").exists()
+    assert not (out / "optics_comparison.parquet").exists()
+
+
 # ---- the report folder ---------------------------------------------------------------------
 def test_a_second_solve_into_the_same_folder_works(small: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
