@@ -73,9 +73,9 @@ def test_every_figure_is_recomputed_from_the_catalog(
 ) -> None:
     result = comparison.results[scenario]
     assert result.design is not None
-    row: dict[str, Any] = comparison.table.filter(
-        comparison.table["scenario"] == scenario
-    ).row(0, named=True)
+    row: dict[str, Any] = comparison.table.filter(comparison.table["scenario"] == scenario).row(
+        0, named=True
+    )
     for name, value in from_catalog(result.design, catalog).items():
         assert row[name] == pytest.approx(value, rel=FIGURE_RTOL), name
     assert validate_design(result.design, catalog) == []
