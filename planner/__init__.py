@@ -21,6 +21,7 @@ from typing import Any
 _EXPORTS = {
     "Status": "models.status",
     "PlanResult": "planner.api",
+    "compare_optics": "planner.api",
     "evaluate": "planner.api",
     "load_instance": "planner.api",
     "plan": "planner.api",

@@ -375,4 +375,5 @@ def test_the_package_exports_the_api_functions() -> None:
     assert planner.validate is planner.api.validate
     assert planner.plan is planner.api.plan
     assert planner.load_instance is planner.api.load_instance
+    assert planner.compare_optics is planner.api.compare_optics
     assert set(planner.__all__) <= set(dir(planner))
