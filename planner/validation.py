@@ -337,11 +337,19 @@ def check_catalog(d: Design, catalog: Catalog) -> list[Violation]:
                     f"{t.role}: {sw.name} has radix {sw.radix_at(t.port_speed_gbps)} at {t.port_speed_gbps}G, not {t.radix}",
                 )
             )
-        if (sw.cost_usd, sw.power_w, sw.latency_ns, sw.cpo) != (
+        engine = sw.cpo_optics
+        engine_ours = (t.cpo_lane_gbps, t.cpo_connector, t.cpo_reach_m)
+        engine_theirs = (
+            (None, "", None)
+            if engine is None
+            else (engine.lane_gbps, engine.connector, engine.reach_m)
+        )
+        if (sw.cost_usd, sw.power_w, sw.latency_ns, sw.cpo, engine_theirs) != (
             t.unit_cost_usd,
             t.unit_power_w,
             t.latency_ns,
             t.cpo,
+            engine_ours,
         ):
             out.append(Violation("catalog", f"{t.role}: {sw.name} figures differ from the catalog"))
     for g in (g for c in d.link_classes for g in c.groups):

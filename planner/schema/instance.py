@@ -241,7 +241,7 @@ class Search(Strict):
     """Most switch tiers a design may have."""
     mixed_switch_models: bool = True
     """Whether tiers may use different switch models."""
-    media_kinds: list[MediumKind] | None = None
+    media_kinds: list[MediumKind] | None = Field(None, min_length=1)
     """Media kinds allowed (dac, aec, sr, dr, fr, lpo); all of the catalog when absent."""
     cpo: bool = True
     """Whether switches with co-packaged optics may be chosen."""
