@@ -1,0 +1,502 @@
+r"""Tori of cubes joined by optical circuit switches (TPU-v4 style): slices, circuits, spares.
+
+Cubes. A cube is ``c x c x c`` chips wired as a 3-D mesh; chip ``l = (l_x, l_y, l_z)``,
+``0 <= l_d < c``, has a mesh link to ``l + e_d`` whenever ``l_d + 1 < c``. Every chip on a face
+has one optical link out of that face: the ``+d`` face holds the chips with ``l_d = c - 1``, the
+``-d`` face those with ``l_d = 0``. On a face of dimension ``d`` with other dimensions ``a < b``,
+the chip's *face position* is ``p = l_a c + l_b``, ``0 <= p < c^2``.
+
+Optical circuit switches. There is one OCS per ``(d, p)``, ``d`` in {x, y, z}, ``p < c^2``:
+``3 c^2`` devices. OCS ``(d, p)`` has, for every cube ``k`` of the pod, one port ``(k, +)`` for
+the link leaving ``k``'s ``+d`` face at position ``p`` and one port ``(k, -)`` for its ``-d`` face:
+``2 K`` ports per device for ``K`` cubes (64 cubes of 4^3: 48 devices of 128 ports; TPU v4 uses
+136-port OCS). A circuit joins one ``+`` port to one ``-`` port of the same device, so it always
+joins face position ``p`` to face position ``p``; each port carries at most one circuit.
+
+Slices. A slice of ``(X, Y, Z)`` chips, each a multiple of ``c``, uses ``n_x n_y n_z`` cubes,
+``n_d = L_d / c`` (``L = (X, Y, Z)``), placed on a cube grid: ``placement[g]`` is the cube at grid
+position ``g``. Chip ``l`` of the cube at ``g`` has global coordinate ``v = c g + l``. The slice is
+the torus on ``v``: along every ``d``, ``v`` links to ``v + e_d`` and ``v - e_d`` (mod ``L_d``).
+Mesh links inside the cubes give the links that stay in a cube; the circuits give the rest:
+
+    for all d, g, p:  OCS (d, p) joins (placement[g], +) to (placement[s_d(g)], -)
+
+with the grid successor ``s_d(g) = g + e_d`` when ``g_d + 1 < n_d`` and otherwise the wrap-around
+``s_d(g)_d = 0`` (a single cube along ``d`` wraps onto itself). Any healthy cube can stand at any
+grid position, since every OCS reaches every cube, so slices are composed first-fit with no
+optimisation.
+
+Twists. ``Twist(wrapped=a, shifted=b, shift_chips=t)``, ``a != b``, ``t`` a multiple of ``c``,
+moves where the wrap-around links of dimension ``a`` land: chip ``v`` with ``v_a = L_a - 1``
+links in ``+a`` to ``w`` with ``w_a = 0``, ``w_b = (v_b + t) mod L_b`` and every other coordinate
+unchanged; links that do not wrap are unchanged. Several twists may act (on different ``(a, b)``
+pairs; shifts add up). In the cube grid this is ``s_a(g)_b = (g_b + t / c) mod n_b`` for a
+wrapping ``g``; face positions do not change, which is why ``t`` must be a multiple of ``c``
+(a circuit can only join position ``p`` to position ``p``). ``tpu_twists`` gives the twisted tori of
+TPU v4 (Camara et al.'s twisted 3-D tori): for ``k x k x 2k`` the wrap-around links of both
+``k``-long dimensions shift by ``k`` along the ``2k``-long one; for ``k x 2k x 2k`` those of the
+``k``-long dimension shift by ``k`` along both ``2k``-long ones.
+
+Spares. Cubes are healthy independently with probability ``a``. A set of slices needing ``n``
+cubes in all can be composed at once from ``n + s`` cubes with probability
+
+    P(n, s) = P[Binomial(n + s, a) >= n] = P[Binomial(n + s, 1 - a) <= s]
+
+(spares are pooled: any healthy cube can replace any failed one). ``spares_needed`` is the least
+``s`` with ``P(n, s) >= target``; ``P`` rises with ``s`` and ``a`` and falls with ``n``, so the
+answer rises with ``target`` and ``n`` and falls with ``a``. A pod of ``n + s`` cubes fits OCS of
+``R`` ports when ``2 (n + s) <= R``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal, NamedTuple
+
+import networkx as nx
+import numpy as np
+from scipy.stats import binom
+
+from models.status import Status
+
+Dim = Literal["x", "y", "z"]
+Sign = Literal["+", "-"]
+Coord = tuple[int, int, int]
+Device = tuple[Dim, int]
+"""An OCS: the dimension of the faces it joins and the face position ``p`` of its ports."""
+Port = tuple[int, Sign]
+"""A port of an OCS: the cube and the face (``+`` or ``-``) it comes from."""
+Chip = tuple[int, int, int, int]
+"""A chip: its cube and its local coordinates ``(cube, l_x, l_y, l_z)``."""
+
+#: The three dimensions, in coordinate order.
+DIMS: tuple[Dim, Dim, Dim] = ("x", "y", "z")
+#: Chips per cube edge in TPU v4 (4 x 4 x 4 = 64 chips per cube).
+TPU_CUBE = 4
+#: Ports per OCS in TPU v4 (Palomar).
+TPU_OCS_PORTS = 136
+#: Links per chip in a 3-D torus: one each way along each dimension.
+TORUS_DEGREE = 6
+#: Default bound on the spare cubes ``spares_needed`` searches.
+DEFAULT_MAX_SPARES = 4096
+
+
+class Circuit(NamedTuple):
+    """One OCS circuit: ``device`` joins ``plus`` (a ``+`` port) to ``minus`` (a ``-`` port)."""
+
+    device: Device
+    plus: Port
+    minus: Port
+
+
+@dataclass(frozen=True)
+class Twist:
+    """The wrap-around links of ``wrapped`` land shifted by ``shift_chips`` along ``shifted``."""
+
+    wrapped: Dim
+    shifted: Dim
+    shift_chips: int
+
+
+@dataclass(frozen=True)
+class Slice:
+    """A torus of ``shape_chips`` built from cubes of ``cube`` chips per edge."""
+
+    shape_chips: Coord
+    cube: int
+    placement: Mapping[Coord, int]
+    """Cube-grid position -> cube id; the keys are exactly the grid positions."""
+    twists: tuple[Twist, ...] = ()
+
+    @property
+    def grid(self) -> Coord:
+        """Cubes along each dimension, ``n_d = L_d / c``."""
+        x, y, z = (length // self.cube for length in self.shape_chips)
+        return (x, y, z)
+
+    @property
+    def cubes(self) -> frozenset[int]:
+        """The cubes the slice uses."""
+        return frozenset(self.placement.values())
+
+
+@dataclass(frozen=True)
+class TorusSizing:
+    """A pod sized for a set of slices: cubes, spares and OCS ports."""
+
+    status: Status
+    """OPTIMAL: the fewest spares meeting the target, and the pod fits the OCS; else INFEASIBLE."""
+    cube: int
+    slice_cubes: int
+    """Cubes the slices use together."""
+    spares: int | None
+    """Fewest spare cubes meeting the target; None if more than the search bound."""
+    probability: float | None
+    """Probability that all slices can be composed at once with these spares."""
+    ocs_devices: int
+    ocs_ports_used: int | None
+    """Ports used on every OCS: two per cube, spares included."""
+    ocs_ports: int
+    reason: str = ""
+    """Why the sizing is infeasible; empty when it is not."""
+
+    @property
+    def cubes(self) -> int | None:
+        """Cubes in the pod, spares included."""
+        return None if self.spares is None else self.slice_cubes + self.spares
+
+    @property
+    def chips(self) -> int | None:
+        """Chips in the pod, spares included."""
+        return None if self.cubes is None else self.cubes * self.cube**3
+
+
+# --- devices and face positions ---------------------------------------------------------------
+
+
+def other_dims(d: int) -> tuple[int, int]:
+    """The two dimensions other than ``d``, in increasing order."""
+    a, b = (e for e in range(3) if e != d)
+    return a, b
+
+
+def face_position(d: int, local: Coord, cube: int) -> int:
+    """The position ``p = l_a c + l_b`` of a chip on a face of dimension ``d``."""
+    a, b = other_dims(d)
+    return local[a] * cube + local[b]
+
+
+def face_chip(d: int, p: int, sign: Sign, cube: int) -> Coord:
+    """The local coordinates of the chip at face position ``p`` of the ``sign`` face along ``d``."""
+    a, b = other_dims(d)
+    local = [0, 0, 0]
+    local[d] = cube - 1 if sign == "+" else 0
+    local[a], local[b] = divmod(p, cube)
+    return (local[0], local[1], local[2])
+
+
+def ocs_devices(cube: int) -> list[Device]:
+    """Every OCS of a pod: one per dimension and face position, ``3 c^2`` in all."""
+    _check_cube(cube)
+    return [(d, p) for d in DIMS for p in range(cube * cube)]
+
+
+def ocs_ports_needed(cubes: int) -> int:
+    """Ports each OCS needs for a pod of ``cubes`` cubes: a ``+`` and a ``-`` port per cube."""
+    if cubes < 0:
+        raise ValueError(f"a pod has a non-negative number of cubes, got {cubes}")
+    return 2 * cubes
+
+
+# --- slices -----------------------------------------------------------------------------------
+
+
+def slice_cubes(shape_chips: Sequence[int], cube: int = TPU_CUBE) -> int:
+    """Cubes a slice of ``shape_chips`` uses; ValueError unless every side is a multiple of ``c``."""
+    _check_cube(cube)
+    if len(shape_chips) != 3:
+        raise ValueError(f"a slice shape has three sides, got {tuple(shape_chips)}")
+    if any(length <= 0 or length % cube for length in shape_chips):
+        raise ValueError(
+            f"slice shape {tuple(shape_chips)} is not made of {cube}x{cube}x{cube} cubes: "
+            f"every side must be a positive multiple of {cube}"
+        )
+    return int(np.prod([length // cube for length in shape_chips]))
+
+
+def tpu_twists(shape_chips: Sequence[int]) -> tuple[Twist, ...]:
+    """The twists of the TPU v4 twisted torus of a ``k x k x 2k`` or ``k x 2k x 2k`` shape.
+
+    The wrap-around links of every ``k``-long dimension shift by ``k`` along every ``2k``-long
+    one. ValueError for any other shape.
+    """
+    lengths = sorted(set(shape_chips))
+    if len(shape_chips) != 3 or len(lengths) != 2 or lengths[1] != 2 * lengths[0]:
+        raise ValueError(
+            f"a twisted torus needs a k x k x 2k or k x 2k x 2k shape, got {tuple(shape_chips)}"
+        )
+    k = lengths[0]
+    return tuple(
+        Twist(wrapped=DIMS[a], shifted=DIMS[b], shift_chips=k)
+        for a, b in itertools.permutations(range(3), 2)
+        if shape_chips[a] == k and shape_chips[b] == 2 * k
+    )
+
+
+def compose_slice(
+    shape_chips: Sequence[int],
+    healthy_cubes: Sequence[int],
+    cube: int = TPU_CUBE,
+    twist: Twist | Sequence[Twist] | None = None,
+) -> Slice:
+    """A slice of ``shape_chips`` on the first healthy cubes, in grid order (``z`` fastest).
+
+    ValueError if a side is not a multiple of ``cube``, the healthy cubes repeat, there are too few
+    of them, or a twist is malformed.
+    """
+    needed = slice_cubes(shape_chips, cube)
+    if len(set(healthy_cubes)) != len(healthy_cubes):
+        raise ValueError("healthy cubes must be distinct")
+    if len(healthy_cubes) < needed:
+        raise ValueError(
+            f"slice {tuple(shape_chips)} needs {needed} cubes of {cube}x{cube}x{cube}, "
+            f"only {len(healthy_cubes)} healthy"
+        )
+    shape: Coord = (shape_chips[0], shape_chips[1], shape_chips[2])
+    twists = (twist,) if isinstance(twist, Twist) else tuple(twist or ())
+    _check_twists(twists, cube)
+    grid = [(x, y, z) for x, y, z in itertools.product(*(range(n // cube) for n in shape))]
+    placement = dict(zip(grid, healthy_cubes, strict=False))
+    return Slice(shape_chips=shape, cube=cube, placement=placement, twists=twists)
+
+
+def grid_successor(sl: Slice, d: int, g: Coord) -> Coord:
+    """The grid position whose ``-d`` face the ``+d`` face of the cube at ``g`` joins."""
+    n = sl.grid
+    nxt = list(g)
+    if g[d] + 1 < n[d]:
+        nxt[d] += 1
+        return (nxt[0], nxt[1], nxt[2])
+    nxt[d] = 0
+    for t in sl.twists:
+        if DIMS.index(t.wrapped) == d:
+            b = DIMS.index(t.shifted)
+            nxt[b] = (nxt[b] + t.shift_chips // sl.cube) % n[b]
+    return (nxt[0], nxt[1], nxt[2])
+
+
+def slice_circuits(sl: Slice) -> frozenset[Circuit]:
+    """The circuits closing the slice's torus: per ``(d, p, g)``, ``+d`` of ``g`` to ``-d`` of ``s_d(g)``."""
+    return frozenset(
+        Circuit((DIMS[d], p), (cube_id, "+"), (sl.placement[grid_successor(sl, d, g)], "-"))
+        for g, cube_id in sl.placement.items()
+        for d in range(3)
+        for p in range(sl.cube * sl.cube)
+    )
+
+
+def chip_graph(sl: Slice) -> nx.MultiGraph:
+    """Chips ``(cube, l_x, l_y, l_z)`` linked by the cubes' meshes and by the slice's circuits.
+
+    Edges carry ``dim`` (``"x"``, ``"y"``, ``"z"``) and ``kind`` (``"mesh"`` or ``"ocs"``, then
+    also ``device``). Parallel links stay parallel (a 2-chip ring has two).
+    """
+    c = sl.cube
+    g = nx.MultiGraph()
+    for cube_id in sl.placement.values():
+        for local in itertools.product(range(c), repeat=3):
+            g.add_node((cube_id, *local))
+            for d in range(3):
+                if local[d] + 1 < c:
+                    nxt = list(local)
+                    nxt[d] += 1
+                    g.add_edge((cube_id, *local), (cube_id, *nxt), dim=DIMS[d], kind="mesh")
+    for circuit in slice_circuits(sl):
+        dim, p = circuit.device
+        d = DIMS.index(dim)
+        a = (circuit.plus[0], *face_chip(d, p, "+", c))
+        b = (circuit.minus[0], *face_chip(d, p, "-", c))
+        g.add_edge(a, b, dim=dim, kind="ocs", device=circuit.device)
+    return g
+
+
+def replace_cube(sl: Slice, failed: int, spare: int) -> Slice:
+    """The slice with ``spare`` standing where ``failed`` stood; everything else unchanged."""
+    if failed not in sl.cubes:
+        raise ValueError(f"cube {failed} is not in the slice")
+    if spare in sl.cubes:
+        raise ValueError(f"spare cube {spare} is already in the slice")
+    placement = {g: spare if k == failed else k for g, k in sl.placement.items()}
+    return replace(sl, placement=placement)
+
+
+def circuit_diff(
+    old: frozenset[Circuit], new: frozenset[Circuit]
+) -> tuple[frozenset[Circuit], frozenset[Circuit]]:
+    """The circuits to tear down and to set up to go from ``old`` to ``new``: (removed, added)."""
+    return old - new, new - old
+
+
+# --- independent checks -----------------------------------------------------------------------
+
+
+def torus_neighbours(v: Coord, shape_chips: Coord, twists: Sequence[Twist] = ()) -> list[Coord]:
+    """The ``+d`` and ``-d`` neighbours of ``v``, per dimension, in the (twisted) torus."""
+    out: list[Coord] = []
+    for d in range(3):
+        for step in (1, -1):
+            w = list(v)
+            w[d] += step
+            if not 0 <= w[d] < shape_chips[d]:
+                w[d] %= shape_chips[d]
+                for t in twists:
+                    if DIMS.index(t.wrapped) == d:
+                        b = DIMS.index(t.shifted)
+                        w[b] = (w[b] + step * t.shift_chips) % shape_chips[b]
+            out.append((w[0], w[1], w[2]))
+    return out
+
+
+def check_circuits(circuits: frozenset[Circuit], cube: int) -> list[str]:
+    """Issues with a set of circuits: a bad device, a port of the wrong face, a port used twice."""
+    issues: list[str] = []
+    valid = set(ocs_devices(cube))
+    for c in sorted(circuits):
+        if c.device not in valid:
+            issues.append(f"{c}: no OCS {c.device} for {cube}x{cube}x{cube} cubes")
+        if c.plus[1] != "+" or c.minus[1] != "-":
+            issues.append(f"{c}: a circuit joins a + port to a - port")
+    used = Counter((c.device, port) for c in circuits for port in (c.plus, c.minus))
+    issues.extend(
+        f"OCS {device} port {port} carries {n} circuits"
+        for (device, port), n in sorted(used.items())
+        if n > 1
+    )
+    return issues
+
+
+def check_torus(sl: Slice) -> list[str]:
+    """Issues found by rebuilding the slice's chip graph and comparing it with the torus.
+
+    Independent of how circuits are chosen: every chip is mapped to ``v = c g + l`` and its
+    links (with multiplicity) must be exactly ``torus_neighbours(v)``; so each chip has six links,
+    two per dimension, wrap-around included. Empty when the slice is correct.
+    """
+    issues: list[str] = []
+    c = sl.cube
+    grid = set(itertools.product(*(range(n) for n in sl.grid)))
+    if set(sl.placement) != grid:
+        issues.append(f"placement does not cover the {sl.grid} cube grid exactly")
+    if len(sl.cubes) != len(sl.placement):
+        issues.append("a cube stands at two grid positions")
+    if issues:
+        return issues
+    issues.extend(check_circuits(slice_circuits(sl), c))
+    position = {k: g for g, k in sl.placement.items()}
+
+    def coord(chip: Chip) -> Coord:
+        g = position[chip[0]]
+        return (c * g[0] + chip[1], c * g[1] + chip[2], c * g[2] + chip[3])
+
+    graph = chip_graph(sl)
+    if graph.number_of_nodes() != int(np.prod(sl.shape_chips)):
+        issues.append(f"{graph.number_of_nodes()} chips, expected {np.prod(sl.shape_chips)}")
+    for chip in graph.nodes:
+        v = coord(chip)
+        links = Counter({coord(w): len(keys) for w, keys in graph[chip].items()})
+        if chip in graph[chip]:
+            links[v] *= 2  # a self-loop is a link each way
+        if links.total() != TORUS_DEGREE:
+            issues.append(f"chip {chip} at {v} has {links.total()} links, not {TORUS_DEGREE}")
+        expected = Counter(torus_neighbours(v, sl.shape_chips, sl.twists))
+        if links != expected:
+            issues.append(
+                f"chip {chip} at {v}: links to {sorted(links.elements())}, "
+                f"torus has {sorted(expected.elements())}"
+            )
+    return issues
+
+
+# --- spares and pod sizing --------------------------------------------------------------------
+
+
+def composable_probability(cubes_in_slice: int, spares: int, availability: float) -> float:
+    """``P[Binomial(n + s, 1 - a) <= s]``: at least ``n`` of ``n + s`` cubes are healthy."""
+    return float(binom.cdf(spares, cubes_in_slice + spares, 1.0 - availability))
+
+
+def spares_needed(
+    cubes_in_slice: int,
+    availability: float,
+    target: float,
+    max_spares: int = DEFAULT_MAX_SPARES,
+) -> int | None:
+    """The fewest spares ``s <= max_spares`` with ``P(n, s) >= target``; None if there are none.
+
+    ``n = cubes_in_slice`` cubes are needed at once, each healthy with probability
+    ``availability``. The test is done on the failure tail, ``P[Binomial(n + s, 1 - a) > s] <=
+    1 - target``, which stays accurate when both sides are tiny.
+    """
+    if cubes_in_slice < 0 or max_spares < 0:
+        raise ValueError("cubes and the spare bound must be non-negative")
+    if not 0.0 < availability <= 1.0:
+        raise ValueError(f"availability must be in (0, 1], got {availability}")
+    if not 0.0 <= target < 1.0:
+        raise ValueError(f"target must be in [0, 1), got {target}")
+    s = np.arange(max_spares + 1)
+    fail = binom.sf(s, cubes_in_slice + s, 1.0 - availability)
+    ok = np.flatnonzero(fail <= 1.0 - target)
+    return int(ok[0]) if ok.size else None
+
+
+def pod_size(
+    slices: Sequence[Sequence[int]],
+    availability: float,
+    target: float,
+    cube: int = TPU_CUBE,
+    ocs_ports: int = TPU_OCS_PORTS,
+    max_spares: int = DEFAULT_MAX_SPARES,
+) -> TorusSizing:
+    """Cubes, pooled spares and OCS for a pod that must run ``slices`` at once.
+
+    ``target`` is the probability that all slices can be composed at the same time. INFEASIBLE
+    (no exception) when the spares exceed ``max_spares`` or ``2 (n + s) > ocs_ports``.
+    """
+    n = sum(slice_cubes(shape, cube) for shape in slices)
+    spares = spares_needed(n, availability, target, max_spares)
+    devices = len(ocs_devices(cube))
+    if spares is None:
+        return TorusSizing(
+            status=Status.INFEASIBLE,
+            cube=cube,
+            slice_cubes=n,
+            spares=None,
+            probability=None,
+            ocs_devices=devices,
+            ocs_ports_used=None,
+            ocs_ports=ocs_ports,
+            reason=f"{n} cubes need more than {max_spares} spares to reach {target}",
+        )
+    used = ocs_ports_needed(n + spares)
+    fits = used <= ocs_ports
+    return TorusSizing(
+        status=Status.OPTIMAL if fits else Status.INFEASIBLE,
+        cube=cube,
+        slice_cubes=n,
+        spares=spares,
+        probability=composable_probability(n, spares, availability),
+        ocs_devices=devices,
+        ocs_ports_used=used,
+        ocs_ports=ocs_ports,
+        reason=""
+        if fits
+        else (
+            f"{n} + {spares} spare cubes need {used} ports per OCS, "
+            f"more than the {ocs_ports} available"
+        ),
+    )
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+
+def _check_cube(cube: int) -> None:
+    if cube < 1:
+        raise ValueError(f"a cube has at least one chip per edge, got {cube}")
+
+
+def _check_twists(twists: Sequence[Twist], cube: int) -> None:
+    pairs = [(t.wrapped, t.shifted) for t in twists]
+    if len(set(pairs)) != len(pairs):
+        raise ValueError("at most one twist per (wrapped, shifted) pair of dimensions")
+    for t in twists:
+        if t.wrapped not in DIMS or t.shifted not in DIMS or t.wrapped == t.shifted:
+            raise ValueError(f"{t}: a twist shifts one dimension's wrap-around along another")
+        if t.shift_chips % cube:
+            raise ValueError(
+                f"{t}: shift of {t.shift_chips} chips is not a multiple of the cube ({cube}); "
+                "an OCS joins only equal face positions"
+            )
