@@ -8,11 +8,13 @@ any medium m that
 * runs the class's speed (the caller passes only those),
 * reaches: reach(m) >= r_j, where a co-packaged (CPO) end caps the reach at its engine's reach,
 * fits both ends: a CPO end takes only optical media of its engine's lane rate and connector
-  (``meets``); copper never meets a CPO port,
+  (``meets``); copper never meets a CPO port; an optical circuit switch (OCS) end takes only
+  duplex optics (one OCS port per link) whose channel loss budget covers the OCS's insertion loss
+  plus its two extra connectors,
 
 and pays per link ``ends x (end cost, end power) + cable cost``, where ``ends`` counts the ends
-that are not CPO (a CPO end has its optics inside the switch; a link between two CPO switches pays
-the fibre only). A *plan* gives every non-empty band a medium.
+that are neither CPO nor OCS (a CPO end has its optics inside the switch, an OCS port is a mirror;
+a link between two CPO switches pays the fibre only). A *plan* gives every non-empty band a medium.
 
 Why plans are exact. Given the kind of both ends (pluggable, or a CPO engine) and the leaf
 placement, the links of a class are independent of each other: each pays its own medium's figures,
@@ -35,6 +37,10 @@ from dataclasses import dataclass
 
 #: Most plans kept per context; beyond it the plans with the best objective per link are kept.
 MAX_PLANS_PER_CONTEXT = 64
+#: Loss of the two extra connector pairs a circuit crosses at an optical circuit switch, dB.
+OCS_CONNECTORS_LOSS_DB = 0.5
+#: The connector a medium needs to go through an OCS: one duplex fibre pair, one OCS port.
+OCS_CONNECTOR = "lc-duplex"
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,17 @@ class CpoEngine:
     lane_gbps: int
     connector: str
     reach_m: float
+
+
+@dataclass(frozen=True)
+class OcsPort:
+    """A port of an optical circuit switch: no module at this end, and a loss to budget for."""
+
+    insertion_loss_db: float
+
+
+#: What stands at one end of a link: pluggable ports (None), a CPO engine, or an OCS port.
+PortKind = CpoEngine | OcsPort | None
 
 
 @dataclass(frozen=True)
@@ -59,6 +76,16 @@ class MediumOption:
     copper: bool = False
     lane_gbps: int | None = None
     connector: str = ""
+    channel_loss_db: float | None = None
+
+    def passes(self, ocs: OcsPort) -> bool:
+        """Whether this medium runs through an optical circuit switch: duplex, enough budget."""
+        return (
+            not self.copper
+            and self.connector == OCS_CONNECTOR
+            and self.channel_loss_db is not None
+            and self.channel_loss_db >= ocs.insertion_loss_db + OCS_CONNECTORS_LOSS_DB
+        )
 
     def meets(self, engine: CpoEngine) -> bool:
         """Whether this medium plugs into the far end of the engine's port."""
@@ -117,8 +144,8 @@ class CablePlan:
 
     placement: str | None
     """Leaf placement the plan assumes (classes touching a leaf), None otherwise."""
-    lower_engine: CpoEngine | None
-    upper_engine: CpoEngine | None
+    lower_engine: PortKind
+    upper_engine: PortKind
     bands: tuple[Use | None, ...]
     """Per band of the class's ``LengthTails``; None where the band holds no link."""
 
@@ -158,13 +185,14 @@ class Criteria:
         return tuple(terms)
 
 
-def usable(
-    medium: MediumOption, lower: CpoEngine | None, upper: CpoEngine | None, length_m: float
-) -> Use | None:
+def usable(medium: MediumOption, lower: PortKind, upper: PortKind, length_m: float) -> Use | None:
     """The medium on a link of this length between these ends, or None when it cannot serve."""
     reach = medium.reach_m
     for engine in (lower, upper):
-        if engine is not None:
+        if isinstance(engine, OcsPort):
+            if not medium.passes(engine):
+                return None
+        elif engine is not None:
             if not medium.meets(engine):
                 return None
             reach = min(reach, engine.reach_m)
@@ -187,8 +215,8 @@ def pareto_front(uses: Sequence[Use], criteria: Criteria) -> list[Use]:
 def plans_for(
     tails: LengthTails,
     media: Sequence[MediumOption],
-    lower: CpoEngine | None,
-    upper: CpoEngine | None,
+    lower: PortKind,
+    upper: PortKind,
     placement: str | None,
     criteria: Criteria,
 ) -> list[CablePlan]:

@@ -33,7 +33,8 @@ Constraints (one family per ``add_*`` function):
                           T=3: f[1] = A, n[2] = P A, d[2] = L q[1], n[1] <= P L,
                                f[2] = C, n[3] = A C, d[3] = P q[2]
     tier.oversubscription d[t] den_t <= num_t u[t]           ratio num_t/den_t allowed at tier t
-    path.hops             2T - 1 <= max hops
+    path.hops             2T - 1 <= max hops  (2T - 2 when the top tier is an OCS layer)
+    ocs.even_ports        top tier OCS: q[T-1] = 2k (each block has an even number of ports per device)
     path.latency          sum_t (2 - [t = T]) sum_m l_m x[t,m] + 2 sum_c sum_g lat_g z[c,g] <= max ns
     failure.single_switch for a protected tier t+1: f[t] (1 - phi) >= 1   (keep phi of the uplinks)
                           for a protected leaf tier: (p - 1) / p >= phi  (other planes carry on)
@@ -68,6 +69,8 @@ from models.cabling import (
     Criteria,
     LengthTails,
     MediumOption,
+    OcsPort,
+    PortKind,
     band_counts,
     plans_for,
 )
@@ -85,13 +88,14 @@ class SwitchOption:
     cost_usd: float
     power_w: float
     latency_ns: int
-    engine: CpoEngine | None = None
-    """The co-packaged optics behind its ports; None for pluggable ports."""
+    engine: PortKind = None
+    """The co-packaged optics behind its ports, an OCS port for an optical circuit switch, or
+    None for pluggable ports."""
 
     @property
     def cpo(self) -> bool:
         """Whether the ports are co-packaged optics."""
-        return self.engine is not None
+        return isinstance(self.engine, CpoEngine)
 
 
 #: The placement whose leaf stands in the GPU rack it serves.
@@ -111,13 +115,17 @@ class ClassCabling:
         return self.tails[plan.placement]
 
 
-def engines_of(options: Sequence[SwitchOption]) -> list[CpoEngine | None]:
-    """The distinct port kinds of a tier's candidates: None (pluggable) first, then CPO engines."""
-    engines = {o.engine for o in options}
-    return sorted(
-        engines,
-        key=lambda e: (0, 0, "", 0.0) if e is None else (1, e.lane_gbps, e.connector, e.reach_m),
-    )
+def _port_kind_key(e: PortKind) -> tuple[int, float, str, float]:
+    if e is None:
+        return (0, 0.0, "", 0.0)
+    if isinstance(e, OcsPort):
+        return (2, e.insertion_loss_db, "", 0.0)
+    return (1, float(e.lane_gbps), e.connector, e.reach_m)
+
+
+def engines_of(options: Sequence[SwitchOption]) -> list[PortKind]:
+    """The distinct port kinds of a tier's candidates: pluggable first, then CPO, then OCS."""
+    return sorted({o.engine for o in options}, key=_port_kind_key)
 
 
 def reach_thresholds(
@@ -127,7 +135,7 @@ def reach_thresholds(
 ) -> tuple[float, ...]:
     """Where a link class's length bands end: every medium's reach and every engine's reach."""
     engines = engines_of(upper) + ([] if lower is None else engines_of(lower))
-    reaches = {m.reach_m for m in media} | {e.reach_m for e in engines if e is not None}
+    reaches = {m.reach_m for m in media} | {e.reach_m for e in engines if isinstance(e, CpoEngine)}
     return tuple(sorted(reaches))
 
 
@@ -205,6 +213,9 @@ class SizingProblem:
     capex_weight: float = 1.0
     energy_weight: float = 1.0
     pins: Pins = field(default_factory=Pins)
+    top_ocs: bool = False
+    """The top tier is a layer of optical circuit switches (direct-connect blocks): it adds no
+    switch hop, and every block has an even number of ports on each device."""
 
 
 @dataclass(frozen=True)
@@ -397,11 +408,28 @@ def add_oversubscription(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> 
         m.add(v.d[t] * ratio.denominator <= ratio.numerator * v.u[t])
 
 
+def switch_hops(p: SizingProblem) -> int:
+    """Switches on the longest path: 2T - 1, or 2T - 2 when the top tier is an OCS layer."""
+    return 2 * p.tiers - 1 - int(p.top_ocs)
+
+
 def add_hops(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> None:
-    """The longest path crosses 2T - 1 switches.  2T - 1 <= max hops."""
+    """The longest path crosses few enough switches.  switch_hops <= max hops."""
     limit = p.requirements.max_switch_hops
-    if limit is not None and 2 * p.tiers - 1 > limit:
+    if limit is not None and switch_hops(p) > limit:
         m.add_bool_or([])  # an empty clause: this structure cannot meet the limit
+
+
+def add_ocs_even_ports(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> None:
+    """Every block has an even number of ports on each OCS device.  q[T-1] = 2 k.
+
+    With p = 2k ports per device, any block-level topology with at most (devices x p) circuits
+    per block can be realised on the devices (Petersen's 2-factor theorem), which is what lets
+    the circuits be engineered after sizing without losing a design.
+    """
+    if p.top_ocs and p.tiers >= 2:
+        half = _new_int(m, 1, _ub(v.q[p.tiers - 1]) // 2, "ocs_half_ports")
+        m.add(v.q[p.tiers - 1] == 2 * half)
 
 
 def path_latency_ns(p: SizingProblem, v: ClosVars) -> cp_model.LinearExpr:
@@ -464,9 +492,7 @@ def add_leaf_placement(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> No
         ).only_enforce_if(v.placement[TOP_OF_RACK])
 
 
-def _engine_choice(
-    p: SizingProblem, v: ClosVars, t: int, engine: CpoEngine | None
-) -> cp_model.LinearExpr:
+def _engine_choice(p: SizingProblem, v: ClosVars, t: int, engine: PortKind) -> cp_model.LinearExpr:
     """1 when tier t's switch model has this engine (None: pluggable ports), else 0."""
     return _choice(v, t, [int(o.engine == engine) for o in p.switch_options[t - 1]])
 
@@ -636,6 +662,7 @@ CONSTRAINTS: dict[str, Callable[[cp_model.CpModel, SizingProblem, ClosVars], Non
     "clos.wiring": add_wiring,
     "tier.oversubscription": add_oversubscription,
     "path.hops": add_hops,
+    "ocs.even_ports": add_ocs_even_ports,
     "path.latency": add_latency,
     "failure.single_switch": add_failure_tolerance,
     "layout.leaf_placement": add_leaf_placement,

@@ -51,6 +51,9 @@ class TierDesign:
     """For a CPO switch: the optical lane rate, connector and reach of its engines."""
     cpo_connector: str = ""
     cpo_reach_m: float | None = None
+    ocs: bool = False
+    """An optical circuit switch layer: 'switches' are OCS devices, 'downlinks' ports used on each."""
+    insertion_loss_db: float | None = None
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,7 @@ class LinkGroup:
     copper: bool
     lane_gbps: int | None = None
     connector: str = ""
+    channel_loss_db: float | None = None
     source: str = ""
 
 
@@ -167,13 +171,18 @@ class Design:
 
     @property
     def switches(self) -> int:
-        """Switches over all planes."""
-        return self.planes * sum(t.switches for t in self.tiers)
+        """Packet switches over all planes (optical circuit switches are not counted)."""
+        return self.planes * sum(t.switches for t in self.tiers if not t.ocs)
+
+    @property
+    def ocs_devices(self) -> int:
+        """Optical circuit switches over all planes."""
+        return self.planes * sum(t.switches for t in self.tiers if t.ocs)
 
     @property
     def max_switch_hops(self) -> int:
-        """Switches on the longest GPU-to-GPU path."""
-        return 2 * self.num_tiers - 1
+        """Switches on the longest GPU-to-GPU path (an OCS layer adds none)."""
+        return 2 * self.num_tiers - 1 - sum(1 for t in self.tiers if t.ocs)
 
     @property
     def max_latency_ns(self) -> float:
@@ -259,9 +268,10 @@ class Design:
         rows: list[dict[str, Any]] = []
         for t in self.tiers:
             n = self.planes * t.switches
+            component = "ocs" if t.ocs else "switch"
             rows.append(
                 _bom_row(
-                    "switch", t.switch_model, t.role, n, t.unit_cost_usd, t.unit_power_w, t.source
+                    component, t.switch_model, t.role, n, t.unit_cost_usd, t.unit_power_w, t.source
                 )
             )
         for c in self.link_classes:

@@ -161,6 +161,15 @@ class LengthDistribution:
             return None
         return self.length_m[first], self.length_m[end - 1]
 
+    def through_ocs(self) -> LengthDistribution:
+        """Lengths of circuits through an optical circuit switch, at their worst.
+
+        A circuit runs from a spine to the OCS and on to another spine; each run is one of these
+        lengths, so a circuit is taken as its own run plus the longest (never understated).
+        """
+        longest = self.max_m
+        return LengthDistribution(tuple(x + longest for x in self.length_m), self.weight)
+
 
 @dataclass(frozen=True)
 class Hall:

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from models.status import Status
-from planner.design import ROLES, Design
+from planner.design import Design
 from planner.errors import InputError
 from planner.schema.catalog import Catalog
 from planner.schema.instance import Instance
 from planner.sim.simulate import SimResult
-from planner.sizing import Outcome, SizingResult
+from planner.sizing import Outcome, SizingResult, roles_of
 
 if TYPE_CHECKING:
     from planner.api import PlanResult
@@ -52,6 +52,7 @@ SUMMARY_SCHEMA: dict[str, Any] = {
     "link_speed_gbps": pl.Int64,
     "switch_models": pl.Utf8,
     "switches": pl.Int64,
+    "ocs_devices": pl.Int64,
     "leaf_placement": pl.Utf8,
     "transceivers": pl.Int64,
     "capex_usd": pl.Float64,
@@ -75,6 +76,7 @@ SUMMARY_SCHEMA: dict[str, Any] = {
 }
 
 ALTERNATIVES_SCHEMA: dict[str, Any] = {
+    "family": pl.Utf8,
     "option": pl.Utf8,
     "status": pl.Utf8,
     "planes": pl.Int64,
@@ -95,10 +97,6 @@ ALTERNATIVES_SCHEMA: dict[str, Any] = {
 def _tier_models(pairs: Iterable[tuple[str, str]]) -> str:
     """'leaf=sn5600 spine=sn5600' from (role, model) pairs."""
     return " ".join(f"{role}={model}" for role, model in pairs)
-
-
-def _roles(tiers: int) -> tuple[str, ...]:
-    return ROLES.get(tiers, tuple(f"tier{t}" for t in range(1, tiers + 1)))
 
 
 def summary_table(
@@ -133,6 +131,7 @@ def summary_table(
             link_speed_gbps=d.link_speed_gbps,
             switch_models=_tier_models((t.role, t.switch_model) for t in d.tiers),
             switches=d.switches,
+            ocs_devices=d.ocs_devices,
             leaf_placement=d.leaf_placement,
             transceivers=d.transceivers,
             capex_usd=d.capex_usd,
@@ -180,24 +179,24 @@ def _option_status(best: Outcome | None, outcomes: list[Outcome]) -> Status:
     return Status.OPTIMAL
 
 
-def _winner_option(result: SizingResult) -> str | None:
-    """Name the option whose search produced the design (mixed when mixed models were allowed)."""
+def _winner_option(result: SizingResult) -> tuple[str, str] | None:
+    """The (family, option) whose search produced the design (mixed when mixed models were allowed)."""
     d = result.design
     if d is None:
         return None
     if any(o.switch_model is None for o in result.outcomes):
-        return MIXED
-    return d.tiers[0].switch_model
+        return d.family, MIXED
+    return d.family, d.tiers[0].switch_model
 
 
 def alternatives_table(inst: Instance, result: SizingResult) -> pl.DataFrame:
     """Tabulate the best design of every switch option (each model alone, and mixed)."""
-    groups: dict[str, list[Outcome]] = {}
+    groups: dict[tuple[str, str], list[Outcome]] = {}
     for o in result.outcomes:
-        groups.setdefault(_option_of(o), []).append(o)
+        groups.setdefault((o.structure.family, _option_of(o)), []).append(o)
     winner = _winner_option(result)
     rows: list[dict[str, Any]] = []
-    for option, outcomes in groups.items():
+    for (family, option), outcomes in groups.items():
         found = [
             o
             for o in outcomes
@@ -206,7 +205,10 @@ def alternatives_table(inst: Instance, result: SizingResult) -> pl.DataFrame:
         best = min(found, key=lambda o: o.solution.objective_usd or math.inf, default=None)
         row: dict[str, Any] = dict.fromkeys(ALTERNATIVES_SCHEMA)
         row.update(
-            option=option, status=_option_status(best, outcomes).value, winner=option == winner
+            family=family,
+            option=option,
+            status=_option_status(best, outcomes).value,
+            winner=(family, option) == winner,
         )
         sol = best.solution if best else None
         if (
@@ -218,19 +220,21 @@ def alternatives_table(inst: Instance, result: SizingResult) -> pl.DataFrame:
             problem = best.structure.problem
             assert problem is not None
             energy = sol.power_w * problem.energy_usd_per_w
-            roles = _roles(sol.tiers)
+            roles = roles_of(family, sol.tiers)
+            ocs = problem.top_ocs
+            packet = [t for t in sol.tier_solutions if not (ocs and t.level == sol.tiers)]
             row.update(
                 planes=sol.planes,
                 tiers=sol.tiers,
                 switch_models=_tier_models(
                     (roles[t.level - 1], t.switch_model) for t in sol.tier_solutions
                 ),
-                switches=sol.planes * sum(t.switches for t in sol.tier_solutions),
+                switches=sol.planes * sum(t.switches for t in packet),
                 capex_usd=sol.capex_usd,
                 energy_usd=energy,
                 tco_usd=sol.capex_usd + energy,
                 power_kw=sol.power_w / 1000.0,
-                max_switch_hops=2 * sol.tiers - 1,
+                max_switch_hops=2 * sol.tiers - 1 - int(ocs),
             )
         rows.append(row)
     table = pl.DataFrame(rows, schema=ALTERNATIVES_SCHEMA)
@@ -242,7 +246,9 @@ def alternatives_table(inst: Instance, result: SizingResult) -> pl.DataFrame:
         else pl.lit(None, pl.Float64).alias("delta_tco_usd")
     )
     return table.sort(
-        ["tco_usd", "winner", "option"], descending=[False, True, False], nulls_last=True
+        ["tco_usd", "winner", "family", "option"],
+        descending=[False, True, False, False],
+        nulls_last=True,
     )
 
 

@@ -18,8 +18,8 @@ from models import cabling as cb
 from models import clos_sizing as cs
 from models.status import Status
 from planner.design import ROLES, Design, LinkClass, LinkGroup, Requirements, TierDesign
-from planner.layout import Hall, hall_of
-from planner.schema.catalog import Catalog, CpoOptics, Medium, Switch
+from planner.layout import Hall, LengthDistribution, hall_of
+from planner.schema.catalog import Catalog, CpoOptics, Medium, Ocs, Switch
 from planner.schema.instance import Instance
 
 #: Called after every sub-solve with (solves done, solves planned, what was solved).
@@ -38,11 +38,15 @@ class Structure:
     tiers: int
     problem: cs.SizingProblem | None
     impossible: str | None = None
+    family: str = "clos"
 
     @property
     def label(self) -> str:
-        """Short name: 2 planes x 3 tiers."""
-        return f"{self.planes} plane{'s' if self.planes > 1 else ''} x {self.tiers} tier{'s' if self.tiers > 1 else ''}"
+        """Short name: 2 planes x 3 tiers, or 1 plane x OCS direct-connect."""
+        planes = f"{self.planes} plane{'s' if self.planes > 1 else ''}"
+        if self.family == "ocs_direct":
+            return f"{planes} x OCS direct-connect"
+        return f"{planes} x {self.tiers} tier{'s' if self.tiers > 1 else ''}"
 
 
 @dataclass(frozen=True)
@@ -118,6 +122,12 @@ def _switch_option(s: Switch, speed_gbps: int) -> cs.SwitchOption | None:
     )
 
 
+def _ocs_option(o: Ocs) -> cs.SwitchOption:
+    return cs.SwitchOption(
+        o.name, o.ports, o.cost_usd, o.power_w, 0, cb.OcsPort(o.insertion_loss_db)
+    )
+
+
 def _medium_option(m: Medium) -> cb.MediumOption:
     return cb.MediumOption(
         m.name,
@@ -129,6 +139,7 @@ def _medium_option(m: Medium) -> cb.MediumOption:
         m.copper,
         m.lane_gbps,
         m.connector,
+        m.channel_loss_db,
     )
 
 
@@ -159,7 +170,7 @@ def cabling_of(
     keys: tuple[str | None, ...] = placements if link_class < 2 else (None,)
     tails = {}
     for key in keys:
-        dist = hall.class_lengths(link_class, key)
+        dist = class_lengths(hall, link_class, key, upper)
         tails[key] = cb.LengthTails(
             dist.total, thresholds, tuple(dist.longer_than(r) for r in thresholds)
         )
@@ -184,9 +195,19 @@ def pins_of(inst: Instance, tiers: int) -> cs.Pins:
     )
 
 
+def class_lengths(
+    hall: Hall, link_class: int, placement: str | None, upper: tuple[cs.SwitchOption, ...]
+) -> LengthDistribution:
+    """A link class's lengths; links into an OCS layer are circuits from spine to spine."""
+    dist = hall.class_lengths(link_class, placement)
+    if any(isinstance(o.engine, cb.OcsPort) for o in upper):
+        return dist.through_ocs()
+    return dist
+
+
 def structures_of(inst: Instance, catalog: Catalog, hall: Hall | None = None) -> list[Structure]:
     """Every (planes, tiers) the search considers, with its model data or why it is impossible."""
-    cl, obj, lay = inst.cluster, inst.objective, inst.layout
+    cl, lay = inst.cluster, inst.layout
     hall = hall or hall_of(lay, cl.gpus, cl.gpus_per_node)
     pin = inst.search.pin
     planes_options = [pin.planes] if pin.planes else sorted(cl.nic_ports)
@@ -194,71 +215,106 @@ def structures_of(inst: Instance, catalog: Catalog, hall: Hall | None = None) ->
     switches = allowed_switches(inst, catalog)
     all_media = allowed_media(inst, catalog)
     criteria = criteria_of(inst)
-    placements = tuple(lay.leaf_placement)
     out = []
+    families = [pin.family] if pin.family else list(inst.search.families)
     for p in planes_options:
         speed = cl.nic_gbps // p
         options = tuple(o for s in switches if (o := _switch_option(s, speed)) is not None)
         media = [_medium_option(m) for m in all_media if m.speed_gbps == speed]
-        for T in tier_options:
-            if not options:
-                out.append(
-                    Structure(p, T, None, impossible=f"no allowed switch runs {speed}G ports")
-                )
-                continue
-            cabling = []
-            for c in range(T):
-                cab = cabling_of(
-                    hall, c, placements, media, None if c == 0 else options, options, criteria
-                )
-                if not cab.plans:
-                    break
-                cabling.append(cab)
-            if len(cabling) < T:
-                c = len(cabling)
-                longest = max(
-                    hall.class_lengths(c, key).max_m for key in (placements if c < 2 else (None,))
-                )
-                reach = max((m.reach_m for m in media), default=0.0)
-                out.append(
-                    Structure(
-                        p,
-                        T,
-                        None,
-                        impossible=(
-                            f"no allowed medium at {speed}G cables the {_class_name(c, T)} links "
-                            f"(up to {longest:.0f} m; the longest reach is {reach:.0f} m)"
-                        ),
-                    )
-                )
-                continue
-            problem = cs.SizingProblem(
-                endpoints=cl.gpus,
-                planes=p,
-                tiers=T,
-                switch_options=(options,) * T,
-                cabling=tuple(cabling),
-                placements=placements,
-                endpoints_per_rack=lay.nodes_per_rack * cl.gpus_per_node,
-                requirements=requirements_of(inst, T),
-                energy_usd_per_w=obj.energy_usd_per_w,
-                capex_weight=obj.capex_weight,
-                energy_weight=obj.energy_weight,
-                pins=pins_of(inst, T),
-            )
-            out.append(Structure(p, T, problem))
+        shapes: list[tuple[str, int, tuple[tuple[cs.SwitchOption, ...], ...]]] = []
+        if "clos" in families:
+            shapes += [("clos", T, (options,) * T) for T in tier_options]
+        if "ocs_direct" in families and (pin.tiers in (None, 3)):
+            ocs = tuple(_ocs_option(o) for o in catalog.ocs)
+            shapes.append(("ocs_direct", 3, (options, options, ocs)))
+        for family, T, per_tier in shapes:
+            out.append(_structure(inst, hall, family, p, T, per_tier, media, criteria))
     return out
 
 
-def _class_name(c: int, tiers: int) -> str:
-    roles = ("gpu", *ROLES[tiers])
+def _structure(
+    inst: Instance,
+    hall: Hall,
+    family: str,
+    planes: int,
+    tiers: int,
+    per_tier: tuple[tuple[cs.SwitchOption, ...], ...],
+    media: list[cb.MediumOption],
+    criteria: cb.Criteria,
+) -> Structure:
+    """One structure's model data, or why it cannot be built."""
+    cl, obj, lay = inst.cluster, inst.objective, inst.layout
+    speed = cl.nic_gbps // planes
+    missing = next((t for t, opts in enumerate(per_tier) if not opts), None)
+    if missing is not None:
+        what = (
+            "optical circuit switch in the catalog"
+            if family == "ocs_direct" and missing == 2
+            else f"allowed switch runs {speed}G ports"
+        )
+        return Structure(planes, tiers, None, impossible=f"no {what}", family=family)
+    placements = tuple(lay.leaf_placement)
+    cabling = []
+    for c in range(tiers):
+        lower = None if c == 0 else per_tier[c - 1]
+        cab = cabling_of(hall, c, placements, media, lower, per_tier[c], criteria)
+        if not cab.plans:
+            keys = placements if c < 2 else (None,)
+            longest = max(class_lengths(hall, c, key, per_tier[c]).max_m for key in keys)
+            reach = max((m.reach_m for m in media), default=0.0)
+            through = (
+                " through the OCS (duplex optics with the loss budget)"
+                if family == "ocs_direct" and c == 2
+                else ""
+            )
+            return Structure(
+                planes,
+                tiers,
+                None,
+                impossible=(
+                    f"no allowed medium at {speed}G cables the {_class_name(c, tiers, family)} "
+                    f"links{through} (up to {longest:.0f} m; the longest reach is {reach:.0f} m)"
+                ),
+                family=family,
+            )
+        cabling.append(cab)
+    problem = cs.SizingProblem(
+        endpoints=cl.gpus,
+        planes=planes,
+        tiers=tiers,
+        switch_options=per_tier,
+        cabling=tuple(cabling),
+        placements=placements,
+        endpoints_per_rack=lay.nodes_per_rack * cl.gpus_per_node,
+        requirements=requirements_of(inst, tiers),
+        energy_usd_per_w=obj.energy_usd_per_w,
+        capex_weight=obj.capex_weight,
+        energy_weight=obj.energy_weight,
+        pins=pins_of(inst, tiers),
+        top_ocs=family == "ocs_direct",
+    )
+    return Structure(planes, tiers, problem, family=family)
+
+
+def roles_of(family: str, tiers: int) -> tuple[str, ...]:
+    """Role of each tier, leaf first: the top of a direct-connect fabric is its OCS layer."""
+    if family == "ocs_direct":
+        return ("leaf", "spine", "ocs")
+    return ROLES[tiers]
+
+
+def _class_name(c: int, tiers: int, family: str = "clos") -> str:
+    roles = ("gpu", *roles_of(family, tiers))
     return f"{roles[c]}-{roles[c + 1]}"
 
 
 def restrict_to(problem: cs.SizingProblem, switch_model: str) -> cs.SizingProblem | None:
     """The same problem with every tier restricted to one switch model (None if it lacks the speed)."""
     tiers = []
-    for opts in problem.switch_options:
+    for level, opts in enumerate(problem.switch_options, start=1):
+        if problem.top_ocs and level == problem.tiers:
+            tiers.append(opts)  # the OCS layer keeps its devices
+            continue
         only = tuple(o for o in opts if o.name == switch_model)
         if not only:
             return None
@@ -281,9 +337,12 @@ def design_of(
     assert sol.power_w is not None
     p = structure.problem
     speed = inst.cluster.nic_gbps // structure.planes
-    roles = ROLES[p.tiers]
+    roles = roles_of(structure.family, p.tiers)
     tiers = []
     for ts in sol.tier_solutions:
+        if p.top_ocs and ts.level == p.tiers:
+            tiers.append(_ocs_tier(catalog.ocs_named(ts.switch_model), ts, speed))
+            continue
         sw = catalog.switch_named(ts.switch_model)
         tiers.append(
             TierDesign(
@@ -310,6 +369,7 @@ def design_of(
     hall = hall_of(inst.layout, inst.cluster.gpus, inst.cluster.gpus_per_node)
     classes = []
     for c, plan in enumerate(sol.plans):
+        upper_options = p.switch_options[c]
         links = p.endpoints if c == 0 else tiers[c - 1].switches * tiers[c - 1].uplinks
         classes.append(
             LinkClass(
@@ -318,14 +378,20 @@ def design_of(
                 upper_role=roles[c],
                 links=links,
                 speed_gbps=speed,
-                groups=link_groups(p.cabling[c], plan, links, hall, c, catalog),
+                groups=link_groups(
+                    p.cabling[c],
+                    plan,
+                    links,
+                    class_lengths(hall, c, plan.placement, upper_options),
+                    catalog,
+                ),
                 placement=plan.placement or "",
             )
         )
     r = p.requirements
     return Design(
         instance=inst.name,
-        family="clos",
+        family=structure.family,
         status=sol.status,
         gpus=p.endpoints,
         planes=p.planes,
@@ -359,18 +425,39 @@ def design_of(
     )
 
 
+def _ocs_tier(o: Ocs, ts: cs.TierSolution, speed: int) -> TierDesign:
+    """The OCS layer of a direct-connect design as a tier: devices, ports used per device."""
+    return TierDesign(
+        level=ts.level,
+        role="ocs",
+        switch_model=o.name,
+        port_speed_gbps=speed,
+        radix=o.ports,
+        switches=ts.switches,
+        downlinks=ts.downlinks,
+        uplinks=0,
+        fanout=0,
+        parallel_links=0,
+        cpo=False,
+        unit_cost_usd=o.cost_usd,
+        unit_power_w=o.power_w,
+        latency_ns=0,
+        source=o.source.get("cost_usd", ""),
+        ocs=True,
+        insertion_loss_db=o.insertion_loss_db,
+    )
+
+
 def link_groups(
     cab: cs.ClassCabling,
     plan: cb.CablePlan,
     links: int,
-    hall: Hall,
-    link_class: int,
+    dist: LengthDistribution,
     catalog: Catalog,
 ) -> tuple[LinkGroup, ...]:
     """The links of one class by medium: the plan's bands with their counts, merged by medium."""
     tails = cab.tails_for(plan)
     counts = cb.band_counts(tails, links)
-    dist = hall.class_lengths(link_class, plan.placement)
     merged: dict[tuple[str, int], list[float | int]] = {}
     low = 0.0
     for j, use in enumerate(plan.bands):
@@ -406,6 +493,7 @@ def link_groups(
                 copper=m.copper,
                 lane_gbps=m.lane_gbps,
                 connector=m.connector,
+                channel_loss_db=m.channel_loss_db,
                 source=m.source.get("cost_usd_per_end", ""),
             )
         )

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from planner.design import Design, TierDesign
+from models.cabling import OCS_CONNECTOR, OCS_CONNECTORS_LOSS_DB
+from planner.design import Design, LinkGroup, TierDesign
 from planner.schema.catalog import Catalog
 
 #: Relative tolerance on recomputed money and power totals (CP-SAT rounds each unit to a cent
@@ -162,7 +163,8 @@ def check_paths(d: Design) -> list[Violation]:
     """Hops and one-way latency of the longest path within their limits; media reach their length."""
     out: list[Violation] = []
     r = d.requirements
-    hops = 2 * len(d.tiers) - 1
+    # An optical circuit switch is mirrors, not a hop.
+    hops = 2 * len(d.tiers) - 1 - sum(1 for t in d.tiers if t.ocs)
     if r.max_switch_hops is not None and hops > r.max_switch_hops:
         out.append(Violation("hops", f"{hops} switches on the longest path > {r.max_switch_hops}"))
     top = len(d.tiers)
@@ -182,10 +184,23 @@ def check_paths(d: Design) -> list[Violation]:
     return out
 
 
-def _cpo_ends(d: Design, index: int) -> list[TierDesign]:
-    """The CPO switches at the ends of a class-``index`` link (the NIC end never is)."""
-    ends = [d.tiers[index]] + ([d.tiers[index - 1]] if index > 0 else [])
-    return [t for t in ends if t.cpo]
+def _ends(d: Design, index: int) -> list[TierDesign]:
+    """The tiers at the ends of a class-``index`` link (the NIC end is none of them)."""
+    return [d.tiers[index]] + ([d.tiers[index - 1]] if index > 0 else [])
+
+
+def _through_ocs(g: LinkGroup, t: TierDesign) -> list[Violation]:
+    """A medium into an OCS port must be duplex optics with the loss budget for the circuit."""
+    need = (t.insertion_loss_db or 0.0) + OCS_CONNECTORS_LOSS_DB
+    if g.copper or g.connector != OCS_CONNECTOR or (g.channel_loss_db or 0.0) < need:
+        return [
+            Violation(
+                "media",
+                f"{g.medium} cannot run through {t.switch_model}: it needs duplex optics "
+                f"({OCS_CONNECTOR}) with a channel loss budget of at least {need:g} dB",
+            )
+        ]
+    return []
 
 
 def check_media(d: Design) -> list[Violation]:
@@ -200,7 +215,8 @@ def check_media(d: Design) -> list[Violation]:
                     f"{name}: {sum(g.links for g in c.groups)} links by medium, {c.links} in the class",
                 )
             )
-        cpo = _cpo_ends(d, c.index)
+        cpo = [t for t in _ends(d, c.index) if t.cpo]
+        ocs = [t for t in _ends(d, c.index) if t.ocs]
         for g in c.groups:
             reach = min([g.reach_m] + [t.cpo_reach_m or 0.0 for t in cpo])
             if g.max_length_m > reach:
@@ -227,7 +243,9 @@ def check_media(d: Design) -> list[Violation]:
                             f"({t.cpo_lane_gbps}G lanes, {t.cpo_connector})",
                         )
                     )
-            expected = 2 - len(cpo)
+            for t in ocs:
+                out.extend(_through_ocs(g, t))
+            expected = 2 - len(cpo) - len(ocs)
             if g.pluggable_ends != expected:
                 out.append(
                     Violation(
@@ -323,6 +341,9 @@ def check_catalog(d: Design, catalog: Catalog) -> list[Violation]:
     """Unit figures and radices are the catalog's."""
     out: list[Violation] = []
     for t in d.tiers:
+        if t.ocs:
+            out.extend(_check_ocs_catalog(t, catalog))
+            continue
         try:
             sw = catalog.switch_named(t.switch_model)
         except KeyError:
@@ -365,6 +386,17 @@ def check_catalog(d: Design, catalog: Catalog) -> list[Violation]:
         if not figures_ok or m.speed_gbps != d.link_speed_gbps:
             out.append(Violation("catalog", f"{g.medium}: figures differ from the catalog"))
     return out
+
+
+def _check_ocs_catalog(t: TierDesign, catalog: Catalog) -> list[Violation]:
+    try:
+        o = catalog.ocs_named(t.switch_model)
+    except KeyError:
+        return [Violation("catalog", f"{t.role}: OCS {t.switch_model!r} is not in the catalog")]
+    ours = (t.radix, t.unit_cost_usd, t.unit_power_w, t.insertion_loss_db)
+    if (o.ports, o.cost_usd, o.power_w, o.insertion_loss_db) != ours:
+        return [Violation("catalog", f"{t.role}: {o.name} figures differ from the catalog")]
+    return []
 
 
 CHECKS = (

@@ -108,6 +108,9 @@ class Medium(Strict):
     connector: str = ""
     """Connector at each end ('mpo-12', 'lc-duplex', 'osfp' for copper, ...); a co-packaged
     port takes only media with its own connector and lane rate."""
+    channel_loss_db: float | None = Field(None, ge=0, le=30)
+    """Largest channel insertion loss the optics tolerate, in dB; a link through an optical
+    circuit switch must fit the switch's loss in it. None: not usable through one."""
     source: dict[str, str]
 
     @model_validator(mode="after")
@@ -137,6 +140,31 @@ class Medium(Strict):
         )
 
 
+class Ocs(Strict):
+    """An optical circuit switch: mirrors join its ports in pairs, with no packet processing."""
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    description: str = ""
+    ports: int = Field(ge=2, le=4096)
+    """Bidirectional ports (a circuit joins two of them)."""
+    cost_usd: float = Field(ge=0)
+    power_w: float = Field(ge=0)
+    insertion_loss_db: float = Field(ge=0, le=20)
+    """Optical loss a circuit adds, in dB; a medium must have the budget for it."""
+    reconfiguration_ms: float = Field(ge=0)
+    """Time to set up a new circuit, in ms."""
+    source: dict[str, str]
+
+    @model_validator(mode="after")
+    def _check(self) -> Ocs:
+        _require_sources(
+            self.source,
+            ("ports", "cost_usd", "power_w", "insertion_loss_db", "reconfiguration_ms"),
+            f"ocs {self.name}",
+        )
+        return self
+
+
 class Nic(Strict):
     """A scale-out NIC."""
 
@@ -160,10 +188,11 @@ class Catalog(Strict):
     switch: list[Switch] = Field(min_length=1)
     medium: list[Medium] = Field(min_length=1)
     nic: list[Nic] = Field(default_factory=list)
+    ocs: list[Ocs] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _unique(self) -> Catalog:
-        for kind in ("switch", "medium", "nic"):
+        for kind in ("switch", "medium", "nic", "ocs"):
             names = [e.name for e in getattr(self, kind)]
             dup = {n for n in names if names.count(n) > 1}
             if dup:
@@ -175,6 +204,13 @@ class Catalog(Strict):
         for s in self.switch:
             if s.name == name:
                 return s
+        raise KeyError(name)
+
+    def ocs_named(self, name: str) -> Ocs:
+        """The optical circuit switch of this name (KeyError when absent)."""
+        for o in self.ocs:
+            if o.name == name:
+                return o
         raise KeyError(name)
 
     def medium_named(self, name: str) -> Medium:

@@ -15,7 +15,7 @@ from planner.schema.instance_base import Strict
 from planner.schema.verify import Verify
 
 #: Families the planner can size today; later issues add the others of DESIGN section 1.
-Family = Literal["clos"]
+Family = Literal["clos", "ocs_direct"]
 TierRole = Literal["leaf", "spine", "core"]
 
 
