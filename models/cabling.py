@@ -33,10 +33,13 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-#: Most plans kept per context; beyond it the plans with the best objective per link are kept.
-MAX_PLANS_PER_CONTEXT = 64
+#: Most plans kept per context. The per-band fronts of real catalogs give a handful of plans
+#: (one per context without caps); only a catalog with many media trading price against power
+#: on many bands gets near this. Beyond it the plans with the best objective are kept and
+#: exactness under caps is no longer guaranteed.
+MAX_PLANS_PER_CONTEXT = 4096
 #: Loss of the two extra connector pairs a circuit crosses at an optical circuit switch, dB.
 OCS_CONNECTORS_LOSS_DB = 0.5
 #: The connector a medium needs to go through an OCS: one duplex fibre pair, one OCS port.
@@ -235,10 +238,37 @@ def plans_for(
     plans = [
         CablePlan(placement, lower, upper, tuple(choice)) for choice in itertools.product(*fronts)
     ]
+    if criteria.latency_capped and len(plans) > 1:
+        plans = _undominated(plans, criteria)
     if len(plans) > MAX_PLANS_PER_CONTEXT:
         plans.sort(key=lambda p: _plan_value(p, tails, criteria))
         plans = plans[:MAX_PLANS_PER_CONTEXT]
     return plans
+
+
+def _undominated(plans: list[CablePlan], criteria: Criteria) -> list[CablePlan]:
+    """Drop every plan another beats band by band, with a latency (the plan's worst) no higher.
+
+    A plan's latency is the worst of its bands, so a low-latency medium on one band buys nothing
+    when another band is slower anyway; such plans are dominated whatever the link counts.
+    """
+    no_latency = replace(criteria, latency_capped=False)
+
+    def beats(p: CablePlan, q: CablePlan) -> bool:
+        if p.latency_ns > q.latency_ns:
+            return False
+        for a, b in zip(p.bands, q.bands, strict=True):
+            if a is None or b is None:
+                continue
+            if any(x > y for x, y in zip(no_latency.key(a), no_latency.key(b), strict=True)):
+                return False
+        return True
+
+    kept: list[CablePlan] = []
+    for q in sorted(plans, key=lambda p: p.latency_ns):
+        if not any(beats(p, q) for p in kept):
+            kept = [p for p in kept if not beats(q, p)] + [q]
+    return kept
 
 
 def _plan_value(plan: CablePlan, tails: LengthTails, criteria: Criteria) -> float:

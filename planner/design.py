@@ -150,6 +150,8 @@ class Design:
     """The catalog the design was priced from: 'default' or a file path (validate checks against it)."""
     solve_s: float = 0.0
     notes: tuple[str, ...] = field(default_factory=tuple)
+    circuits: tuple[tuple[int, int, int, int], ...] = ()
+    """OCS direct-connect: (block a, block b, device, circuits) per plane, a < b; blocks are pods."""
 
     # ---- derived figures -------------------------------------------------------------------
     @property
@@ -358,6 +360,7 @@ class Design:
         r["protected_tiers"] = tuple(r["protected_tiers"])
         d["requirements"] = Requirements(**r)
         d["notes"] = tuple(d.get("notes", ()))
+        d["circuits"] = tuple(tuple(c) for c in d.get("circuits", ()))
         return cls(**d)
 
     @classmethod

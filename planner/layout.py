@@ -31,10 +31,10 @@ Leaf sites. ``top_of_rack``: the leaf is in the GPU rack; ``middle_of_row``: one
 (a network rack just past the row's end); row sites stand at the row's ``y``.
 
 Network rows. Spines stand on a network row at ``y_net = (rows_per_column - 1) * row_pitch_m / 2``
-(``centre``) or ``y_net = -row_pitch_m`` (``front``), spread evenly along it: ``S = max(1,
-ceil(W / rack_width_m))`` sample positions ``x_s = (i + 0.5) * W / S`` (the ratio is rounded to
-nine decimals first, so float noise never adds a position). Cores stand on a second
-network row one row pitch away, at the same ``S`` positions.
+(``centre``) or ``y_net = -row_pitch_m`` (``front``), spread evenly along it, one position in line
+with every rack slot of the hall: ``x_s`` runs over the slots' ``x`` in every column (so the
+network racks move with the GPU racks when racks or aisles widen, and no run ever gets shorter).
+Cores stand on a second network row one row pitch away, at the same positions.
 
 Lengths.
 
@@ -259,8 +259,6 @@ def hall_of(layout: Layout, gpus: int, gpus_per_node: int) -> Hall:
         if lay.network_row == "centre"
         else -lay.row_pitch_m
     )
-    samples = max(1, math.ceil(round(width / lay.rack_width_m, 9)))
-    spine_x = (np.arange(samples) + 0.5) * (width / samples)
     run = 1.0 + lay.routing_overhead
     slack = lay.cable_slack_m
 
@@ -274,6 +272,7 @@ def hall_of(layout: Layout, gpus: int, gpus_per_node: int) -> Hall:
         gpus_of_rack
     )
     rack_x = (column_x0[:, None] + (np.arange(per_row) + 0.5) * lay.rack_width_m).ravel()
+    spine_x = rack_x  # one network position in line with every rack slot
     # GPUs per row by depth and column.
     row_weight = rack_weight.reshape(rows_per_column, columns, per_row).sum(axis=2)
     slot_rel_x = (np.arange(per_row) + 0.5) * lay.rack_width_m
@@ -295,11 +294,10 @@ def hall_of(layout: Layout, gpus: int, gpus_per_node: int) -> Hall:
             site_x, depth_y, site_weight, spine_x, y_net, run, slack
         )
 
-    # Spine to core: positions on two rows a pitch apart; |i - i'| steps of W / S occur
-    # S times for 0 steps and 2 (S - k) times for k steps.
-    steps = np.arange(samples)
-    core_lengths = run * (steps * (width / samples) + lay.row_pitch_m) + slack
-    core_weight = np.where(steps == 0, samples, 2 * (samples - steps)).astype(np.int64)
+    # Spine to core: every pair of positions on two rows a pitch apart.
+    gaps = np.abs(np.subtract.outer(spine_x, spine_x)).ravel()
+    core_lengths = run * (gaps + lay.row_pitch_m) + slack
+    core_weight = np.ones(gaps.size, dtype=np.int64)
     return Hall(
         racks=racks,
         rows=rows,

@@ -458,7 +458,9 @@ def link_groups(
     """The links of one class by medium: the plan's bands with their counts, merged by medium."""
     tails = cab.tails_for(plan)
     counts = cb.band_counts(tails, links)
-    merged: dict[tuple[str, int], list[float | int]] = {}
+    # Consecutive bands on the same medium make one group; a medium that comes back after
+    # another (a cap can make that optimal) starts a new group, so groups never overlap.
+    runs: list[tuple[str, int, int, float, float]] = []
     low = 0.0
     for j, use in enumerate(plan.bands):
         edge = tails.thresholds_m[j]
@@ -467,14 +469,13 @@ def link_groups(
         if use is None or counts[j] == 0 or span is None:
             continue
         key = (use.medium.name, use.ends)
-        if key in merged:
-            entry = merged[key]
-            entry[0] = int(entry[0]) + counts[j]
-            entry[2] = span[1]
+        if runs and runs[-1][:2] == key:
+            name, ends, count, shortest, _ = runs[-1]
+            runs[-1] = (name, ends, count + counts[j], shortest, span[1])
         else:
-            merged[key] = [counts[j], span[0], span[1]]
+            runs.append((*key, counts[j], span[0], span[1]))
     groups = []
-    for (name, ends), (count, shortest, longest) in merged.items():
+    for name, ends, count, shortest, longest in runs:
         m = catalog.medium_named(name)
         groups.append(
             LinkGroup(

@@ -215,6 +215,15 @@ def check_media(d: Design) -> list[Violation]:
                     f"{name}: {sum(g.links for g in c.groups)} links by medium, {c.links} in the class",
                 )
             )
+        for before, after in zip(c.groups, c.groups[1:], strict=False):
+            if after.min_length_m < before.max_length_m:
+                out.append(
+                    Violation(
+                        "media",
+                        f"{name}: {after.medium} from {after.min_length_m:g} m overlaps "
+                        f"{before.medium} up to {before.max_length_m:g} m (groups run shortest first)",
+                    )
+                )
         cpo = [t for t in _ends(d, c.index) if t.cpo]
         ocs = [t for t in _ends(d, c.index) if t.ocs]
         for g in c.groups:
@@ -388,6 +397,39 @@ def check_catalog(d: Design, catalog: Catalog) -> list[Violation]:
     return out
 
 
+def check_circuits(d: Design) -> list[Violation]:
+    """OCS circuits join two different blocks through a device within the ports cabled to it.
+
+    Every block has the spine tier's ``parallel_links`` ports on every device (the wiring), so
+    the circuits of one block through one device never exceed that; each port carries one circuit.
+    """
+    if d.family != "ocs_direct":
+        if d.circuits:
+            return [Violation("circuits", f"a {d.family} design has no OCS circuits")]
+        return []
+    out: list[Violation] = []
+    blocks, devices = d.pods, d.tiers[-1].switches
+    ports = d.tiers[1].parallel_links
+    used: dict[tuple[int, int], int] = {}
+    for a, b, o, k in d.circuits:
+        if not (0 <= a < b < blocks) or not (0 <= o < devices) or k < 1:
+            out.append(
+                Violation("circuits", f"circuit ({a}, {b}) x {k} on device {o} is not a valid one")
+            )
+            continue
+        for block in (a, b):
+            used[block, o] = used.get((block, o), 0) + k
+    for (block, o), k in sorted(used.items()):
+        if k > ports:
+            out.append(
+                Violation(
+                    "circuits",
+                    f"block {block} has {k} circuits on device {o} but {ports} ports cabled to it",
+                )
+            )
+    return out
+
+
 def _check_ocs_catalog(t: TierDesign, catalog: Catalog) -> list[Violation]:
     try:
         o = catalog.ocs_named(t.switch_model)
@@ -406,6 +448,7 @@ CHECKS = (
     check_oversubscription,
     check_paths,
     check_media,
+    check_circuits,
     check_failure_tolerance,
     check_totals,
 )

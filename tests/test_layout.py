@@ -27,8 +27,8 @@ def _as_dict(dist: LengthDistribution) -> dict[float, int]:
 
 
 def _samples(hall: Hall, layout: Layout) -> int:
-    """Spine positions S = ceil(W / rack width), float noise ignored."""
-    return max(1, math.ceil(round(hall.width_m / layout.rack_width_m, 9)))
+    """Spine positions: one in line with every rack slot of every column."""
+    return hall.columns * layout.racks_per_row
 
 
 # --- Hand-computed halls ----------------------------------------------------------------------
@@ -201,9 +201,11 @@ def _reference(
             (x0 + (j + 0.5) * lay.rack_width_m, (r % per_column) * lay.row_pitch_m, r, held)
         )
     assert left == 0
-    width = columns * row_length + (columns - 1) * lay.cross_aisle_m
-    samples = max(1, math.ceil(round(width / lay.rack_width_m, 9)))
-    spine_x = [(i + 0.5) * width / samples for i in range(samples)]
+    spine_x = [
+        c * (row_length + lay.cross_aisle_m) + (j + 0.5) * lay.rack_width_m
+        for c in range(columns)
+        for j in range(lay.racks_per_row)
+    ]
     y_net = (
         (per_column - 1) * lay.row_pitch_m / 2 if lay.network_row == "centre" else -lay.row_pitch_m
     )
@@ -308,7 +310,7 @@ def test_million_gpus() -> None:
     hall = hall_of(layout, 1_048_576, 8)
     assert (hall.racks, hall.rows, hall.columns, hall.rows_per_column) == (32_768, 2048, 23, 90)
     samples = _samples(hall, layout)
-    assert samples == 412
+    assert samples == 23 * 16
     for placement in PLACEMENTS:
         assert hall.gpu_leaf[placement].total == 1_048_576
         assert hall.leaf_spine[placement].total == 1_048_576 * samples
