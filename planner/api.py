@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import polars as pl
 
 from models.status import Status
+from planner import ocs
 from planner.checks import check_instance
 from planner.design import Design
 from planner.errors import InputError
@@ -18,10 +22,18 @@ from planner.report import alternatives_table, summary_table
 from planner.schema.catalog import Catalog
 from planner.schema.instance import DEFAULT_TIME_LIMIT_S, Instance
 from planner.schema.verify import Verify
-from planner.sim.simulate import COLLECTIVES_SCHEMA, FAILURES_SCHEMA, SimProgress, SimResult
+from planner.sim.simulate import (
+    COLLECTIVES_SCHEMA,
+    FAILURES_SCHEMA,
+    SimProgress,
+    SimResult,
+    build_traffic,
+)
 from planner.sim.simulate import LINKS_SCHEMA as SIM_LINKS_SCHEMA
 from planner.sim.simulate import simulate as _simulate
 from planner.sizing import Progress, SizingResult, search
+from planner.torus import TorusPlan
+from planner.torus import plan_torus as _plan_torus
 from planner.validation import Violation, validate_design
 
 
@@ -38,6 +50,8 @@ class PlanResult:
     """The verification by simulation, when it ran."""
     optics_comparison: pl.DataFrame | None = None
     """Pluggable only vs LPO vs CPO allowed, when asked for (``compare_optics``)."""
+    reconfiguration: pl.DataFrame | None = None
+    """OCS direct-connect: the circuits re-assigned after device 0 fails, and how many changed."""
 
     @property
     def found(self) -> bool:
@@ -114,13 +128,49 @@ def plan(
     result = search(
         inst, catalog, time_limit_s=time_limit_s, progress=progress, alternatives=alternatives
     )
+    if result.design is not None and result.design.family == "ocs_direct":
+        demand = (
+            None
+            if inst.search.ocs_demand == "uniform"
+            else verify_demand(result.design, inst.verify)
+        )
+        circuits = ocs.engineer(result.design, demand, time_limit_s=time_limit_s).circuits
+        result = replace(result, design=ocs.with_circuits(result.design, circuits))
+    reconfiguration = None
+    if result.design is not None and result.design.family == "ocs_direct":
+        reconfiguration = ocs.reconfiguration_table(result.design, 0)
     sim = None
     if result.design is not None and (inst.verify.enabled if verify is None else verify):
         try:
             sim = _simulate(result.design, inst.verify, progress=sim_progress)
         except ValueError as exc:  # traffic that does not fit the cluster (group sizes, ...)
             raise InputError(f"verify: {exc}") from None
-    return PlanResult(inst, result.status, result.design, result.explanation, result, sim)
+    return PlanResult(
+        inst,
+        result.status,
+        result.design,
+        result.explanation,
+        result,
+        sim,
+        reconfiguration=reconfiguration,
+    )
+
+
+def verify_demand(design: Design, verify: Verify) -> npt.NDArray[np.float64]:
+    """Block-level demand of a [verify] section's traffic: bytes from block a to block b."""
+    n = design.pods
+    total = np.zeros((n, n))
+    blocks = ocs.block_of_gpus(design)
+    for spec in verify.traffic:
+        try:
+            traffic = build_traffic(spec, design, verify.seed)
+        except ValueError as exc:
+            raise InputError(f"verify: {exc}") from None
+        for phase in traffic.phases:
+            a, b = blocks[phase.src], blocks[phase.dst]
+            np.add.at(total, (a, b), phase.size_bytes * phase.repeat)
+    np.fill_diagonal(total, 0.0)
+    return total
 
 
 def simulate(
@@ -197,6 +247,135 @@ def compare_optics(
     }
     table = comparison_table({name: r.search for name, r in results.items()})
     return OpticsComparison(table, results)
+
+
+#: Columns of the electrical-vs-OCS comparison: one row per fabric and traffic.
+FABRIC_COMPARISON_SCHEMA: dict[str, Any] = {
+    "fabric": pl.Utf8,
+    "circuits_for": pl.Utf8,
+    "status": pl.Utf8,
+    "switch_models": pl.Utf8,
+    "switches": pl.Int64,
+    "ocs_devices": pl.Int64,
+    "capex_usd": pl.Float64,
+    "power_kw": pl.Float64,
+    "tco_usd": pl.Float64,
+    "max_switch_hops": pl.Int64,
+    "throughput_scale": pl.Float64,
+    "traffic": pl.Utf8,
+    "routing": pl.Utf8,
+    "fraction_of_ideal": pl.Float64,
+}
+
+
+@dataclass(frozen=True)
+class FabricComparison:
+    """Electrical spine vs OCS direct-connect: the table and every fabric's result."""
+
+    table: pl.DataFrame
+    results: dict[str, PlanResult]
+
+
+def compare_fabrics(
+    inst: Instance,
+    *,
+    catalog: Catalog | None = None,
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S,
+    progress: Progress | None = None,
+    sim_progress: SimProgress | None = None,
+) -> FabricComparison:
+    """Price and simulate the instance as an electrical Clos and as OCS direct-connect.
+
+    Three fabrics: the best electrical Clos; the best direct-connect design with its circuits
+    engineered for uniform demand; and the same devices with the circuits engineered for the
+    block-level demand of the instance's ``[verify]`` traffic. Each is simulated under every
+    ``[verify]`` traffic (healthy fabric), one row per fabric, traffic and routing.
+    """
+    catalog = catalog or catalog_for(inst)
+    fabrics = {
+        "electrical": inst.with_changes({"search.families": ["clos"]}),
+        "ocs_direct": inst.with_changes(
+            {"search.families": ["ocs_direct"], "search.ocs_demand": "uniform"}
+        ),
+    }
+    results: dict[str, PlanResult] = {}
+    for name, variant in fabrics.items():
+        results[name] = plan(
+            variant,
+            catalog=catalog,
+            time_limit_s=time_limit_s,
+            progress=progress,
+            alternatives=False,
+            verify=False,
+        )
+    base = results["ocs_direct"]
+    if base.design is not None:
+        demand = verify_demand(base.design, inst.verify)
+        engineered = ocs.engineer(base.design, demand, time_limit_s=time_limit_s)
+        design = ocs.with_circuits(base.design, engineered.circuits)
+        results["ocs_engineered"] = replace(
+            base, design=design, search=replace(base.search, design=design)
+        )
+    rows: list[dict[str, Any]] = []
+    for name, result in results.items():
+        d = result.design
+        row: dict[str, Any] = dict.fromkeys(FABRIC_COMPARISON_SCHEMA)
+        row.update(fabric=name, status=result.status.value)
+        if d is None:
+            rows.append(row)
+            continue
+        sim = _simulate(
+            d,
+            inst.verify.model_copy(
+                update={"failures": [], "single_switch_failures": False, "monte_carlo_trials": 0}
+            ),
+            progress=sim_progress,
+        )
+        results[name] = replace(result, sim=sim)
+        row.update(
+            circuits_for={"electrical": None, "ocs_direct": "uniform"}.get(name, "verify traffic"),
+            switch_models=" ".join(f"{t.role}={t.switch_model}" for t in d.tiers),
+            switches=d.switches,
+            ocs_devices=d.ocs_devices,
+            capex_usd=d.capex_usd,
+            power_kw=d.power_w / 1000.0,
+            tco_usd=d.tco_usd,
+            max_switch_hops=d.max_switch_hops,
+            throughput_scale=_theta(d, inst) if d.family == "ocs_direct" else None,
+        )
+        healthy = sim.collectives.filter(pl.col("scenario") == "healthy")
+        for r in healthy.iter_rows(named=True):
+            rows.append(
+                row
+                | {
+                    "traffic": r["pattern"],
+                    "routing": r["routing"],
+                    "fraction_of_ideal": r["fraction_of_ideal"],
+                }
+            )
+    return FabricComparison(pl.DataFrame(rows, schema=FABRIC_COMPARISON_SCHEMA), results)
+
+
+def _theta(design: Design, inst: Instance) -> float:
+    """Throughput scale of the design's circuits for the [verify] block demand (one-transit)."""
+    from models import ocs_topology as ot
+
+    demand = verify_demand(design, inst.verify)
+    pairs: dict[tuple[int, int], int] = {}
+    for a, b, _, k in design.circuits:
+        pairs[a, b] = pairs.get((a, b), 0) + k
+    circuits = tuple((a, b, k) for (a, b), k in sorted(pairs.items()))
+    return ot.throughput_scale(
+        design.pods,
+        circuits,
+        tuple(tuple(float(v) for v in row) for row in demand),
+        float(design.link_speed_gbps),
+    )
+
+
+def plan_torus(inst: Instance, *, catalog: Catalog | None = None) -> TorusPlan:
+    """Size a TPU-style torus pod ([torus] section): cubes, spares, OCS, slices, a cube failure."""
+    return _plan_torus(inst, catalog or catalog_for(inst))
 
 
 def validate(design: Design, catalog: Catalog | None = None) -> list[Violation]:

@@ -254,6 +254,95 @@ def solve(
 
 
 @app.command()
+def torus(
+    instance: InstanceArg,
+    output: OutputOpt = None,
+    set_: SetOpt = None,
+    force: ForceOpt = False,
+) -> None:
+    """Size a TPU-style torus pod ([torus]): cubes, spares, OCS devices, slices and circuits."""
+    with user_errors():
+        inst = load_with_changes(instance, set_)
+        from planner import api
+        from planner.report import prepare_outdir, write_table
+
+        outdir = output if output is not None else DEFAULT_REPORTS_DIR / inst.name
+        prepare_outdir(outdir, force=force)
+        result = api.plan_torus(inst)
+        for name, table in result.tables.items():
+            write_table(table, outdir, name, force=True)
+        pod = result.pod.row(0, named=True)
+        typer.echo(f"status: {pod['status']}")
+        if pod["spares"] is None:
+            typer.echo(f"no pod: {pod['reason']}", err=True)
+            typer.echo(f"reports: {outdir}")
+            raise typer.Exit(EXIT_NONE)
+        typer.echo(
+            f"pod: {pod['cubes']} cubes of {pod['cube']}^3 ({pod['slice_cubes']} in slices + "
+            f"{pod['spares']} spares, {pod['probability']:.5f} composable), {pod['chips']:,} chips"
+        )
+        typer.echo(
+            f"ocs: {pod['ocs_devices']} x {pod['ocs_model']}, {pod['ocs_ports_used']} of "
+            f"{pod['ocs_ports']} ports used; capex ${pod['capex_usd']:,.0f}, {pod['power_kw']:,.1f} kW"
+        )
+        for r in result.slices.iter_rows(named=True):
+            typer.echo(
+                f"slice {r['slice']}: {r['shape']}{' twisted' if r['twisted'] else ''}, "
+                f"{r['cubes']} cubes, {r['circuits']} circuits, torus {'ok' if r['torus_ok'] else 'BROKEN'}"
+            )
+        for r in result.failure.iter_rows(named=True):
+            typer.echo(
+                f"cube {r['failed_cube']} fails: spare {r['spare_cube']} takes its place, "
+                f"{r['circuits_removed']} circuits removed, {r['circuits_added']} added, "
+                f"{r['circuits_kept']} kept"
+            )
+        typer.echo(f"reports: {outdir}")
+    raise typer.Exit(EXIT_FOUND)
+
+
+@app.command("compare-fabrics")
+def compare_fabrics(
+    instance: InstanceArg,
+    output: OutputOpt = None,
+    set_: SetOpt = None,
+    time_limit: TimeLimitOpt = DEFAULT_TIME_LIMIT_S,
+    force: ForceOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Electrical Clos vs OCS direct-connect: price both, simulate both, write fabric_comparison."""
+    with user_errors():
+        inst = load_with_changes(instance, set_)
+        from planner import api
+        from planner.report import prepare_outdir, write_table
+
+        outdir = output if output is not None else DEFAULT_REPORTS_DIR / inst.name
+        prepare_outdir(outdir, force=force)
+        progress = None if quiet else ProgressLine()
+        try:
+            result = api.compare_fabrics(
+                inst,
+                time_limit_s=time_limit,
+                progress=progress,
+                sim_progress=None if progress is None else progress.note,
+            )
+        finally:
+            if progress is not None:
+                progress.close()
+        write_table(result.table, outdir, "fabric_comparison", force=force)
+        for r in result.table.iter_rows(named=True):
+            if r["capex_usd"] is None:
+                typer.echo(f"{r['fabric']:<15} {r['status']}")
+                continue
+            typer.echo(
+                f"{r['fabric']:<15} capex ${r['capex_usd']:,.0f}, {r['power_kw']:,.1f} kW, "
+                f"{r['max_switch_hops']} hops, {r['traffic']} ({r['routing']}): "
+                f"{r['fraction_of_ideal']:.3f} of ideal"
+            )
+        typer.echo(f"reports: {outdir}")
+    raise typer.Exit(EXIT_FOUND)
+
+
+@app.command()
 def evaluate(
     instance: InstanceArg,
     output: OutputOpt = None,

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from models.status import Status
+from planner import ocs
 from planner.design import Design
 from planner.errors import InputError
 from planner.schema.catalog import Catalog
@@ -35,6 +36,8 @@ TABLES = ("summary", "alternatives", "bom", "links")
 SIM_TABLES = ("sim_collectives", "sim_links", "sim_failures")
 #: The optics comparison (pluggable only, LPO allowed, CPO allowed), when asked for.
 OPTICS_TABLE = "optics_comparison"
+#: Tables written only when they apply (a stale one from an earlier run is removed).
+OPTIONAL_TABLES = (OPTICS_TABLE, "circuits", "ocs", "reconfiguration")
 #: Option name of the search that lets every tier use its own switch model.
 MIXED = "mixed"
 #: Relative tolerance under which a structure's bound counts as reaching an option's best objective.
@@ -375,6 +378,11 @@ def write_reports(plan_result: PlanResult, outdir: Path, *, force: bool = False)
         )
     if plan_result.optics_comparison is not None:
         tables[OPTICS_TABLE] = plan_result.optics_comparison
+    d = plan_result.design
+    if d is not None and d.family == "ocs_direct":
+        tables.update(circuits=ocs.circuits_table(d), ocs=ocs.ocs_table(d))
+    if plan_result.reconfiguration is not None:
+        tables["reconfiguration"] = plan_result.reconfiguration
     written: list[Path] = []
     try:
         for name in tables:
@@ -387,7 +395,7 @@ def write_reports(plan_result: PlanResult, outdir: Path, *, force: bool = False)
         else:
             design_path.unlink(missing_ok=True)
         # A stale simulation or comparison from an earlier run would mislead.
-        stale = [name for name in (*SIM_TABLES, OPTICS_TABLE) if name not in tables]
+        stale = [name for name in (*SIM_TABLES, *OPTIONAL_TABLES) if name not in tables]
         for name in stale:
             for ext in ("csv", "parquet"):
                 (outdir / f"{name}.{ext}").unlink(missing_ok=True)
@@ -397,6 +405,22 @@ def write_reports(plan_result: PlanResult, outdir: Path, *, force: bool = False)
             f"cannot write the reports into {outdir} ({exc.strerror or exc})"
         ) from None
     return written
+
+
+def write_table(table: pl.DataFrame, outdir: Path, name: str, *, force: bool = False) -> list[Path]:
+    """Write one table as CSV and Parquet into a report folder; returns the files written."""
+    outdir = Path(outdir)
+    prepare_outdir(outdir, force=force)
+    _write_text(outdir / MARKER, "This folder holds fabric-planner output; solve may rewrite it.\n")
+    try:
+        return [
+            _atomic(outdir / f"{name}.csv", table.write_csv),
+            _atomic(outdir / f"{name}.parquet", table.write_parquet),
+        ]
+    except OSError as exc:
+        raise InputError(
+            f"cannot write the reports into {outdir} ({exc.strerror or exc})"
+        ) from None
 
 
 def write_sim_reports(sim: SimResult, outdir: Path, *, force: bool = False) -> list[Path]:
@@ -525,6 +549,24 @@ def render_markdown(plan_result: PlanResult, tables: dict[str, pl.DataFrame]) ->
         ]
         out += ["## Bill of materials (all planes)", "", markdown_table(tables["bom"]), ""]
         out += ["## Links", "", markdown_table(tables["links"]), ""]
+        if "ocs" in tables:
+            dev = tables["ocs"]
+            circuits = int(tables["circuits"]["circuits"].sum()) if len(tables["circuits"]) else 0
+            out += [
+                "## OCS layer (per plane)",
+                "",
+                f"- {dev.height} devices of {dev['ports'][0]} ports; {circuits:,} circuits use "
+                f"{int(dev['ports_used'].sum()):,} ports, {int(dev['ports_spare'].sum()):,} spare",
+                "- every circuit is in `circuits.csv`; ports per device in `ocs.csv`",
+                "",
+            ]
+        if "reconfiguration" in tables:
+            out += [
+                "### After a device fails",
+                "",
+                markdown_table(tables["reconfiguration"]),
+                "",
+            ]
     sim = plan_result.sim
     if sim is not None:
         out += ["## Verification by simulation", ""]

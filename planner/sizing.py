@@ -128,7 +128,8 @@ def _ocs_option(o: Ocs) -> cs.SwitchOption:
     )
 
 
-def _medium_option(m: Medium) -> cb.MediumOption:
+def medium_option(m: Medium) -> cb.MediumOption:
+    """A catalog medium as the cabling plans see it."""
     return cb.MediumOption(
         m.name,
         m.cost_usd_per_end,
@@ -220,7 +221,7 @@ def structures_of(inst: Instance, catalog: Catalog, hall: Hall | None = None) ->
     for p in planes_options:
         speed = cl.nic_gbps // p
         options = tuple(o for s in switches if (o := _switch_option(s, speed)) is not None)
-        media = [_medium_option(m) for m in all_media if m.speed_gbps == speed]
+        media = [medium_option(m) for m in all_media if m.speed_gbps == speed]
         shapes: list[tuple[str, int, tuple[tuple[cs.SwitchOption, ...], ...]]] = []
         if "clos" in families:
             shapes += [("clos", T, (options,) * T) for T in tier_options]

@@ -245,8 +245,39 @@ class Search(Strict):
     """Media kinds allowed (dac, aec, sr, dr, fr, lpo); all of the catalog when absent."""
     cpo: bool = True
     """Whether switches with co-packaged optics may be chosen."""
+    ocs_demand: Literal["uniform", "verify"] = "uniform"
+    """What an OCS direct-connect design's circuits are engineered for: uniform demand between
+    blocks, or the block-level demand of the [verify] traffic (summed over its patterns)."""
     pin: Pin = Field(default_factory=Pin)
     """Pinned decisions."""
+
+
+class Torus(Strict):
+    """A TPU-style pod: cubes of accelerators joined into tori by optical circuit switches."""
+
+    cube: int = Field(4, ge=1, le=16)
+    """Chips along each side of a cube (4: 4 x 4 x 4 = 64 chips wired as a mesh inside)."""
+    slices: list[list[int]] = Field(min_length=1)
+    """Tori the pod must be able to offer at once, in chips per dimension (multiples of cube)."""
+    twisted: bool = True
+    """Twist the wrap-around links of k x k x 2k and k x 2k x 2k slices (shorter paths)."""
+    cube_availability: float = Field(0.99, gt=0, lt=1)
+    """Probability that a cube is healthy at a random moment."""
+    target_availability: float = Field(0.999, gt=0, lt=1)
+    """Probability with which every requested slice must be composable from healthy cubes."""
+    link_gbps: int = Field(400, gt=0)
+    """Speed of every optical face link (one module at the cube end; the OCS is a mirror)."""
+    ocs: str | None = None
+    """OCS model from the catalog; the first one when absent."""
+
+    @model_validator(mode="after")
+    def _check(self) -> Torus:
+        for shape in self.slices:
+            if len(shape) != 3 or any(n < 1 or n % self.cube for n in shape):
+                raise ValueError(
+                    f"torus.slices: {shape} must be three chip counts, each a multiple of the cube ({self.cube})"
+                )
+        return self
 
 
 class Instance(Strict):
@@ -263,6 +294,8 @@ class Instance(Strict):
     search: Search = Field(default_factory=Search)
     verify: Verify = Field(default_factory=Verify)
     """Simulation of the chosen design: traffic, routing, failures and the verdict's threshold."""
+    torus: Torus | None = None
+    """A TPU-style torus pod planned with 'fabric-planner torus' (cluster is then ignored)."""
 
     def with_changes(self, changes: dict[str, Any]) -> Instance:
         """A new, validated instance with dotted fields replaced: {"cluster.gpus": 65536}."""

@@ -18,6 +18,7 @@ TrafficKind = Literal[
     "uniform_all_to_all",
     "random_permutation",
     "incast",
+    "shift",
 ]
 RoutingName = Literal["ecmp", "spray"]
 #: Traffic kinds that run on groups of GPUs (the others are patterns over the whole cluster).
@@ -37,7 +38,9 @@ class TrafficSpec(Strict):
     """Collective groups: the same local GPU index across all nodes (data parallel), or
     ``group_size`` consecutive GPUs (expert parallel: n consecutive nodes)."""
     group_size: int | None = Field(None, ge=2)
-    """GPUs per group for consecutive groups."""
+    """GPUs per group for consecutive groups; for 'shift', how far each GPU sends (GPU g sends to
+    g + group_size: with the GPUs of a block or pod, every block sends all it has to the next,
+    the skewed demand of hot block pairs)."""
     fan_in: int = Field(8, ge=1)
     """Senders into one receiver, for incast."""
     pipeline_stages: int = Field(2, ge=2)
@@ -47,6 +50,8 @@ class TrafficSpec(Strict):
     def _check(self) -> TrafficSpec:
         if self.groups == "consecutive" and self.kind in COLLECTIVES and self.group_size is None:
             raise ValueError("consecutive groups need group_size")
+        if self.kind == "shift" and self.group_size is None:
+            raise ValueError("shift needs group_size: how many GPUs ahead each GPU sends")
         return self
 
     @property
@@ -55,6 +60,8 @@ class TrafficSpec(Strict):
         if self.kind in COLLECTIVES:
             where = "dp" if self.groups == "data_parallel" else f"groups-of-{self.group_size}"
             return f"{self.kind}/{where}"
+        if self.kind == "shift":
+            return f"shift/{self.group_size}"
         return self.kind
 
 

@@ -65,9 +65,21 @@ def link_between(fabric: Fabric, pair: str) -> int:
     return int(hit[0])
 
 
+def _nodes_of(fabric: Fabric, name: str) -> list[int]:
+    """The nodes a named switch stands for: itself, or an OCS device's circuits ('ocs2')."""
+    m = _NAME.match(name.strip())
+    if fabric.circuit_device is not None and m and m.group(1) == "ocs":
+        device = int(m.group(2))
+        if device > int(fabric.circuit_device.max(initial=-1)):
+            raise InputError(f"verify.failures: {name!r}: this design has no such OCS device")
+        hit = np.flatnonzero(fabric.circuit_device == device)
+        return [int(fabric.tier_offsets[-2] + c) for c in hit]
+    return [node_of(fabric, name)]
+
+
 def named_scenario(fabric: Fabric, spec: FailureSpec) -> Scenario:
-    """A scenario from the instance's description."""
-    nodes = [node_of(fabric, s) for s in spec.switches]
+    """A scenario from the instance's description (an 'ocsN' takes down that device's circuits)."""
+    nodes = [n for s in spec.switches for n in _nodes_of(fabric, s)]
     links = np.union1d(
         links_of_switches(fabric, nodes),
         np.array([link_between(fabric, p) for p in spec.links], dtype=np.int64),
@@ -77,7 +89,7 @@ def named_scenario(fabric: Fabric, spec: FailureSpec) -> Scenario:
             f"verify.failures.planes: {spec.planes} of {fabric.planes} planes cannot fail and leave a fabric"
         )
     tier = None
-    if len(nodes) == 1 and not spec.links and not spec.planes:
+    if len(spec.switches) == 1 and len(nodes) == 1 and not spec.links and not spec.planes:
         tier = int(fabric.tier_of(np.array(nodes))[0])
     return Scenario(spec.label, links.astype(np.int64), spec.planes, tier)
 
@@ -90,6 +102,13 @@ def single_switch_scenarios(fabric: Fabric, design: Design) -> list[Scenario]:
             continue
         if level == 1 and fabric.planes == 1:
             continue  # a leaf failure cuts its GPUs off: nothing left to measure
+        if fabric.circuit_device is not None and level == fabric.tiers:
+            # The OCS layer: device 0 fails and takes its circuits with it (before any
+            # re-assignment moves them to the other devices).
+            circuits = fabric.tier_offsets[level] + np.flatnonzero(fabric.circuit_device == 0)
+            links = links_of_switches(fabric, [int(c) for c in circuits])
+            out.append(Scenario("ocs0 down", links, 0, level))
+            continue
         node = fabric.tier_offsets[level]
         out.append(
             Scenario(f"{fabric.roles[level]}0 down", links_of_switches(fabric, [node]), 0, level)

@@ -70,6 +70,12 @@ def build_traffic(spec: TrafficSpec, design: Design, seed: int) -> tr.Traffic:
         return tr.random_permutation(gpus, spec.size_bytes, seed)
     if spec.kind == "incast":
         return tr.incast(gpus, min(spec.fan_in, gpus - 1), spec.size_bytes, seed)
+    if spec.kind == "shift":
+        assert spec.group_size is not None
+        if spec.group_size % gpus == 0:
+            raise ValueError(f"shift by {spec.group_size} sends every GPU to itself ({gpus} GPUs)")
+        src = np.arange(gpus)
+        return tr.point_to_point(src, (src + spec.group_size) % gpus, spec.size_bytes)
     if spec.kind == "point_to_point":
         src, dst = tr.pipeline_pairs(gpus, per_node, spec.pipeline_stages)
         return tr.point_to_point(src, dst, spec.size_bytes)

@@ -1,0 +1,262 @@
+"""The circuits of an OCS direct-connect design: engineer, assign, re-assign after a failure.
+
+A direct-connect design (``family = "ocs_direct"``) sizes aggregation blocks (the pods of a
+leaf-spine wiring) and a layer of OCS devices. Which blocks its circuits join is decided here,
+after sizing, in two steps:
+
+1. **Topology engineering** (``models.ocs_topology``, a MILP): the number of circuits x_ab between
+   every two blocks, within each block's uplinks, that maximises the throughput scale of the
+   block-level demand: uniform by default, or aggregated from the instance's ``[verify]`` traffic.
+2. **Circuit assignment** (``models.ocs_assignment``, CP-SAT): which device carries each circuit,
+   every block having ``ports_per_device`` ports on every device. Sizing keeps that number even,
+   so any topology within the uplinks can be realised (Petersen's 2-factor theorem).
+
+After a device fails, the assignment is solved again from the current one: every circuit that
+did not use the device stays where it is, as many of the lost circuits as the free ports allow
+are set up again, and the circuits changed are counted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+
+from models import ocs_assignment as oa
+from models.status import Status
+from planner.design import Design
+
+Circuit = tuple[int, int, int, int]
+"""(block a, block b, device, circuits) with a < b."""
+
+CIRCUITS_SCHEMA = {
+    "block_a": pl.Int64,
+    "block_b": pl.Int64,
+    "device": pl.Int64,
+    "circuits": pl.Int64,
+}
+OCS_SCHEMA = {
+    "device": pl.Int64,
+    "model": pl.Utf8,
+    "ports": pl.Int64,
+    "ports_cabled": pl.Int64,
+    "ports_used": pl.Int64,
+    "ports_spare": pl.Int64,
+}
+
+
+@dataclass(frozen=True)
+class OcsLayer:
+    """The OCS layer of one plane as the assignment sees it."""
+
+    blocks: int
+    devices: int
+    ports_per_device: int
+    """Ports every block has on every device."""
+
+    @property
+    def uplinks(self) -> int:
+        """Ports of one block into the OCS layer: circuits it can take part in."""
+        return self.devices * self.ports_per_device
+
+
+@dataclass(frozen=True)
+class Engineered:
+    """Circuits of one plane, with what the topology engineering proved about them."""
+
+    circuits: tuple[Circuit, ...]
+    theta: float
+    """Throughput scale of the block demand on these circuits (direct and one-transit paths)."""
+    bound: float
+    """Upper bound on the throughput scale over every topology within the uplinks."""
+    status: Status
+    wall_s: float
+
+
+@dataclass(frozen=True)
+class Reconfiguration:
+    """Circuits after a failure, and how many changed."""
+
+    circuits: tuple[Circuit, ...]
+    removed: int
+    added: int
+    requested: int
+    realised: int
+    wall_s: float
+
+
+def layer_of(design: Design) -> OcsLayer:
+    """Blocks, devices and ports per block per device of a direct-connect design."""
+    if design.family != "ocs_direct":
+        raise ValueError(f"not an OCS direct-connect design: {design.family!r}")
+    spine, ocs = design.tiers[1], design.tiers[2]
+    return OcsLayer(design.pods, ocs.switches, spine.parallel_links)
+
+
+def block_of_gpus(design: Design) -> npt.NDArray[np.int64]:
+    """The block (pod) of every GPU: its leaf's pod."""
+    leaf = np.arange(design.gpus, dtype=np.int64) // design.tiers[0].downlinks
+    return leaf // design.leaves_per_pod
+
+
+def block_demand(design: Design, src: npt.ArrayLike, dst: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """Block-level demand matrix of GPU flows: count of flows from block a to block b (a != b)."""
+    blocks = block_of_gpus(design)
+    a = blocks[np.asarray(src, dtype=np.int64)]
+    b = blocks[np.asarray(dst, dtype=np.int64)]
+    n = design.pods
+    counts = np.bincount(a * n + b, minlength=n * n).astype(np.float64).reshape(n, n)
+    np.fill_diagonal(counts, 0.0)
+    return counts
+
+
+def engineer(
+    design: Design,
+    demand: npt.NDArray[np.float64] | None = None,
+    *,
+    time_limit_s: float = 30.0,
+) -> Engineered:
+    """Circuits of one plane for a block demand (uniform when None): engineer, then assign."""
+    from models import ocs_topology as ot
+
+    layer = layer_of(design)
+    problem = ot.TopologyProblem(
+        blocks=layer.blocks,
+        uplinks=(layer.uplinks,) * layer.blocks,
+        demand=None if demand is None else tuple(tuple(float(v) for v in row) for row in demand),
+        circuit_gbps=float(design.link_speed_gbps),
+    )
+    topo = ot.solve(ot.build(problem), time_limit_s=time_limit_s)
+    assigned = assign(layer, topo.circuits, time_limit_s=time_limit_s)
+    return Engineered(
+        assigned.circuits, topo.theta, topo.bound, topo.status, topo.wall_s + assigned.wall_s
+    )
+
+
+def assign(
+    layer: OcsLayer,
+    pairs: tuple[tuple[int, int, int], ...],
+    *,
+    current: tuple[Circuit, ...] = (),
+    failed_devices: frozenset[int] = frozenset(),
+    keep_surviving: bool = False,
+    time_limit_s: float = 30.0,
+) -> Reconfiguration:
+    """Put block-pair circuits on devices (with the fewest changes from ``current`` if given)."""
+    problem = oa.AssignmentProblem(
+        blocks=layer.blocks,
+        devices=layer.devices,
+        ports=tuple((layer.ports_per_device,) * layer.devices for _ in range(layer.blocks)),
+        circuits=pairs,
+        current=current,
+        failed_devices=failed_devices,
+        min_churn=bool(current),
+        keep_surviving=keep_surviving,
+    )
+    result = oa.solve(oa.build(problem), time_limit_s=time_limit_s)
+    if not result.status.has_solution:
+        raise RuntimeError(f"circuit assignment ended {result.status.value}")
+    return Reconfiguration(
+        result.circuits,
+        result.removed,
+        result.added,
+        result.requested,
+        result.realised,
+        result.wall_s,
+    )
+
+
+#: Time for the re-solve after a failure (the constructive start is usually already optimal).
+RESOLVE_TIME_S = 3.0
+
+
+def fail_device(
+    design: Design, device: int, *, time_limit_s: float = RESOLVE_TIME_S
+) -> Reconfiguration:
+    """Re-assign a design's circuits after one OCS device fails.
+
+    Every circuit that did not use the device is kept; of the lost ones, as many as the free
+    ports allow are set up on other devices, with the fewest changes.
+    """
+    layer = layer_of(design)
+    pairs: dict[tuple[int, int], int] = {}
+    for a, b, _, k in design.circuits:
+        pairs[a, b] = pairs.get((a, b), 0) + k
+    wanted = tuple((a, b, k) for (a, b), k in sorted(pairs.items()))
+    return assign(
+        layer,
+        wanted,
+        current=design.circuits,
+        failed_devices=frozenset({device}),
+        keep_surviving=True,
+        time_limit_s=time_limit_s,
+    )
+
+
+RECONFIGURATION_SCHEMA = {
+    "failed": pl.Utf8,
+    "circuits_before": pl.Int64,
+    "circuits_lost": pl.Int64,
+    "circuits_kept": pl.Int64,
+    "circuits_set_up": pl.Int64,
+    "circuits_after": pl.Int64,
+    "circuits_changed": pl.Int64,
+    "solve_s": pl.Float64,
+}
+
+
+def reconfiguration_table(design: Design, device: int) -> pl.DataFrame:
+    """What happens to one plane's circuits when a device fails: kept, lost, set up again."""
+    after = fail_device(design, device)
+    before = sum(k for *_, k in design.circuits)
+    lost = sum(k for _, _, o, k in design.circuits if o == device)
+    row = {
+        "failed": f"ocs{device}",
+        "circuits_before": before,
+        "circuits_lost": lost,
+        "circuits_kept": before - after.removed,
+        "circuits_set_up": after.added,
+        "circuits_after": sum(k for *_, k in after.circuits),
+        "circuits_changed": after.removed + after.added,
+        "solve_s": after.wall_s,
+    }
+    return pl.DataFrame([row], schema=RECONFIGURATION_SCHEMA)
+
+
+def with_circuits(design: Design, circuits: tuple[Circuit, ...]) -> Design:
+    """The design carrying these circuits (per plane)."""
+    return replace(design, circuits=tuple(sorted(circuits)))
+
+
+def circuits_table(design: Design) -> pl.DataFrame:
+    """One row per (block pair, device) with circuits, for one plane."""
+    rows = [
+        {"block_a": a, "block_b": b, "device": o, "circuits": k} for a, b, o, k in design.circuits
+    ]
+    return pl.DataFrame(rows, schema=CIRCUITS_SCHEMA)
+
+
+def ocs_table(design: Design) -> pl.DataFrame:
+    """Every OCS device of one plane: ports, ports cabled to blocks, used by circuits, spare."""
+    if design.family != "ocs_direct":
+        return pl.DataFrame(schema=OCS_SCHEMA)
+    layer = layer_of(design)
+    tier = design.tiers[2]
+    used = np.zeros(layer.devices, dtype=np.int64)
+    for _, _, o, k in design.circuits:
+        used[o] += 2 * k
+    cabled = layer.blocks * layer.ports_per_device
+    rows = [
+        {
+            "device": o,
+            "model": tier.switch_model,
+            "ports": tier.radix,
+            "ports_cabled": cabled,
+            "ports_used": int(used[o]),
+            "ports_spare": tier.radix - int(used[o]),
+        }
+        for o in range(layer.devices)
+    ]
+    return pl.DataFrame(rows, schema=OCS_SCHEMA)

@@ -1,0 +1,212 @@
+"""Plan a TPU-style torus pod: cubes, spare cubes, OCS devices, slices, circuits, a cube failure.
+
+The pod is sized for the instance's ``[torus]`` section with ``models.torus_ocs``: enough cubes for
+every requested slice at once plus the fewest spares that keep them all composable with the
+target probability; one OCS device per (dimension, face position). Each slice is composed from
+the healthy cubes (twisted when asked) and checked against the torus it must be, chip by chip.
+Then the first cube of the largest slice fails, a spare takes its place, and only the circuits of
+that position change. Pricing: the OCS devices, and one optical module and fibre per face link at
+the cube end (the OCS end is a mirror), with the cheapest medium that runs through the OCS.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from models import torus_ocs as to
+from models.cabling import OcsPort
+from models.status import Status
+from planner.errors import InputError
+from planner.schema.catalog import Catalog, Medium, Ocs
+from planner.schema.instance import Instance, Torus
+from planner.sizing import medium_option
+
+POD_SCHEMA = {
+    "status": pl.Utf8,
+    "cube": pl.Int64,
+    "slice_cubes": pl.Int64,
+    "spares": pl.Int64,
+    "cubes": pl.Int64,
+    "chips": pl.Int64,
+    "probability": pl.Float64,
+    "ocs_model": pl.Utf8,
+    "ocs_devices": pl.Int64,
+    "ocs_ports": pl.Int64,
+    "ocs_ports_used": pl.Int64,
+    "face_links": pl.Int64,
+    "medium": pl.Utf8,
+    "capex_usd": pl.Float64,
+    "power_kw": pl.Float64,
+    "reason": pl.Utf8,
+}
+SLICES_SCHEMA = {
+    "slice": pl.Int64,
+    "shape": pl.Utf8,
+    "twisted": pl.Boolean,
+    "cubes": pl.Int64,
+    "circuits": pl.Int64,
+    "torus_ok": pl.Boolean,
+}
+CIRCUITS_SCHEMA = {
+    "slice": pl.Int64,
+    "dimension": pl.Utf8,
+    "face_position": pl.Int64,
+    "plus_cube": pl.Int64,
+    "minus_cube": pl.Int64,
+}
+FAILURE_SCHEMA = {
+    "failed_cube": pl.Int64,
+    "spare_cube": pl.Int64,
+    "circuits_removed": pl.Int64,
+    "circuits_added": pl.Int64,
+    "circuits_kept": pl.Int64,
+    "torus_ok": pl.Boolean,
+}
+
+
+@dataclass(frozen=True)
+class TorusPlan:
+    """The pod, its slices and circuits, and what a cube failure changes."""
+
+    sizing: to.TorusSizing
+    pod: pl.DataFrame
+    slices: pl.DataFrame
+    circuits: pl.DataFrame
+    failure: pl.DataFrame
+
+    @property
+    def tables(self) -> dict[str, pl.DataFrame]:
+        """The report tables by file name."""
+        return {
+            "torus_pod": self.pod,
+            "torus_slices": self.slices,
+            "torus_circuits": self.circuits,
+            "torus_failure": self.failure,
+        }
+
+
+def _ocs_of(spec: Torus, catalog: Catalog) -> Ocs:
+    if not catalog.ocs:
+        raise InputError("torus: the catalog has no optical circuit switch")
+    if spec.ocs is None:
+        return catalog.ocs[0]
+    try:
+        return catalog.ocs_named(spec.ocs)
+    except KeyError:
+        known = ", ".join(o.name for o in catalog.ocs)
+        raise InputError(f"torus.ocs: unknown OCS {spec.ocs!r}; the catalog has {known}") from None
+
+
+def _medium_of(spec: Torus, catalog: Catalog, device: Ocs) -> Medium:
+    port = OcsPort(device.insertion_loss_db)
+    fits = [
+        m
+        for m in catalog.medium
+        if m.speed_gbps == spec.link_gbps and medium_option(m).passes(port)
+    ]
+    if not fits:
+        raise InputError(
+            f"torus.link_gbps: no medium at {spec.link_gbps}G runs through {device.name} "
+            "(duplex optics with the loss budget)"
+        )
+    return min(fits, key=lambda m: (m.cost_usd_per_end + m.cable_cost_usd, m.name))
+
+
+def plan_torus(inst: Instance, catalog: Catalog) -> TorusPlan:
+    """Size the pod, compose every slice, and replace a failed cube with a spare."""
+    spec = inst.torus
+    if spec is None:
+        raise InputError("this instance has no [torus] section")
+    device = _ocs_of(spec, catalog)
+    medium = _medium_of(spec, catalog, device)
+    try:
+        sizing = to.pod_size(
+            spec.slices,
+            spec.cube_availability,
+            spec.target_availability,
+            cube=spec.cube,
+            ocs_ports=device.ports,
+        )
+    except ValueError as exc:
+        raise InputError(f"torus: {exc}") from None
+    pod_row = {
+        "status": sizing.status.value,
+        "cube": spec.cube,
+        "slice_cubes": sizing.slice_cubes,
+        "spares": sizing.spares,
+        "cubes": sizing.cubes if sizing.spares is not None else None,
+        "chips": sizing.chips if sizing.spares is not None else None,
+        "probability": sizing.probability,
+        "ocs_model": device.name,
+        "ocs_devices": sizing.ocs_devices,
+        "ocs_ports": device.ports,
+        "ocs_ports_used": sizing.ocs_ports_used,
+        "reason": sizing.reason,
+    }
+    slices_rows: list[dict[str, object]] = []
+    circuit_rows: list[dict[str, object]] = []
+    failure_rows: list[dict[str, object]] = []
+    if sizing.status is Status.OPTIMAL and sizing.spares is not None:
+        links = (sizing.slice_cubes + sizing.spares) * 6 * spec.cube**2
+        pod_row.update(
+            face_links=links,
+            medium=medium.name,
+            capex_usd=sizing.ocs_devices * device.cost_usd
+            + links * (medium.cost_usd_per_end + medium.cable_cost_usd),
+            power_kw=(sizing.ocs_devices * device.power_w + links * medium.power_w_per_end) / 1000,
+        )
+        next_cube = 0
+        first: to.Slice | None = None
+        for index, shape in enumerate(spec.slices):
+            need = to.slice_cubes(shape, spec.cube)
+            cubes = list(range(next_cube, next_cube + need))
+            next_cube += need
+            twist = to.tpu_twists(shape) if spec.twisted else None
+            sl = to.compose_slice(shape, cubes, spec.cube, twist or None)
+            circuits = to.slice_circuits(sl)
+            slices_rows.append(
+                {
+                    "slice": index,
+                    "shape": "x".join(str(n) for n in shape),
+                    "twisted": bool(sl.twists),
+                    "cubes": need,
+                    "circuits": len(circuits),
+                    "torus_ok": not to.check_torus(sl),
+                }
+            )
+            circuit_rows += [
+                {
+                    "slice": index,
+                    "dimension": c.device[0],
+                    "face_position": c.device[1],
+                    "plus_cube": c.plus[0],
+                    "minus_cube": c.minus[0],
+                }
+                for c in sorted(circuits)
+            ]
+            if first is None or need > len(first.placement):
+                first = sl
+        if first is not None and sizing.spares > 0:
+            failed, spare = min(first.placement.values()), next_cube
+            new = to.replace_cube(first, failed, spare)
+            old_c, new_c = to.slice_circuits(first), to.slice_circuits(new)
+            removed, added = to.circuit_diff(old_c, new_c)
+            failure_rows.append(
+                {
+                    "failed_cube": failed,
+                    "spare_cube": spare,
+                    "circuits_removed": len(removed),
+                    "circuits_added": len(added),
+                    "circuits_kept": len(old_c & new_c),
+                    "torus_ok": not to.check_torus(new),
+                }
+            )
+    return TorusPlan(
+        sizing,
+        pl.DataFrame([pod_row], schema=POD_SCHEMA),
+        pl.DataFrame(slices_rows, schema=SLICES_SCHEMA),
+        pl.DataFrame(circuit_rows, schema=CIRCUITS_SCHEMA),
+        pl.DataFrame(failure_rows, schema=FAILURE_SCHEMA),
+    )
