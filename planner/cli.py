@@ -253,6 +253,18 @@ def solve(
     raise typer.Exit(code)
 
 
+def open_outdir(
+    instance: Path, changes: list[str] | None, output: Path | None, force: bool
+) -> tuple[Instance, Path]:
+    """Load the instance and claim its report folder before any time is spent."""
+    inst = load_with_changes(instance, changes)
+    from planner.report import prepare_outdir
+
+    outdir = output if output is not None else DEFAULT_REPORTS_DIR / inst.name
+    prepare_outdir(outdir, force=force)
+    return inst, outdir
+
+
 @app.command()
 def torus(
     instance: InstanceArg,
@@ -262,12 +274,10 @@ def torus(
 ) -> None:
     """Size a TPU-style torus pod ([torus]): cubes, spares, OCS devices, slices and circuits."""
     with user_errors():
-        inst = load_with_changes(instance, set_)
+        inst, outdir = open_outdir(instance, set_, output, force)
         from planner import api
-        from planner.report import prepare_outdir, write_table
+        from planner.report import write_table
 
-        outdir = output if output is not None else DEFAULT_REPORTS_DIR / inst.name
-        prepare_outdir(outdir, force=force)
         result = api.plan_torus(inst)
         for name, table in result.tables.items():
             write_table(table, outdir, name, force=True)
@@ -311,12 +321,10 @@ def compare_fabrics(
 ) -> None:
     """Electrical Clos vs OCS direct-connect: price both, simulate both, write fabric_comparison."""
     with user_errors():
-        inst = load_with_changes(instance, set_)
+        inst, outdir = open_outdir(instance, set_, output, force)
         from planner import api
-        from planner.report import prepare_outdir, write_table
+        from planner.report import write_table
 
-        outdir = output if output is not None else DEFAULT_REPORTS_DIR / inst.name
-        prepare_outdir(outdir, force=force)
         progress = None if quiet else ProgressLine()
         try:
             result = api.compare_fabrics(
