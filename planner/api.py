@@ -357,7 +357,7 @@ def compare_fabrics(
 
 
 def _theta(design: Design, inst: Instance) -> float:
-    """Throughput scale of the design's circuits for the [verify] block demand (one-transit)."""
+    """Throughput scale of the design's circuits for the [verify] block demand (direct paths)."""
     from models import ocs_topology as ot
 
     demand = verify_demand(design, inst.verify)

@@ -7,6 +7,9 @@ after sizing, in two steps:
 1. **Topology engineering** (``models.ocs_topology``, a MILP): the number of circuits x_ab between
    every two blocks, within each block's uplinks, that maximises the throughput scale of the
    block-level demand: uniform by default, or aggregated from the instance's ``[verify]`` traffic.
+   The fabric routes valley-free (leaf, spine, circuit, spine, leaf): a packet never turns at an
+   intermediate block's spine, so the circuits are engineered for direct paths (``transit =
+   False``); the model's one-transit variant is there for fabrics that route through a block.
 2. **Circuit assignment** (``models.ocs_assignment``, CP-SAT): which device carries each circuit,
    every block having ``ports_per_device`` ports on every device. Sizing keeps that number even,
    so any topology within the uplinks can be realised (Petersen's 2-factor theorem).
@@ -18,6 +21,7 @@ are set up again, and the circuits changed are counted.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -127,12 +131,55 @@ def engineer(
         uplinks=(layer.uplinks,) * layer.blocks,
         demand=None if demand is None else tuple(tuple(float(v) for v in row) for row in demand),
         circuit_gbps=float(design.link_speed_gbps),
+        transit=False,
     )
-    topo = ot.solve(ot.build(problem), time_limit_s=time_limit_s)
-    assigned = assign(layer, topo.circuits, time_limit_s=time_limit_s)
-    return Engineered(
-        assigned.circuits, topo.theta, topo.bound, topo.status, topo.wall_s + assigned.wall_s
+    if demand is None:
+        # Uniform demand: the balanced mesh is optimal (every pair gets floor or ceil of
+        # U / (n - 1) circuits), and spreads the spare ports evenly, which the MILP need not.
+        start = time.perf_counter()
+        pairs = ot.uniform_mesh(layer.blocks, layer.uplinks)
+        theta = ot.throughput_scale(layer.blocks, pairs, None, problem.circuit_gbps, transit=False)
+        bound = problem.circuit_gbps * layer.uplinks / max(1, layer.blocks - 1)
+        status, wall = Status.OPTIMAL, time.perf_counter() - start
+    else:
+        topo = ot.solve(ot.build(problem), time_limit_s=time_limit_s)
+        pairs, theta, bound, status, wall = (
+            topo.circuits,
+            topo.theta,
+            topo.bound,
+            topo.status,
+            topo.wall_s,
+        )
+    assigned = assign(layer, pairs, time_limit_s=time_limit_s)
+    return Engineered(assigned.circuits, theta, bound, status, wall + assigned.wall_s)
+
+
+#: Largest (block pairs x devices) given to CP-SAT; above it the constructive assignment is used.
+MAX_MODEL_ENTRIES = 300_000
+
+
+def constructive(problem: oa.AssignmentProblem) -> oa.Assignment:
+    """The assignment model's constructive start, taken as the answer for very large layers.
+
+    From scratch it is the exact 2-factor construction (every circuit placed); after a failure it
+    keeps every surviving circuit and re-places lost ones where free ports meet, then by ejection
+    chains. Optimal whenever every requested circuit is placed: nothing can be kept that was lost,
+    and each placed circuit is one change.
+    """
+    start = time.perf_counter()
+    y = oa.starting_assignment(problem)
+    circuits = tuple(sorted((i, j, o, k) for (i, j, o), k in y.items() if k > 0))
+    removed, added = oa.churn(problem.current, circuits)
+    realised = sum(k for *_, k in circuits)
+    requested = sum(problem.live_target().values())
+    status = Status.OPTIMAL if realised == requested else Status.FEASIBLE
+    result = oa.Assignment(
+        status, circuits, realised, requested, removed, added, time.perf_counter() - start
     )
+    problems = oa.validate_assignment(problem, result)
+    if problems:
+        raise RuntimeError("constructive circuit assignment is invalid: " + "; ".join(problems))
+    return result
 
 
 def assign(
@@ -155,7 +202,10 @@ def assign(
         min_churn=bool(current),
         keep_surviving=keep_surviving,
     )
-    result = oa.solve(oa.build(problem), time_limit_s=time_limit_s)
+    if len(pairs) * layer.devices > MAX_MODEL_ENTRIES:
+        result = constructive(problem)
+    else:
+        result = oa.solve(oa.build(problem), time_limit_s=time_limit_s)
     if not result.status.has_solution:
         raise RuntimeError(f"circuit assignment ended {result.status.value}")
     return Reconfiguration(

@@ -1,0 +1,191 @@
+"""OCS direct-connect end to end: sizing, circuits, the simulated fabric, failures, reports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from models.cabling import OCS_CONNECTOR
+from planner import ocs
+from planner.api import PlanResult, compare_fabrics, plan
+from planner.design import Design
+from planner.loading import load_catalog
+from planner.report import write_reports
+from planner.schema.catalog import Catalog
+from planner.schema.instance import Instance
+from planner.schema.verify import TrafficSpec, Verify
+from planner.sim.fabric import build_fabric
+from planner.sim.simulate import simulate
+from planner.validation import validate_design
+
+#: Relative tolerance on simulated fractions against their closed forms.
+FRACTION_RTOL = 1e-6
+GPUS = 2048
+
+
+def instance(gpus: int = GPUS, **search: Any) -> Instance:
+    return Instance.model_validate(
+        {
+            "name": "ocs",
+            "cluster": {"gpus": gpus, "gpus_per_node": 8, "nic_gbps": 400, "nic_ports": [1]},
+            "search": {"families": ["ocs_direct"], **search},
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Catalog:
+    return load_catalog("default")
+
+
+@pytest.fixture(scope="module")
+def planned(catalog: Catalog) -> PlanResult:
+    result = plan(instance(), catalog=catalog, verify=False, alternatives=False)
+    assert result.design is not None
+    return result
+
+
+def pair_circuits(d: Design) -> dict[tuple[int, int], int]:
+    out: dict[tuple[int, int], int] = {}
+    for a, b, _, k in d.circuits:
+        out[a, b] = out.get((a, b), 0) + k
+    return out
+
+
+def test_the_design_is_direct_connect_and_sound(planned: PlanResult, catalog: Catalog) -> None:
+    d = planned.design
+    assert d is not None
+    assert d.family == "ocs_direct"
+    assert [t.role for t in d.tiers] == ["leaf", "spine", "ocs"]
+    assert d.max_switch_hops == 4  # leaf, spine, spine, leaf: the mirrors are no hop
+    assert d.tiers[1].parallel_links % 2 == 0  # even ports per block per device
+    assert d.ocs_devices == d.tiers[2].switches
+    assert validate_design(d, catalog) == []
+    for g in d.link_classes[2].groups:
+        assert g.connector == OCS_CONNECTOR
+        assert g.pluggable_ends == 1  # the OCS end is a mirror, not a module
+
+
+def test_uniform_circuits_join_every_pair_of_blocks_evenly(planned: PlanResult) -> None:
+    d = planned.design
+    assert d is not None
+    pairs = pair_circuits(d)
+    blocks = d.pods
+    assert len(pairs) == blocks * (blocks - 1) // 2
+    assert max(pairs.values()) - min(pairs.values()) <= 1
+    uplinks = ocs.layer_of(d).uplinks
+    for b in range(blocks):
+        degree = sum(k for (a, c), k in pairs.items() if b in (a, c))
+        assert degree <= uplinks
+
+
+def test_the_validator_catches_an_overloaded_device(planned: PlanResult) -> None:
+    d = planned.design
+    assert d is not None
+    a, b, o, k = d.circuits[0]
+    too_many = (a, b, o, k + d.tiers[1].parallel_links)
+    broken = ocs.with_circuits(d, (too_many, *d.circuits[1:]))
+    assert "circuits" in {v.check for v in validate_design(broken)}
+
+
+def test_the_fabric_turns_every_circuit_into_a_spine_to_spine_link(planned: PlanResult) -> None:
+    d = planned.design
+    assert d is not None
+    fabric = build_fabric(d)
+    leaf, spine, _ = d.tiers
+    circuits = sum(k for *_, k in d.circuits)
+    assert fabric.nodes == d.gpus + leaf.switches + spine.switches + circuits
+    top = fabric.tier_offsets[3]
+    ends = fabric.lower[fabric.upper >= top]
+    assert ends.size == 2 * circuits
+    blocks = (ends - fabric.tier_offsets[2]) // leaf.fanout
+    a, b = blocks[:circuits], blocks[circuits:]
+    assert np.all(a != b)  # a circuit never loops back into its own block
+
+
+def shift_fraction(d: Design) -> float:
+    """Spraying, block b sends everything to block b + 1: the circuits of that pair limit it."""
+    spec = TrafficSpec(kind="shift", group_size=d.gpus // d.pods, size_bytes=2**26)
+    verify = Verify(
+        traffic=[spec], routing=["spray"], single_switch_failures=False, bound_max_variables=0
+    )
+    sim = simulate(d, verify)
+    return float(sim.collectives["fraction_of_ideal"][0])
+
+
+def test_a_shift_is_limited_by_the_circuits_between_neighbours(planned: PlanResult) -> None:
+    """Closed form: a leaf sprays evenly over those of its block's spines that have a circuit to
+    block b + 1 (spine j reaches it only over its own devices, o // f2 = j), so the spine with the
+    fewest such circuits sets the pace: fraction = (spines used) x min c_j / GPUs per block."""
+    d = planned.design
+    assert d is not None
+    per_block = d.gpus // d.pods
+    f2 = d.tiers[1].fanout
+    per_spine: dict[tuple[int, int], dict[int, int]] = {}
+    for a, b, o, k in d.circuits:
+        spines = per_spine.setdefault((a, b), {})
+        spines[o // f2] = spines.get(o // f2, 0) + k
+    fractions = []
+    for b in range(d.pods):
+        spines = per_spine[min(b, (b + 1) % d.pods), max(b, (b + 1) % d.pods)]
+        fractions.append(len(spines) * min(spines.values()) / per_block)
+    assert shift_fraction(d) == pytest.approx(min(1.0, *fractions), rel=FRACTION_RTOL)
+
+
+def test_engineering_for_the_skewed_demand_serves_it_better(planned: PlanResult) -> None:
+    d = planned.design
+    assert d is not None
+    per_block = d.gpus // d.pods
+    src = np.arange(d.gpus)
+    demand = ocs.block_demand(d, src, (src + per_block) % d.gpus)
+    engineered = ocs.with_circuits(d, ocs.engineer(d, demand).circuits)
+    assert validate_design(engineered) == []
+    assert shift_fraction(engineered) > 2 * shift_fraction(d)
+
+
+def test_a_failed_device_keeps_every_circuit_that_did_not_use_it(planned: PlanResult) -> None:
+    d = planned.design
+    assert d is not None
+    after = ocs.fail_device(d, 0)
+    kept = {(a, b, o): k for a, b, o, k in after.circuits}
+    for a, b, o, k in d.circuits:
+        if o != 0:
+            assert kept.get((a, b, o), 0) >= k
+    assert all(o != 0 for _, _, o, _ in after.circuits)
+    lost = sum(k for _, _, o, k in d.circuits if o == 0)
+    assert after.removed == lost
+    assert after.realised == after.requested - lost + after.added
+
+
+def test_reports_hold_the_circuits_and_the_devices(planned: PlanResult, tmp_path: Path) -> None:
+    write_reports(planned, tmp_path / "out")
+    import polars as pl
+
+    circuits = pl.read_csv(tmp_path / "out" / "circuits.csv")
+    assert int(circuits["circuits"].sum()) == sum(k for *_, k in planned.design.circuits)  # type: ignore[union-attr]
+    devices = pl.read_csv(tmp_path / "out" / "ocs.csv")
+    assert (devices["ports_used"] + devices["ports_spare"] == devices["ports"]).all()
+
+
+@pytest.mark.slow
+def test_electrical_and_ocs_side_by_side(catalog: Catalog) -> None:
+    inst = instance(4096, families=["clos", "ocs_direct"]).with_changes(
+        {
+            "verify.routing": ["spray"],
+            "verify.traffic": [
+                {"kind": "random_permutation", "size_bytes": 2**26},
+                {"kind": "shift", "group_size": 256, "size_bytes": 2**26},
+            ],
+        }
+    )
+    table = compare_fabrics(inst, catalog=catalog).table
+    fabrics = set(table["fabric"].to_list())
+    assert fabrics == {"electrical", "ocs_direct", "ocs_engineered"}
+    hops = dict(zip(table["fabric"].to_list(), table["max_switch_hops"].to_list(), strict=True))
+    assert hops["ocs_direct"] < hops["electrical"] or hops["electrical"] <= 3
+    shift = table.filter(table["traffic"].str.starts_with("shift"))
+    by = dict(zip(shift["fabric"].to_list(), shift["fraction_of_ideal"].to_list(), strict=True))
+    assert by["ocs_engineered"] > by["ocs_direct"]
