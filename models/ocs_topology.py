@@ -47,9 +47,10 @@ Topologies (``solve``): candidates, each evaluated with x fixed, the best kept:
                   i.e. the largest theta with sum_j ceil(theta w_ij^alpha / c) <= U_i (monotone
                   in theta: a binary search over the values c k / w^alpha), then free uplinks
                   filled one circuit at a time to the pair with the lowest c x_ij / w_ij^alpha.
-                  alpha = 1 is the LP relaxation rounded with its degrees kept; smaller alpha
-                  leaves capacity for transit, which is what concentrated demand needs (a full
-                  matching of 10x pairs at n = 64: 1.610 at alpha = 1/4 or 1/2, 1.000 at 1);
+                  alpha = 1 is the integer counterpart of the LP relaxation's x = theta w / c
+                  (symmetric D); smaller alpha leaves capacity for transit, which concentrated
+                  demand needs (a full matching of 10x pairs at n = 64: 1.610 at alpha = 1/4 or
+                  1/2, 1.000 at 1; the mesh gives 1.585);
     rounding      (asymmetric D) the LP relaxation's x rounded the same way;
     circulant     cyclic instances (equal U; D_ij depends on (j - i) mod n only, e.g. uniform):
                   the circulant MILP, exact over circulant x_ij = y_{(j-i) mod n}. The path
@@ -59,22 +60,27 @@ Topologies (``solve``): candidates, each evaluated with x fixed, the best kept:
     path MILP     when built, with a MIP start from the best candidate.
 Without transit, the no-transit optimum above (alpha = 1) is exact: no MILP is needed.
 
-Evaluation with x fixed (``evaluate``, ``throughput_scale``), an LP: the closed form min c x_ij / D_ij
-without transit; the quotient LP when x and D are both circulant; otherwise column generation over
-all n^3 paths, priced vectorised with numpy, the restricted master solved by HiGHS's interior point
-method (its central duals avoid the degenerate stalling of simplex duals on this max-min LP; the
-complete LP at n = 64 takes 40-110 s with IPM and minutes with simplex). The theta returned is
-*certified achievable*: the master's flows, scaled to fit every capacity. The loop stops when it is
-within ``LP_RELATIVE_TOL`` of the fixed-x Farley bound (``Topology.theta_upper``), or at a deadline.
-Candidates are compared on a short evaluation (stopped once theta stops rising); the winner is then
-evaluated to the tolerance with the time left.
+Evaluation with x fixed (``evaluate``, ``throughput_scale``), an LP: the closed form
+min c x_ij / D_ij without transit; the quotient LP when x and D are both circulant; otherwise
+column generation over all n^3 paths, priced vectorised with numpy, the restricted master solved
+by HiGHS's interior point method without crossover. Its central duals avoid the degenerate stalling
+of simplex duals on this max-min LP (simplex column generation on the mesh sat at theta = 2.0 for
+500 rounds); a round prices in only the columns within a factor ``PRICE_BAND`` of the worst
+violation. For scale: the complete LP at n = 64 (250k transit columns) takes 40-110 s with HiGHS
+IPM, 16 s with PDLP, and did not finish in minutes with simplex; column generation converges in
+1-4 s on most topologies and in about 10 s on the mesh under a full matching. The theta returned
+is *certified achievable*: the master's flows, scaled to fit every capacity. The loop stops when
+it is within ``LP_RELATIVE_TOL`` of the fixed-x Farley bound (``Topology.theta_upper``), or at a
+deadline. Candidates are compared on a short evaluation (stopped once a round raises theta by less
+than ``STALL_TOL`` with the gap below ``STALL_GAP``); the winner is evaluated to the tolerance
+with the time left.
 
 Physical realisability (``even_ports_per_device`` = p, even): with m devices and p ports per block
 on each, every integer x with sum_j x_ij <= m p is realisable. Pad x to an (m p)-regular multigraph
 (self-loops, i.e. dark port pairs, for even deficits; dummy circuits between blocks with odd
-deficits, an even number of them); by Petersen's 2-factor theorem it splits into m p / 2 two-factors,
-and each device takes p / 2 of them, which uses exactly p ports of every block. So the degree bound
-U_i = m p is all this model needs; the circuit assignment is a separate model.
+deficits, an even number of them); by Petersen's 2-factor theorem it splits into m p / 2
+two-factors, and each device takes p / 2 of them, which uses exactly p ports of every block. So the
+degree bound U_i = m p is all this model needs; the circuit assignment is a separate model.
 """
 
 from __future__ import annotations
@@ -96,8 +102,10 @@ LP_RELATIVE_TOL = 1e-7
 #: A transit column enters when its reduced cost is below minus this share of the largest
 #: demand-row dual.
 REDUCED_COST_TOL = 1e-9
-#: While comparing candidates, an evaluation stops once theta rose by less than this share.
+#: While comparing candidates, an evaluation stops once a round raised theta by less than
+#: STALL_TOL while theta is within STALL_GAP of its upper bound.
 STALL_TOL = 1e-6
+STALL_GAP = 1e-2
 #: Circuit counts read from a solver are rounded to the nearest integer within this distance.
 INTEGRALITY_TOL = 1e-6
 #: Slack on the gap test and on comparisons of theta, for the noise of LP solutions.
@@ -117,15 +125,17 @@ PRICE_BAND = 10.0
 #: Exponents of the proportional candidates (weights max(D_ij, D_ji)^alpha).
 ALPHAS = (0.25, 0.5, 0.75, 1.0)
 #: Shares of the time limit, counted from the start: LP relaxation (asymmetric D) and circulant
-#: MILP, candidate comparison, path MILP; the final evaluation has what is left.
+#: MILP, candidate comparison (with and without a path MILP after it), path MILP; the final
+#: evaluation has what is left.
 LP_TIME_SHARE = 0.2
 SELECTION_TIME_SHARE = 0.5
+SELECTION_TIME_SHARE_WITHOUT_MILP = 0.8
 MILP_TIME_SHARE = 0.85
 
 _INF = highspy.kHighsInf
 
 
-# --- data -------------------------------------------------------------------------------------
+# --- data -----------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -239,7 +249,7 @@ def is_cyclic(a: np.ndarray) -> bool:
     return bool(np.array_equal(a, np.roll(a, (1, 1), axis=(0, 1))))
 
 
-# --- bounds -----------------------------------------------------------------------------------
+# --- bounds ---------------------------------------------------------------------------------------
 
 
 def hose_bound(uplinks: np.ndarray, d: np.ndarray, c: float) -> float:
@@ -280,7 +290,7 @@ def integer_capacity_bound(uplinks: np.ndarray, d: np.ndarray, c: float, upper: 
     return hi
 
 
-# --- topologies without a solver ----------------------------------------------------------------
+# --- topologies without a solver ------------------------------------------------------------------
 
 
 def uniform_mesh(n: int, uplinks: int | Sequence[int]) -> tuple[tuple[int, int, int], ...]:
@@ -389,7 +399,18 @@ def proportional(uplinks: np.ndarray, d: np.ndarray, c: float, alpha: float) -> 
     return no_transit_optimum(uplinks, np.where(w > 0, w**alpha, 0.0), c)[1]
 
 
-# --- LPs with HiGHS: column generation over the path model ---------------------------------------
+# --- LPs with HiGHS: column generation over the path model ----------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Routing:
+    """Flows that route theta D within every capacity of a fixed x (checked when built)."""
+
+    theta: float
+    direct: dict[tuple[int, int], float]
+    """f[i,j] > 0."""
+    transit: dict[tuple[int, int, int], float]
+    """t[i,k,j] > 0."""
 
 
 @dataclass(frozen=True)
@@ -404,6 +425,8 @@ class PathLp:
     """Design only: the LP's circuits (continuous, symmetric)."""
     converged: bool
     transit_columns: int
+    routing: Routing | None = None
+    """Fixed x: the flows behind ``lower``."""
 
 
 def _add_columns(h: highspy.Highs, rows: np.ndarray, values: np.ndarray) -> None:
@@ -438,7 +461,8 @@ def path_lp(
     otherwise) and block.degree (design only). Transit columns enter while some has a negative
     reduced cost pi_ik + pi_kj - mu_ij, at most ``NEW_TRANSIT_PER_PAIR`` per pair and round. Stops
     when none is left, when lower and upper agree to ``LP_RELATIVE_TOL``, at the deadline, or
-    (``stop_on_stall``) when a round raised theta by less than ``STALL_TOL``.
+    (``stop_on_stall``) when a round raised theta by less than ``STALL_TOL`` and the gap is below
+    ``STALL_GAP``.
     """
     n = d.shape[0]
     edge = capacity > 0 if capacity is not None else ~np.eye(n, dtype=bool)
@@ -502,10 +526,15 @@ def path_lp(
     weights = d[di, dj]
     lower, upper, converged = 0.0, math.inf, False
     x_lp: np.ndarray | None = None
+    routing: Routing | None = None
     while True:
         h.setOptionValue("time_limit", max(0.1, deadline - time.perf_counter()))
         h.run()
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        optimal = highspy.HighsModelStatus.kOptimal
+        if h.getModelStatus() != optimal and time.perf_counter() < deadline:
+            h.setOptionValue("solver", "simplex")  # numerical trouble in IPM: simplex from here
+            h.run()
+        if h.getModelStatus() != optimal:
             break
         sol = h.getSolution()
         rd = np.asarray(sol.row_dual)
@@ -519,9 +548,10 @@ def path_lp(
         before = lower
         if capacity is not None:
             numerator = float((capacity[ea, eb] * pi[ea, eb]).sum())
-            lower = max(
-                lower, _certified_theta(cv, d, capacity, di, dj, direct, direct_first, cols)
-            )
+            found = _certified_routing(cv, d, capacity, di, dj, direct, direct_first, cols)
+            if routing is None or found.theta > routing.theta:
+                routing = found
+            lower = routing.theta
         else:
             lam = _repair_degree_duals(np.maximum(-rd[nd + ne :], 0.0), pi, c)
             numerator = float((uplinks * lam).sum()) if uplinks is not None else math.inf
@@ -540,14 +570,18 @@ def path_lp(
         if not enter.any():
             converged = True
             break
-        stalled = stop_on_stall and lower > 0 and lower - before <= STALL_TOL * lower
+        stalled = (
+            stop_on_stall
+            and lower - before <= STALL_TOL * lower
+            and upper - lower <= STALL_GAP * upper
+        )
         if stalled or time.perf_counter() >= deadline:
             break
         violation = np.where(enter, -reduced, 0.0)
         enter &= violation >= violation.max() / PRICE_BAND
         pick(reduced, enter, NEW_TRANSIT_PER_PAIR)
     count = sum(len(a) for a in cols)
-    return PathLp(lower, max(upper, lower), x_lp, converged, count)
+    return PathLp(lower, max(upper, lower), x_lp, converged, count, routing)
 
 
 def _repair_degree_duals(lam: np.ndarray, pi: np.ndarray, c: float) -> np.ndarray:
@@ -560,7 +594,7 @@ def _repair_degree_duals(lam: np.ndarray, pi: np.ndarray, c: float) -> np.ndarra
     return lam
 
 
-def _certified_theta(
+def _certified_routing(
     cv: np.ndarray,
     d: np.ndarray,
     capacity: np.ndarray,
@@ -569,8 +603,8 @@ def _certified_theta(
     direct: np.ndarray,
     direct_first: int,
     cols: list[np.ndarray],
-) -> float:
-    """Theta of the master's flows scaled to fit every capacity: exactly achievable."""
+) -> Routing:
+    """The master's flows scaled to fit every capacity, and the theta they route: achievable."""
     n = d.shape[0]
     f = np.maximum(cv[direct_first : direct_first + len(direct)], 0.0)
     t = np.maximum(cv[direct_first + len(direct) :], 0.0)
@@ -585,10 +619,19 @@ def _certified_theta(
     scale = min(1.0, float((cap[used] / load[used]).min())) if used.any() else 1.0
     got = np.zeros(n * n)
     got += np.bincount(fi * n + fj, f, n * n) + np.bincount(i * n + j, t, n * n)
-    return scale * float((got[di * n + dj] / d[di, dj]).min())
+    theta = scale * float((got[di * n + dj] / d[di, dj]).min())
+    direct_flow = {
+        (int(a), int(b)): scale * float(v) for a, b, v in zip(fi, fj, f, strict=True) if v > 0
+    }
+    transit_flow = {
+        (int(a), int(m), int(b)): scale * float(v)
+        for a, m, b, v in zip(i, k, j, t, strict=True)
+        if v > 0
+    }
+    return Routing(theta, direct_flow, transit_flow)
 
 
-# --- PuLP plumbing ------------------------------------------------------------------------------
+# --- PuLP plumbing --------------------------------------------------------------------------------
 
 
 def lp_name(family: str, *index: int) -> str:
@@ -653,7 +696,7 @@ def _integer(value: float | None) -> int:
     return 0 if value is None else int(math.floor(value + 0.5))
 
 
-# --- the path model (PuLP) ----------------------------------------------------------------------
+# --- the path model (PuLP) ------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, eq=False)
@@ -777,6 +820,25 @@ def build_path(inst: Instance) -> tuple[pulp.LpProblem, PathVars]:
     return m, v
 
 
+def _path_start(
+    v: PathVars, x: np.ndarray, routing: Routing | None
+) -> dict[pulp.LpVariable, float]:
+    """A complete MIP start: x and, when known, a routing (else theta = 0 and no flow).
+
+    HiGHS completes a start with only x by an LP solved with simplex, which takes seconds at
+    n = 24 and overruns the time limit; a complete feasible start is taken as it is.
+    """
+    start = {var: float(x[i, j]) for (i, j), var in v.x.items()}
+    start[v.theta] = routing.theta if routing is not None else 0.0
+    direct = routing.direct if routing is not None else {}
+    transit = routing.transit if routing is not None else {}
+    for pair, var in v.direct.items():
+        start[var] = direct.get(pair, 0.0)
+    for path, var in v.transit.items():
+        start[var] = transit.get(path, 0.0)
+    return start
+
+
 def _path_x(n: int, v: PathVars) -> np.ndarray:
     x = np.zeros((n, n), dtype=np.int64)
     for (i, j), var in v.x.items():
@@ -784,7 +846,7 @@ def _path_x(n: int, v: PathVars) -> np.ndarray:
     return x
 
 
-# --- the circulant model (PuLP): cyclic instances ------------------------------------------------
+# --- the circulant model (PuLP): cyclic instances -------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -804,7 +866,7 @@ def build_circulant(
 ) -> tuple[pulp.LpProblem, CirculantVars]:
     """The path model restricted to circulant x (y per offset) and reduced by rotation.
 
-    Data g_e = D_{0,e}; variables y_s (s = 1..n/2; fixed to numbers for an evaluation), f_e, t_{s,e}:
+    Data g_e = D_{0,e}; variables y_s (s = 1..n/2; fixed for an evaluation), f_e, t_{s,e}:
         circulant.demand    f_e + sum_s t_{s,e} >= theta g_e                              (g_e > 0)
         circulant.capacity  f_e + sum_{e'} t_{e,e'} + sum_s t_{s,s+e} <= c y_{min(e, n-e)}
         circulant.degree    sum_{s < n/2} 2 y_s + [n even] y_{n/2} <= U
@@ -1020,9 +1082,11 @@ def solve(built: BuiltTopology, time_limit_s: float = 30.0, relative_gap: float 
             source,
         )
 
-    if not inst.problem.transit:
+    if not inst.problem.transit:  # exact; the LP relaxation is min_i c U_i / sum_j w_ij
         theta, x = no_transit_optimum(u, pair_weight(d), c)
-        return result(Status.OPTIMAL, x, Evaluation(theta, theta), theta, hose, "no_transit")
+        load = pair_weight(d).sum(axis=1)
+        lp_bound = float((c * u[load > 0] / load[load > 0]).min())
+        return result(Status.OPTIMAL, x, Evaluation(theta, theta), theta, lp_bound, "no_transit")
 
     # Bounds: hose, LP relaxation, integer capacity.
     x_lp: np.ndarray | None = None
@@ -1049,19 +1113,25 @@ def solve(built: BuiltTopology, time_limit_s: float = 30.0, relative_gap: float 
         if out.x is not None and not any(np.array_equal(out.x, y) for _, y in pool):
             pool.append(("circulant_milp", out.x))
     scored: list[tuple[Evaluation, np.ndarray, str]] = []
+    selected_by = at(
+        SELECTION_TIME_SHARE if built.path is not None else SELECTION_TIME_SHARE_WITHOUT_MILP
+    )
     for k, (source, x) in enumerate(pool):
         assert _degree_ok(x, u), source
-        share = max(0.0, at(SELECTION_TIME_SHARE) - time.perf_counter()) / (len(pool) - k)
+        share = max(0.0, selected_by - time.perf_counter()) / (len(pool) - k)
         ev = evaluate(x, d, c, True, time.perf_counter() + share, stop_on_stall=True)
         scored.append((ev, x, source))
     top = max(s[0].theta for s in scored)
     ties = [s for s in scored if s[0].theta >= top - LP_RELATIVE_TOL * top]
     ev, x, source = next((s for s in ties if s[0].exact), ties[0])  # prefer a finished one
 
-    # The complete path MILP, started from the best candidate.
-    if built.path is not None:
+    def proven(theta: float) -> bool:
+        return bound - theta <= relative_gap * bound + OPTIMALITY_TOL * max(1.0, bound)
+
+    # The complete path MILP, started from the best candidate, unless that is proven optimal.
+    if built.path is not None and not proven(ev.theta):
         model, pv = built.path
-        start = {var: float(x[i, j]) for (i, j), var in pv.x.items()}
+        start = _path_start(pv, x, path_lp(d, c, capacity=c * x.astype(float)).routing)
         out = run_milp(
             model,
             lambda: _path_x(n, pv),
@@ -1080,8 +1150,7 @@ def solve(built: BuiltTopology, time_limit_s: float = 30.0, relative_gap: float 
     if not ev.exact and time.perf_counter() < at(1.0):
         again = evaluate(x, d, c, True, at(1.0))
         ev = Evaluation(max(ev.theta, again.theta), min(ev.upper, again.upper))
-    gap_ok = bound - ev.theta <= relative_gap * bound + OPTIMALITY_TOL * max(1.0, bound)
-    status = Status.OPTIMAL if gap_ok else Status.FEASIBLE
+    status = Status.OPTIMAL if proven(ev.theta) else Status.FEASIBLE
     if ev.theta <= 0 and time.perf_counter() >= at(1.0):
         status = Status.TIME_LIMIT
     return result(status, x, ev, bound, lp_bound, source)

@@ -356,6 +356,10 @@ def compare_fabrics(
     return FabricComparison(pl.DataFrame(rows, schema=FABRIC_COMPARISON_SCHEMA), results)
 
 
+#: Time for evaluating the throughput scale of a design's circuits in the side by side.
+THETA_TIME_S = 60.0
+
+
 def _theta(design: Design, inst: Instance) -> float:
     """Throughput scale of the design's circuits for the [verify] block demand (direct paths)."""
     from models import ocs_topology as ot

@@ -32,7 +32,7 @@ BLOCKS = 64
 DEVICES = 64
 PORTS_PER_DEVICE = 2
 UPLINKS = DEVICES * PORTS_PER_DEVICE
-MESH_LIMIT_S = 10.0
+MESH_LIMIT_S = 20.0
 
 
 def skewed(n: int) -> np.ndarray:

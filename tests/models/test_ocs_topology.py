@@ -20,6 +20,7 @@ from scipy.optimize import linprog
 from models.ocs_topology import (
     CONSTRAINTS,
     Instance,
+    Topology,
     TopologyProblem,
     build,
     build_path,
@@ -161,7 +162,7 @@ def maximal_topologies(uplinks: tuple[int, ...]) -> Iterator[np.ndarray]:
     yield from rec(0, np.zeros((n, n), dtype=np.int64), list(uplinks))
 
 
-# --- helpers ---------------------------------------------------------------------------------------
+# --- helpers --------------------------------------------------------------------------------------
 
 
 def degree_violations(
@@ -178,7 +179,10 @@ def degree_violations(
         if (i, j) in seen:
             issues.append(f"pair {(i, j)} listed twice")
         seen.add((i, j))
-    x = circuit_matrix(problem.blocks, circuits)
+    x = np.zeros((problem.blocks, problem.blocks), dtype=np.int64)
+    for i, j, k in circuits:
+        x[i, j] += k
+        x[j, i] += k
     if not np.array_equal(x, x.T) or np.diag(x).any():
         issues.append("x not symmetric with a zero diagonal")
     for i, used in enumerate(x.sum(axis=1)):
@@ -198,7 +202,7 @@ def as_tuple(d: np.ndarray) -> tuple[tuple[float, ...], ...]:
     return tuple(tuple(float(v) for v in row) for row in d)
 
 
-def solved(problem: TopologyProblem, time_limit_s: float = 20.0):  # noqa: ANN201
+def solved(problem: TopologyProblem, time_limit_s: float = 20.0) -> Topology:
     result = solve(build(problem), time_limit_s=time_limit_s)
     assert degree_violations(problem, result.circuits) == []
     assert result.theta <= result.bound * (1 + LP_REL)
@@ -206,7 +210,7 @@ def solved(problem: TopologyProblem, time_limit_s: float = 20.0):  # noqa: ANN20
     return result
 
 
-# --- uniform demand ----------------------------------------------------------------------------------
+# --- uniform demand -------------------------------------------------------------------------------
 
 #: (n, U, theta within 1% of the continuous-x LP bound): (n-1) | U, or U >> n.
 UNIFORM = [
@@ -264,7 +268,7 @@ def test_uniform_64_blocks() -> None:
     assert result.lp_bound == pytest.approx(u / (n - 1), rel=1e-9)
 
 
-# --- skewed demand -----------------------------------------------------------------------------------
+# --- skewed demand --------------------------------------------------------------------------------
 
 #: (n, U, 10x pairs, transit): one hot pair (0, 1) plus hot blocks 2..5 paired with each other.
 SKEWED = [
@@ -305,7 +309,7 @@ def test_skewed_32_blocks_against_mesh() -> None:
     assert result.bound <= hose_bound(np.full(n, u), d, 1.0) * (1 + LP_REL)
 
 
-# --- brute force on tiny instances -------------------------------------------------------------------
+# --- brute force on tiny instances ----------------------------------------------------------------
 
 UPLINKS = [
     (1, 1, 1),
@@ -340,6 +344,7 @@ def test_brute_force(uplinks: tuple[int, ...], kind: str, transit: bool) -> None
     assert result.status is Status.OPTIMAL
     assert result.theta == pytest.approx(best, rel=LP_REL, abs=1e-9)
     assert result.bound >= best * (1 - LP_REL)
+    assert result.lp_bound >= best * (1 - LP_REL)
 
 
 @pytest.mark.parametrize("uplinks", UPLINKS, ids=str)
@@ -351,7 +356,7 @@ def test_integer_capacity_bound_is_valid(uplinks: tuple[int, ...]) -> None:
     assert integer_capacity_bound(u, d, 1.0, hose_bound(u, d, 1.0)) >= best * (1 - LP_REL)
 
 
-# --- degrees -----------------------------------------------------------------------------------------
+# --- degrees --------------------------------------------------------------------------------------
 
 DEGREE_CASES = [
     TopologyProblem(5, (4, 4, 4, 4, 4)),
@@ -383,7 +388,7 @@ def test_uniform_mesh_spreads_the_remainder(n: int, u: int) -> None:
         assert is_cyclic(x)
 
 
-# --- without transit ---------------------------------------------------------------------------------
+# --- without transit ------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("n", [3, 5, 8])
@@ -422,7 +427,7 @@ def test_no_transit_optimum_is_exact() -> None:
     assert x[0, 1] >= 8
 
 
-# --- evaluation with x fixed ---------------------------------------------------------------------------
+# --- evaluation with x fixed ----------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -469,7 +474,7 @@ def test_design_lp_farley_bound_on_asymmetric_demand(seed: int) -> None:
     assert lp.upper == pytest.approx(continuous, rel=1e-5)
 
 
-# --- the path model's families, without solving --------------------------------------------------------
+# --- the path model's families, without solving ---------------------------------------------------
 
 
 def family_row(name: str) -> tuple[dict[str, float], int, float]:
@@ -511,7 +516,7 @@ def test_every_family_has_a_row_test() -> None:
     assert set(CONSTRAINTS) <= set(FAMILY_ROWS)
 
 
-# --- metamorphic properties and inputs ------------------------------------------------------------------
+# --- metamorphic properties and inputs ------------------------------------------------------------
 
 
 @pytest.mark.parametrize("seed", range(3))
