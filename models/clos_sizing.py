@@ -46,6 +46,11 @@ Constraints (one family per ``add_*`` function):
 Objective: minimise p * (capex + energy_usd_per_w * power), with optional weights, where capex and
 power add switches (sum_m c_m n[t] x[t,m]) and links: class c under plan g pays
 sum_j (N[c,pi,j-1] - N[c,pi,j]) a_gj (N[c,pi,-1] = links[c]), and the same with b_gj for power.
+Ties: designs of equal objective are common (64 pods of 2 leaves cost what 4 pods of 32 do), and
+a parallel search returns whichever it meets first. ``solve_canonical`` therefore fixes the
+optimum and, in a second, single-worker (deterministic) search, minimises ``tie_break``: fewest parallel links
+per switch pair, leaf tier first. The same instance always gives the same design, and the one
+chosen spreads each switch's uplinks widest (most paths, least lost with one switch above).
 Products of integer variables use ``AddMultiplicationEquality``; products of a count with a model
 or plan choice are linearised with bounds taken from the data. Why the media sit inside this model
 rather than in a MILP after it: which medium a link may take depends on the switch at each end
@@ -249,6 +254,8 @@ class SizingSolution:
     placement: str = ""
     plans: tuple[CablePlan, ...] = ()
     """The cabling plan chosen for each link class."""
+    objective_units: int | None = None
+    """The objective of one plane in the model's integer units (see ``objective_coefficients``)."""
 
 
 @dataclass
@@ -743,6 +750,22 @@ def objective_usd(p: SizingProblem, capex_usd: float, power_w: float) -> float:
     return p.capex_weight * capex_usd + p.energy_weight * p.energy_usd_per_w * power_w
 
 
+def tie_break(p: SizingProblem, v: ClosVars) -> cp_model.LinearExpr:
+    """Preference among designs of equal objective (lower is better).
+
+    sum_{t<T} W_t q[t] with W_{T-1} = 1 and W_t = W_{t+1} (ub q[t+1] + 1): lexicographic in the
+    parallel links per switch pair, leaf tier first. Fewer parallel links means each switch's
+    uplinks reach more switches above: more equal-cost paths, and less of a switch's uplink
+    bandwidth lost when one switch above it fails.
+    """
+    weights: list[int] = []
+    weight = 1
+    for t in range(p.tiers - 1, 0, -1):
+        weights.append(weight)
+        weight *= _ub(v.q[t]) + 1
+    return cp_model.LinearExpr.weighted_sum([v.q[t] for t in range(p.tiers - 1, 0, -1)], weights)
+
+
 @dataclass(frozen=True)
 class SolveOptions:
     """How to solve: time limit and workers; a hint is optional."""
@@ -769,6 +792,48 @@ def solve(built: BuiltModel, options: SolveOptions = SolveOptions()) -> SizingSo
     bound = solver.best_objective_bound * usd_per_unit
     if not status.has_solution:
         return SizingSolution(status, p.planes, p.tiers, None, bound, None, None, wall)
+    return _read(built, solver, status, bound, wall)
+
+
+def solve_canonical(
+    built: BuiltModel, solution: SizingSolution, time_limit_s: float = 10.0
+) -> SizingSolution:
+    """The design ``tie_break`` prefers among all designs of ``solution``'s proven-optimal objective.
+
+    Re-solves with the objective capped at its optimum (so held there: nothing is below it) and
+    ``tie_break`` as objective, with one worker so the search (and the pick among any remaining
+    ties) is the same on every run. A cap rather than an equality: it propagates far better (on
+    small models 0.01 s against seconds). Returns
+    ``solution`` unchanged when it is not proven optimal or nothing is found in the time given.
+    """
+    if solution.status is not Status.OPTIMAL or solution.objective_units is None:
+        return solution
+    p = built.problem
+    a, b, _ = objective_coefficients(p)
+    model = built.model.clone()
+    model.clear_objective()
+    model.add(a * built.capex_units + b * built.power_units <= solution.objective_units)
+    model.minimize(tie_break(p, built.v))
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = max(0.01, time_limit_s)
+    solver.parameters.num_workers = 1
+    start = time.perf_counter()
+    code = solver.solve(model)
+    wall = time.perf_counter() - start
+    if not CP_SAT_STATUS.get(code, Status.ERROR).has_solution:
+        return solution
+    return _read(built, solver, Status.OPTIMAL, solution.bound_usd, solution.wall_s + wall)
+
+
+def _read(
+    built: BuiltModel,
+    solver: cp_model.CpSolver,
+    status: Status,
+    bound: float | None,
+    wall: float,
+) -> SizingSolution:
+    """The design of one plane in a solver's current solution."""
+    p = built.problem
     v = built.v
     tiers = []
     for t in range(1, p.tiers + 1):
@@ -785,10 +850,12 @@ def solve(built: BuiltModel, options: SolveOptions = SolveOptions()) -> SizingSo
                 parallel_links=solver.value(v.q[t]) if t < p.tiers else 0,
             )
         )
-    capex_usd = p.planes * units_to_usd(solver.value(built.capex_units))
-    power_w = p.planes * units_to_w(solver.value(built.power_units))
+    capex_units, power_units = solver.value(built.capex_units), solver.value(built.power_units)
+    a, b, _ = objective_coefficients(p)
+    capex_usd = p.planes * units_to_usd(capex_units)
+    power_w = p.planes * units_to_w(power_units)
     objective = objective_usd(p, capex_usd, power_w)
-    if status is Status.OPTIMAL:
+    if status is Status.OPTIMAL or bound is None:
         bound = objective
     return SizingSolution(
         status=status,
@@ -807,4 +874,5 @@ def solve(built: BuiltModel, options: SolveOptions = SolveOptions()) -> SizingSo
             next(plan for g, plan in enumerate(cab.plans) if solver.value(v.plan[c, g]))
             for c, cab in enumerate(p.cabling)
         ),
+        objective_units=a * capex_units + b * power_units,
     )

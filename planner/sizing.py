@@ -504,6 +504,10 @@ def link_groups(
 
 #: Relative tolerance under which a design's objective counts as equal to the proven bound.
 OPTIMALITY_RTOL = 1e-6
+#: Time for choosing the canonical design among those of the optimal objective.
+TIE_BREAK_TIME_S = 10.0
+#: Least time for it, even when the search used up the time limit.
+TIE_BREAK_MIN_S = 1.0
 #: Time given to each re-solve while finding which constraints conflict.
 DIAGNOSIS_TIME_S = 2.0
 
@@ -547,6 +551,7 @@ def search(
             (extra if mixed else main).append((st, model_name, restricted))
     jobs = main + (extra if alternatives or not mixed else [])
     outcomes: list[Outcome] = []
+    problems: dict[int, cs.SizingProblem] = {}
     for done, (st, name, problem) in enumerate(jobs, start=1):
         remaining = deadline - time.perf_counter()
         share = min(remaining, 4 * remaining / (len(jobs) - done + 1))
@@ -556,6 +561,7 @@ def search(
             )
         else:
             sol = _solve(problem, share)
+        problems[len(outcomes)] = problem
         outcomes.append(Outcome(st, name, sol))
         if progress is not None:
             progress(done, len(jobs), f"{st.label}, {name or 'any switch'}: {sol.status.value}")
@@ -579,6 +585,11 @@ def search(
             status, None, bound, tuple(outcomes), explanation, wall, tuple(structures)
         )
     sol = best.solution
+    if sol.status is Status.OPTIMAL:
+        # Same instance, same design: among equal-cost designs take the canonical one.
+        problem = problems[next(i for i, o in enumerate(outcomes) if o is best)]
+        left = max(TIE_BREAK_MIN_S, deadline - time.perf_counter())
+        sol = cs.solve_canonical(cs.build(problem), sol, min(TIE_BREAK_TIME_S, left))
     assert sol.objective_usd is not None
     glob = sol.objective_usd if bound is None else min(bound, sol.objective_usd)
     optimal = sol.objective_usd - glob <= OPTIMALITY_RTOL * max(1.0, abs(sol.objective_usd))

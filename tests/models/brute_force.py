@@ -9,6 +9,7 @@ the solver is compared against.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Iterator, Sequence
@@ -71,23 +72,46 @@ def wirings(
 
 def brute_force(p: SizingProblem, media: Sequence[MediumOption]) -> float | None:
     """Least objective over the whole design space of one structure, or None if none is feasible."""
+    best = canonical(p, media)
+    return None if best is None else best[0]
+
+
+def canonical(
+    p: SizingProblem, media: Sequence[MediumOption]
+) -> tuple[float, tuple[int, ...]] | None:
+    """Least objective, and the least parallel links per tier (leaf first) among its designs."""
+    best: tuple[float, tuple[int, ...]] | None = None
+    for value, w in _priced(p, media):
+        q = tuple(u // f for u, f in zip(w.u, w.fanout, strict=False))
+        if best is None or value < best[0] - TIE_RTOL * abs(best[0]):
+            best = (value, q)
+        elif value <= best[0] + TIE_RTOL * abs(best[0]) and q < best[1]:
+            best = (best[0], q)
+    return best
+
+
+#: Relative difference under which two designs' objectives count as a tie.
+TIE_RTOL = 1e-6
+
+
+def _priced(p: SizingProblem, media: Sequence[MediumOption]) -> Iterator[tuple[float, Wiring]]:
+    """Every feasible design of one structure, priced, with its wiring."""
     r = p.requirements
     T, E = p.tiers, p.endpoints
     if r.max_switch_hops is not None and 2 * T - 1 > r.max_switch_hops:
-        return None
+        return
     phi = r.min_fraction_after_failure
     need = 1
     if phi is not None:
         if 1 in r.protected_tiers and Fraction(p.planes - 1, p.planes) < phi:
-            return None
+            return
         if any(level <= T and level > 1 for level in r.protected_tiers):
             if phi >= 1:
-                return None
+                return
             need = max(1, math.ceil(1 / (1 - phi)))
     protected_upper = (
         any(1 < level <= T for level in r.protected_tiers) if phi is not None else False
     )
-    best: float | None = None
     for models in itertools.product(*p.switch_options):
         kmax = tuple(m.radix for m in models)
         for w in wirings(E, T, kmax, r.max_oversubscription, need if protected_upper else 1):
@@ -99,9 +123,8 @@ def brute_force(p: SizingProblem, media: Sequence[MediumOption]) -> float | None
                     continue
             for placement in p.placements:
                 value = _price(p, media, models, w, placement)
-                if value is not None and (best is None or value < best - 1e-9):
-                    best = value
-    return best
+                if value is not None:
+                    yield value, w
 
 
 def _reaches(m: MediumOption, lower: SwitchOption | None, upper: SwitchOption, edge: float) -> bool:
@@ -153,6 +176,10 @@ def class_outcomes(
     ]
 
 
+#: Designs share link classes (same ends, length tails and link count): enumerate each once.
+_class_outcomes = functools.lru_cache(maxsize=65536)(class_outcomes)
+
+
 def _price(
     p: SizingProblem,
     media: Sequence[MediumOption],
@@ -172,7 +199,7 @@ def _price(
         tails = p.cabling[c].tails[placement if c < 2 else None]
         links = E if c == 0 else w.n[c - 1] * w.u[c - 1]
         lower = None if c == 0 else models[c - 1]
-        outcomes = class_outcomes(tails, links, media, lower, models[c])
+        outcomes = _class_outcomes(tails, links, tuple(media), lower, models[c])
         if not outcomes:
             return None
         per_class.append(outcomes)

@@ -7,6 +7,7 @@ cabling plans, so it checks the plans' exactness as well as the sizing model.
 
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
 
 import pytest
@@ -14,7 +15,7 @@ import pytest
 from models import cabling as cb
 from models import clos_sizing as cs
 from models.status import Status
-from tests.models.brute_force import brute_force
+from tests.models.brute_force import brute_force, canonical
 
 #: Relative tolerance between the solver's and the enumeration's objective (cent rounding).
 OBJECTIVE_RTOL = 1e-6
@@ -159,16 +160,22 @@ CASES: dict[str, tuple[cs.SizingProblem, tuple[cb.MediumOption, ...]]] = {
 }
 
 
+@functools.cache
+def oracle(name: str) -> tuple[float, tuple[int, ...]] | None:
+    """Brute force's optimum of a case and its least parallel links (enumerated once per case)."""
+    return canonical(*CASES[name])
+
+
 @pytest.mark.parametrize("name", list(CASES))
 def test_solver_matches_brute_force(name: str) -> None:
-    p, media = CASES[name]
-    expected = brute_force(p, media)
+    p, _ = CASES[name]
+    expected = oracle(name)
     sol = cs.solve(cs.build(p), cs.SolveOptions(time_limit_s=60))
     if expected is None:
         assert sol.status is Status.INFEASIBLE
     else:
         assert sol.status is Status.OPTIMAL
-        assert sol.objective_usd == pytest.approx(expected, rel=OBJECTIVE_RTOL)
+        assert sol.objective_usd == pytest.approx(expected[0], rel=OBJECTIVE_RTOL)
 
 
 @pytest.mark.parametrize("name", ["2tier-760", "3tier-760-k16", "2tier-760-mixed-cpo"])
@@ -210,3 +217,18 @@ def test_media_really_mix(name: str) -> None:
     sol = cs.solve(cs.build(p))
     assert sol.status is Status.OPTIMAL
     assert any(len({u.medium.name for u in plan.bands if u}) >= 2 for plan in sol.plans)
+
+
+@pytest.mark.parametrize("name", [name for name, (p, _) in CASES.items() if p.tiers > 1])
+def test_ties_go_to_the_fewest_parallel_links(name: str) -> None:
+    """Among the optimal designs, the canonical one has brute force's least parallel links."""
+    p, _ = CASES[name]
+    expected = oracle(name)
+    built = cs.build(p)
+    sol = cs.solve_canonical(built, cs.solve(built, cs.SolveOptions(time_limit_s=60)))
+    if expected is None:
+        assert sol.status is Status.INFEASIBLE
+        return
+    assert sol.status is Status.OPTIMAL
+    assert sol.objective_usd == pytest.approx(expected[0], rel=OBJECTIVE_RTOL)
+    assert tuple(t.parallel_links for t in sol.tier_solutions[:-1]) == expected[1]
