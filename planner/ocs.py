@@ -10,9 +10,13 @@ after sizing, in two steps:
    The fabric routes valley-free (leaf, spine, circuit, spine, leaf): a packet never turns at an
    intermediate block's spine, so the circuits are engineered for direct paths (``transit =
    False``); the model's one-transit variant is there for fabrics that route through a block.
-2. **Circuit assignment** (``models.ocs_assignment``, CP-SAT): which device carries each circuit,
-   every block having ``ports_per_device`` ports on every device. Sizing keeps that number even,
-   so any topology within the uplinks can be realised (Petersen's 2-factor theorem).
+2. **Circuit assignment**: which device carries each circuit, every block having
+   ``ports_per_device`` ports on every device. Sizing keeps that number even, so any topology
+   within the uplinks can be realised (Petersen's 2-factor theorem). Spine g of every block is
+   cabled to its own devices, and a leaf sprays over the spines that reach the other block, so
+   each pair's circuits are first spread evenly over the spines (``models.ocs_spread``), then
+   realised on each spine's devices by the 2-factor construction; when no even spread is found
+   the whole layer is assigned at once (``models.ocs_assignment``, CP-SAT).
 
 After a device fails, the assignment is solved again from the current one: every circuit that
 did not use the device stays where it is, as many of the lost circuits as the free ports allow
@@ -29,6 +33,7 @@ import numpy.typing as npt
 import polars as pl
 
 from models import ocs_assignment as oa
+from models import ocs_spread as sp
 from models.status import Status
 from planner.design import Design
 
@@ -59,11 +64,18 @@ class OcsLayer:
     devices: int
     ports_per_device: int
     """Ports every block has on every device."""
+    spines: int = 1
+    """Spines per block; spine g of every block is cabled to devices g * D .. (g + 1) * D - 1."""
 
     @property
     def uplinks(self) -> int:
         """Ports of one block into the OCS layer: circuits it can take part in."""
         return self.devices * self.ports_per_device
+
+    @property
+    def devices_per_spine(self) -> int:
+        """D: the devices one spine is cabled to."""
+        return self.devices // self.spines
 
 
 @dataclass(frozen=True)
@@ -96,7 +108,7 @@ def layer_of(design: Design) -> OcsLayer:
     if design.family != "ocs_direct":
         raise ValueError(f"not an OCS direct-connect design: {design.family!r}")
     spine, ocs = design.tiers[1], design.tiers[2]
-    return OcsLayer(design.pods, ocs.switches, spine.parallel_links)
+    return OcsLayer(design.pods, ocs.switches, spine.parallel_links, ocs.switches // spine.fanout)
 
 
 def block_of_gpus(design: Design) -> npt.NDArray[np.int64]:
@@ -150,8 +162,53 @@ def engineer(
             topo.status,
             topo.wall_s,
         )
-    assigned = assign(layer, pairs, time_limit_s=time_limit_s)
+    assigned = assign_spread(layer, pairs, time_limit_s=time_limit_s)
     return Engineered(assigned.circuits, theta, bound, status, wall + assigned.wall_s)
+
+
+def assign_spread(
+    layer: OcsLayer, pairs: tuple[tuple[int, int, int], ...], *, time_limit_s: float = 30.0
+) -> Reconfiguration:
+    """Put block-pair circuits on devices, every pair's circuits spread evenly over the spines.
+
+    A leaf sprays a block's traffic over the spines that reach the other block, so the spine
+    with the fewest circuits to it sets the pace (``models.ocs_spread``). First the topology is
+    split floor / ceil over the spines; then each spine's share is realised on that spine's
+    devices by the 2-factor construction (exact: ports per device are even). When no even split
+    exists, or a share is not realisable that way, the whole layer is assigned without spreading.
+    """
+    start = time.perf_counter()
+    circuits = _spread_over_spines(layer, pairs, time_limit_s)
+    if circuits is None:
+        return assign(layer, pairs, time_limit_s=time_limit_s)
+    realised = sum(k for *_, k in circuits)
+    wall = time.perf_counter() - start
+    return Reconfiguration(circuits, 0, realised, realised, realised, wall)
+
+
+def _spread_over_spines(
+    layer: OcsLayer, pairs: tuple[tuple[int, int, int], ...], time_limit_s: float
+) -> tuple[Circuit, ...] | None:
+    """Every circuit of an even spread, placed on the devices of its spine; None if none."""
+    d = layer.devices_per_spine
+    if layer.spines < 2 or layer.ports_per_device % 2:
+        return None
+    problem = sp.SpreadProblem(layer.blocks, layer.spines, d * layer.ports_per_device, pairs)
+    spread = sp.spread(problem, time_limit_s=min(SPREAD_TIME_S, time_limit_s))
+    if not spread.status.has_solution:
+        return None
+    circuits: list[Circuit] = []
+    for g, topo in enumerate(spread.groups):
+        ports = [[layer.ports_per_device] * d for _ in range(layer.blocks)]
+        y = oa.two_factor_assignment(topo, ports)
+        if y is None:
+            return None
+        circuits += [(i, j, g * d + o, k) for (i, j, o), k in y.items() if k > 0]
+    return tuple(sorted(circuits))
+
+
+#: Time for finding an even spread over the spines when the greedy start falls short.
+SPREAD_TIME_S = 10.0
 
 
 #: Largest (block pairs x devices) given to CP-SAT; above it the constructive assignment is used.

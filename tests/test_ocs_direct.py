@@ -135,13 +135,60 @@ def test_a_shift_is_limited_by_the_circuits_between_neighbours(planned: PlanResu
     assert shift_fraction(d) == pytest.approx(min(1.0, *fractions), rel=FRACTION_RTOL)
 
 
-def test_engineering_for_the_skewed_demand_serves_it_better(planned: PlanResult) -> None:
-    d = planned.design
-    assert d is not None
+def spine_circuits(d: Design) -> dict[tuple[int, int], list[int]]:
+    """Circuits of every block pair on each spine (spine g owns devices g f2 .. g f2 + f2 - 1)."""
+    f2 = d.tiers[1].fanout
+    spines = d.tiers[2].switches // f2
+    out: dict[tuple[int, int], list[int]] = {}
+    for a, b, o, k in d.circuits:
+        out.setdefault((a, b), [0] * spines)[o // f2] += k
+    return out
+
+
+def shifted(d: Design) -> Design:
     per_block = d.gpus // d.pods
     src = np.arange(d.gpus)
     demand = ocs.block_demand(d, src, (src + per_block) % d.gpus)
-    engineered = ocs.with_circuits(d, ocs.engineer(d, demand).circuits)
+    return ocs.with_circuits(d, ocs.engineer(d, demand).circuits)
+
+
+@pytest.mark.parametrize("circuits_for", ["uniform", "shift"])
+def test_every_pair_is_spread_evenly_over_the_spines(
+    planned: PlanResult, circuits_for: str
+) -> None:
+    """Each pair's circuits differ by at most one between any two spines of a block."""
+    d = planned.design
+    assert d is not None
+    if circuits_for == "shift":
+        d = shifted(d)
+    assert validate_design(d) == []
+    for counts in spine_circuits(d).values():
+        assert max(counts) - min(counts) <= 1
+
+
+@pytest.mark.parametrize("circuits_for", ["uniform", "shift"])
+def test_a_shift_gets_all_that_its_circuits_allow(planned: PlanResult, circuits_for: str) -> None:
+    """Spread evenly, the slowest spine carries floor(x / A): the shift reaches the upper bound
+    A floor(x_b,b+1 / A) / GPUs per block of any placement of the same topology."""
+    d = planned.design
+    assert d is not None
+    if circuits_for == "shift":
+        d = shifted(d)
+    spines = d.tiers[0].fanout
+    per_block = d.gpus // d.pods
+    pairs = pair_circuits(d)
+    best = min(
+        spines * (pairs[min(b, c), max(b, c)] // spines) / per_block
+        for b in range(d.pods)
+        for c in [(b + 1) % d.pods]
+    )
+    assert shift_fraction(d) == pytest.approx(min(1.0, best), rel=FRACTION_RTOL)
+
+
+def test_engineering_for_the_skewed_demand_serves_it_better(planned: PlanResult) -> None:
+    d = planned.design
+    assert d is not None
+    engineered = shifted(d)
     assert validate_design(engineered) == []
     # The mesh gives each block pair about U / (n - 1) circuits, a ring for the shift U / 2 in
     # the direction used: (n - 1) / 2 times as much, less what uneven spines cost either one.
