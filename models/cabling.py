@@ -7,14 +7,21 @@ any medium m that
 
 * runs the class's speed (the caller passes only those),
 * reaches: reach(m) >= r_j, where a co-packaged (CPO) end caps the reach at its engine's reach,
-* fits both ends: a CPO end takes only optical media of its engine's lane rate and connector
-  (``meets``); copper never meets a CPO port; an optical circuit switch (OCS) end takes only
-  duplex optics (one OCS port per link) whose channel loss budget covers the OCS's insertion loss
-  plus its two extra connectors,
+* fits both ends: a pluggable end is a module cage (``Cage``) that takes only modules (or
+  cable plugs) of its form factor made for its electrical lane rate (``plugs_into``); a CPO end
+  takes only optical media of its engine's lane rate and connector (``meets``); copper never
+  meets a CPO port; an optical circuit switch (OCS) end takes only duplex optics (one OCS port
+  per link) whose channel loss budget covers the OCS's insertion loss plus its two extra
+  connectors,
 
 and pays per link ``ends x (end cost, end power) + cable cost``, where ``ends`` counts the ends
 that are neither CPO nor OCS (a CPO end has its optics inside the switch, an OCS port is a mirror;
 a link between two CPO switches pays the fibre only). A *plan* gives every non-empty band a medium.
+
+Latency. A link of length l on medium m takes ``latency(m) + l x v(m)`` one way: the medium's
+electronics (DSP, retimers) plus propagation at v = ``FIBRE_NS_PER_M`` in fibre or
+``COPPER_NS_PER_M`` in copper. A plan's latency is the worst over its bands, each band's links
+being at most min(r_j, longest link of the class) long.
 
 Why plans are exact. Given the kind of both ends (pluggable, or a CPO engine) and the leaf
 placement, the links of a class are independent of each other: each pays its own medium's figures,
@@ -44,6 +51,20 @@ MAX_PLANS_PER_CONTEXT = 4096
 OCS_CONNECTORS_LOSS_DB = 0.5
 #: The connector a medium needs to go through an OCS: one duplex fibre pair, one OCS port.
 OCS_CONNECTOR = "lc-duplex"
+#: Propagation delay in optical fibre, ns per metre: group index ~1.47 of silica fibre
+#: (c / 1.47 = 2.04e8 m/s), the figure DESIGN section 1 and the public-figures sheet give.
+FIBRE_NS_PER_M = 4.9
+#: Propagation delay in twinax copper, ns per metre (NVIDIA MCP4Y10 800G passive DAC
+#: specification: 4.5 ns/m).
+COPPER_NS_PER_M = 4.5
+
+
+@dataclass(frozen=True)
+class Cage:
+    """A pluggable port: a module cage of one form factor whose lanes run at one rate."""
+
+    form_factor: str
+    lane_gbps: int
 
 
 @dataclass(frozen=True)
@@ -62,8 +83,9 @@ class OcsPort:
     insertion_loss_db: float
 
 
-#: What stands at one end of a link: pluggable ports (None), a CPO engine, or an OCS port.
-PortKind = CpoEngine | OcsPort | None
+#: What stands at one end of a link: a module cage, a CPO engine, an OCS port, or None for a
+#: pluggable port whose cage is not modelled (any medium plugs in).
+PortKind = Cage | CpoEngine | OcsPort | None
 
 
 @dataclass(frozen=True)
@@ -80,6 +102,21 @@ class MediumOption:
     lane_gbps: int | None = None
     connector: str = ""
     channel_loss_db: float | None = None
+    host_lane_gbps: tuple[int, ...] = ()
+    """Electrical lane rates its modules or plugs are made for; empty: any."""
+    form_factors: tuple[str, ...] = ()
+    """Cage form factors its modules or plugs are made in; empty: any."""
+
+    @property
+    def ns_per_m(self) -> float:
+        """Propagation delay per metre of this medium."""
+        return COPPER_NS_PER_M if self.copper else FIBRE_NS_PER_M
+
+    def plugs_into(self, cage: Cage) -> bool:
+        """Whether a module or plug of this medium fits the cage: form factor and host lanes."""
+        return (not self.form_factors or cage.form_factor in self.form_factors) and (
+            not self.host_lane_gbps or cage.lane_gbps in self.host_lane_gbps
+        )
 
     def passes(self, ocs: OcsPort) -> bool:
         """Whether this medium runs through an optical circuit switch: duplex, enough budget."""
@@ -111,6 +148,12 @@ class LengthTails:
     total: int
     thresholds_m: tuple[float, ...]
     longer: tuple[int, ...]
+    max_length_m: float = 0.0
+    """Longest link of the class (propagation latency); 0 leaves propagation out."""
+
+    def band_max_m(self, j: int) -> float:
+        """Longest a link of band j can be."""
+        return min(self.thresholds_m[j], self.max_length_m)
 
     def band_weight(self, j: int) -> int:
         """Weight of the links in band j."""
@@ -151,11 +194,23 @@ class CablePlan:
     upper_engine: PortKind
     bands: tuple[Use | None, ...]
     """Per band of the class's ``LengthTails``; None where the band holds no link."""
+    band_max_m: tuple[float, ...] = ()
+    """Longest link of each band (propagation); empty: propagation left out."""
 
     @property
     def latency_ns(self) -> int:
-        """Worst one-way electronics latency of the media the plan uses."""
-        return max((u.medium.latency_ns for u in self.bands if u is not None), default=0)
+        """Worst one-way latency of a link: media electronics plus propagation, rounded up."""
+        return max(
+            (
+                u.medium.latency_ns + math.ceil(self._length(j) * u.medium.ns_per_m - 1e-9)
+                for j, u in enumerate(self.bands)
+                if u is not None
+            ),
+            default=0,
+        )
+
+    def _length(self, j: int) -> float:
+        return self.band_max_m[j] if self.band_max_m else 0.0
 
 
 @dataclass(frozen=True)
@@ -176,15 +231,15 @@ class Criteria:
             + self.energy_weight * self.energy_usd_per_w * use.power_w
         )
 
-    def key(self, use: Use) -> tuple[float, ...]:
-        """The terms a medium is compared on (smaller is better in each)."""
+    def key(self, use: Use, length_m: float = 0.0) -> tuple[float, ...]:
+        """The terms a medium is compared on (smaller is better in each), on a link of ``length_m``."""
         terms = [self.value_usd(use)]
         if self.capex_capped:
             terms.append(use.capex_usd)
         if self.power_capped:
             terms.append(use.power_w)
         if self.latency_capped:
-            terms.append(float(use.medium.latency_ns))
+            terms.append(use.medium.latency_ns + length_m * use.medium.ns_per_m)
         return tuple(terms)
 
 
@@ -195,22 +250,32 @@ def usable(medium: MediumOption, lower: PortKind, upper: PortKind, length_m: flo
         if isinstance(engine, OcsPort):
             if not medium.passes(engine):
                 return None
+        elif isinstance(engine, Cage):
+            if not medium.plugs_into(engine):
+                return None
         elif engine is not None:
             if not medium.meets(engine):
                 return None
             reach = min(reach, engine.reach_m)
     if reach < length_m:
         return None
-    return Use(medium, 2 - (lower is not None) - (upper is not None))
+    return Use(medium, pluggable(lower) + pluggable(upper))
 
 
-def pareto_front(uses: Sequence[Use], criteria: Criteria) -> list[Use]:
-    """Uses no other use beats in every term (ties: the first by name)."""
-    ordered = sorted(uses, key=lambda u: (criteria.key(u), u.medium.name))
+def pluggable(end: PortKind) -> int:
+    """1 when a module or plug sits at this end (a cage), 0 for a CPO engine or an OCS port."""
+    return int(end is None or isinstance(end, Cage))
+
+
+def pareto_front(uses: Sequence[Use], criteria: Criteria, length_m: float = 0.0) -> list[Use]:
+    """Uses no other use beats in every term on links up to ``length_m`` (ties: first by name)."""
+    ordered = sorted(uses, key=lambda u: (criteria.key(u, length_m), u.medium.name))
     front: list[Use] = []
     for u in ordered:
-        k = criteria.key(u)
-        if not any(all(a <= b for a, b in zip(criteria.key(f), k, strict=True)) for f in front):
+        k = criteria.key(u, length_m)
+        if not any(
+            all(a <= b for a, b in zip(criteria.key(f, length_m), k, strict=True)) for f in front
+        ):
             front.append(u)
     return front
 
@@ -234,9 +299,11 @@ def plans_for(
         uses = [u for m in media if (u := usable(m, lower, upper, edge)) is not None]
         if not uses:
             return []
-        fronts.append(list(pareto_front(uses, criteria)))
+        fronts.append(list(pareto_front(uses, criteria, tails.band_max_m(j))))
+    lengths = tuple(tails.band_max_m(j) for j in range(len(tails.thresholds_m)))
     plans = [
-        CablePlan(placement, lower, upper, tuple(choice)) for choice in itertools.product(*fronts)
+        CablePlan(placement, lower, upper, tuple(choice), lengths)
+        for choice in itertools.product(*fronts)
     ]
     if criteria.latency_capped and len(plans) > 1:
         plans = _undominated(plans, criteria)

@@ -36,9 +36,13 @@ Constraints (one family per ``add_*`` function):
     path.hops             2T - 1 <= max hops  (2T - 2 when the top tier is an OCS layer)
     ocs.even_ports        top tier OCS: q[T-1] = 2k (each block has an even number of ports per device)
     path.latency          sum_t (2 - [t = T]) sum_m l_m x[t,m] + 2 sum_c sum_g lat_g z[c,g] <= max ns
+                          (lat_g: the plan's worst link, media electronics plus propagation)
     failure.single_switch for a protected tier t+1: f[t] (1 - phi) >= 1   (keep phi of the uplinks)
                           for a protected leaf tier: (p - 1) / p >= phi  (other planes carry on)
     layout.leaf_placement y[top_of_rack] => d[1] divides R (a leaf serves whole racks' share)
+    plane.protocol        x[t,m] + x[t',m'] <= 1 when m and m' speak different protocols
+                          (a plane is InfiniBand or Ethernet end to end; the caller keeps only
+                          switches the NIC speaks)
     media.plan            z[c,g] <= y[pi_g];  z[c,g] <= sum_{m: e_m = e} x[t,m] for each end's engine
     media.length_tails    N[c,pi,j] = ceil(links[c] share_j)   (two integer inequalities)
     budget.power          p * power <= cap;  budget.capex   p * capex <= cap
@@ -70,6 +74,7 @@ from ortools.sat.python import cp_model
 
 from models.cabling import (
     CablePlan,
+    Cage,
     CpoEngine,
     Criteria,
     LengthTails,
@@ -94,8 +99,10 @@ class SwitchOption:
     power_w: float
     latency_ns: int
     engine: PortKind = None
-    """The co-packaged optics behind its ports, an OCS port for an optical circuit switch, or
-    None for pluggable ports."""
+    """The module cage of its pluggable ports, the co-packaged optics behind its ports, an OCS
+    port for an optical circuit switch, or None for pluggable ports of any cage."""
+    protocol: str = ""
+    """'infiniband' or 'ethernet'; empty for a device that carries either (an OCS)."""
 
     @property
     def cpo(self) -> bool:
@@ -123,6 +130,8 @@ class ClassCabling:
 def _port_kind_key(e: PortKind) -> tuple[int, float, str, float]:
     if e is None:
         return (0, 0.0, "", 0.0)
+    if isinstance(e, Cage):
+        return (0, float(e.lane_gbps), e.form_factor, 1.0)
     if isinstance(e, OcsPort):
         return (2, e.insertion_loss_db, "", 0.0)
     return (1, float(e.lane_gbps), e.connector, e.reach_m)
@@ -150,12 +159,13 @@ def class_cabling(
     lower: Sequence[SwitchOption] | None,
     upper: Sequence[SwitchOption],
     criteria: Criteria,
+    nic: PortKind = None,
 ) -> ClassCabling:
     """Every cabling plan of a link class: per placement and per pair of end kinds.
 
-    ``lower`` None stands for the NIC end, which is never co-packaged.
+    ``lower`` None stands for the NIC end, whose port is ``nic`` (a cage; never co-packaged).
     """
-    lower_engines = [None] if lower is None else engines_of(lower)
+    lower_engines = [nic] if lower is None else engines_of(lower)
     plans = [
         plan
         for key, t in tails.items()
@@ -221,6 +231,8 @@ class SizingProblem:
     top_ocs: bool = False
     """The top tier is a layer of optical circuit switches (direct-connect blocks): it adds no
     switch hop, and every block has an even number of ports on each device."""
+    nic: PortKind = None
+    """The NIC's port at the lower end of class 0 (its cage); None: any module fits."""
 
 
 @dataclass(frozen=True)
@@ -499,6 +511,19 @@ def add_leaf_placement(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> No
         ).only_enforce_if(v.placement[TOP_OF_RACK])
 
 
+def add_protocol(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> None:
+    """A plane speaks one protocol: no two tiers use switches of different protocols.
+
+    x[t,m] + x[t',m'] <= 1 for every t < t' and protocol(m) != protocol(m'), both non-empty.
+    """
+    for t in range(1, p.tiers + 1):
+        for t2 in range(t + 1, p.tiers + 1):
+            for i, a in enumerate(p.switch_options[t - 1]):
+                for j, b in enumerate(p.switch_options[t2 - 1]):
+                    if a.protocol and b.protocol and a.protocol != b.protocol:
+                        m.add_bool_or([v.x[t, i].Not(), v.x[t2, j].Not()])
+
+
 def _engine_choice(p: SizingProblem, v: ClosVars, t: int, engine: PortKind) -> cp_model.LinearExpr:
     """1 when tier t's switch model has this engine (None: pluggable ports), else 0."""
     return _choice(v, t, [int(o.engine == engine) for o in p.switch_options[t - 1]])
@@ -673,6 +698,7 @@ CONSTRAINTS: dict[str, Callable[[cp_model.CpModel, SizingProblem, ClosVars], Non
     "path.latency": add_latency,
     "failure.single_switch": add_failure_tolerance,
     "layout.leaf_placement": add_leaf_placement,
+    "plane.protocol": add_protocol,
     "media.plan": add_media_plan,
     "media.length_tails": add_length_tails,
     "pins": add_pins,

@@ -54,6 +54,14 @@ class TierDesign:
     ocs: bool = False
     """An optical circuit switch layer: 'switches' are OCS devices, 'downlinks' ports used on each."""
     insertion_loss_db: float | None = None
+    protocol: str = ""
+    """'infiniband' or 'ethernet' (empty for an OCS layer, which carries either)."""
+    cage_form_factor: str = ""
+    """The module cage of its pluggable ports (empty for CPO and OCS)."""
+    cage_lane_gbps: int | None = None
+    """Electrical lane rate of those cages."""
+    ports_per_cage: int = 0
+    """Logical ports at ``port_speed_gbps`` one cage, so one module or plug, carries."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,44 @@ class LinkGroup:
     connector: str = ""
     channel_loss_db: float | None = None
     source: str = ""
+    lower_ports_per_module: int = 1
+    """Logical links one module (or cable plug) at the lower end carries: 2 for a twin-port
+    module; 0 when no module sits there (a CPO port)."""
+    upper_ports_per_module: int = 1
+    """The same at the upper end (0 at a CPO port or an OCS mirror)."""
+    host_lane_gbps: tuple[int, ...] = ()
+    """Host lane rates the medium's modules are made for."""
+    form_factors: tuple[str, ...] = ()
+    """Cage form factors the medium's modules are made in."""
+    ns_per_m: float = 0.0
+    """Propagation delay of the medium, ns per metre."""
+
+    @property
+    def lower_modules(self) -> int:
+        """Modules (or plugs) at the lower ends of these links, per plane."""
+        return _modules(self.links, self.lower_ports_per_module)
+
+    @property
+    def upper_modules(self) -> int:
+        """Modules (or plugs) at the upper ends of these links, per plane."""
+        return _modules(self.links, self.upper_ports_per_module)
+
+    @property
+    def cable_assemblies(self) -> int:
+        """Copper: assemblies per plane; a twin-port or splitter assembly carries several links."""
+        if not self.copper:
+            return 0
+        return _modules(self.links, max(self.lower_ports_per_module, self.upper_ports_per_module))
+
+    @property
+    def worst_latency_ns(self) -> float:
+        """Electronics plus propagation on the longest link of the group, one way."""
+        return self.latency_ns + self.max_length_m * self.ns_per_m
+
+
+def _modules(links: int, ports_per_module: int) -> int:
+    """Modules carrying ``links`` logical ports, ``ports_per_module`` each (0: none)."""
+    return -(-links // ports_per_module) if ports_per_module > 0 else 0
 
 
 @dataclass(frozen=True)
@@ -98,9 +144,9 @@ class LinkClass:
     """Leaf placement the lengths assume (classes touching a leaf); empty above."""
 
     @property
-    def latency_ns(self) -> int:
-        """Worst media electronics latency of the class, one way."""
-        return max((g.latency_ns for g in self.groups if g.links), default=0)
+    def latency_ns(self) -> float:
+        """Worst one-way latency of a link of the class: media electronics plus propagation."""
+        return max((g.worst_latency_ns for g in self.groups if g.links), default=0.0)
 
     @property
     def max_length_m(self) -> float:
@@ -152,6 +198,12 @@ class Design:
     notes: tuple[str, ...] = field(default_factory=tuple)
     circuits: tuple[tuple[int, int, int, int], ...] = ()
     """OCS direct-connect: (block a, block b, device, circuits) per plane, a < b; blocks are pods."""
+    nic: str = ""
+    """The NIC model at the GPU end (empty: none known, any module assumed to fit)."""
+    nic_form_factor: str = ""
+    nic_lane_gbps: int | None = None
+    protocol: str = ""
+    """The protocol every plane speaks end to end: 'infiniband' or 'ethernet'."""
 
     # ---- derived figures -------------------------------------------------------------------
     @property
@@ -188,11 +240,23 @@ class Design:
 
     @property
     def max_latency_ns(self) -> float:
-        """One-way latency of the longest path: switches crossed and media electronics."""
+        """One-way latency of the longest path: switches crossed, media electronics, propagation.
+
+        The longest path goes up every tier and down again, so it crosses every link class twice
+        and takes, on each crossing, the worst link of the class (electronics + length x ns/m).
+        """
         top = self.num_tiers
         switch_ns = sum((1 if t.level == top else 2) * t.latency_ns for t in self.tiers)
         media_ns = sum(2 * c.latency_ns for c in self.link_classes)
         return float(switch_ns + media_ns)
+
+    @property
+    def propagation_ns(self) -> float:
+        """The propagation part of ``max_latency_ns``: twice the longest link of each class."""
+        return sum(
+            2 * max((g.max_length_m * g.ns_per_m for g in c.groups if g.links), default=0.0)
+            for c in self.link_classes
+        )
 
     def oversubscription(self) -> tuple[float, ...]:
         """Down:up ratio of every tier below the top, leaf first."""
@@ -210,8 +274,28 @@ class Design:
 
     @property
     def transceivers(self) -> int:
-        """Pluggable optical modules over all planes (copper assemblies are not counted)."""
+        """Physical optical modules over all planes: a twin-port module serving two links is one.
+
+        Copper assemblies are not counted; ``transceiver_ports`` counts the logical link ends.
+        """
+        return self.planes * sum(
+            g.lower_modules + g.upper_modules for g in self._groups() if not g.copper
+        )
+
+    @property
+    def transceiver_ports(self) -> int:
+        """Logical link ends served by optical modules over all planes (two per twin module)."""
         return self.planes * sum(g.links * g.pluggable_ends for g in self._groups() if not g.copper)
+
+    @property
+    def cable_assemblies(self) -> int:
+        """Copper cable assemblies over all planes (a splitter or twin assembly counts once)."""
+        return self.planes * sum(g.cable_assemblies for g in self._groups())
+
+    @property
+    def fibres(self) -> int:
+        """Fibre cables over all planes: one per optical link (a twin module has two connectors)."""
+        return self.planes * sum(g.links for g in self._groups() if not g.copper)
 
     @property
     def optics_power_w(self) -> float:
@@ -280,17 +364,43 @@ class Design:
             tier = f"{c.lower_role}-{c.upper_role}"
             for g in c.groups:
                 links = self.planes * g.links
-                what = "cable assembly end" if g.copper else "transceiver"
-                if g.pluggable_ends:
+                if g.copper and g.pluggable_ends:
+                    per = max(g.lower_ports_per_module, g.upper_ports_per_module, 1)
                     rows.append(
                         _bom_row(
-                            what,
+                            "cable assembly",
                             g.medium,
                             tier,
-                            links * g.pluggable_ends,
-                            g.end_cost_usd,
-                            g.end_power_w,
+                            self.planes * g.cable_assemblies,
+                            per * g.pluggable_ends * g.end_cost_usd,
+                            per * g.pluggable_ends * g.end_power_w,
                             g.source,
+                            ports=links,
+                            ports_per_unit=per,
+                            per_port=(
+                                g.pluggable_ends * g.end_cost_usd,
+                                g.pluggable_ends * g.end_power_w,
+                            ),
+                        )
+                    )
+                for side, k, modules in (
+                    (c.lower_role, g.lower_ports_per_module, g.lower_modules),
+                    (c.upper_role, g.upper_ports_per_module, g.upper_modules),
+                ):
+                    if g.copper or k == 0 or not g.pluggable_ends:
+                        continue
+                    rows.append(
+                        _bom_row(
+                            "transceiver",
+                            g.medium,
+                            f"{tier} at {side}",
+                            self.planes * modules,
+                            k * g.end_cost_usd,
+                            k * g.end_power_w,
+                            g.source,
+                            ports=links,
+                            ports_per_unit=k,
+                            per_port=(g.end_cost_usd, g.end_power_w),
                         )
                     )
                 if g.cable_cost_usd > 0:
@@ -324,9 +434,14 @@ class Design:
                 "speed_gbps": c.speed_gbps,
                 "reach_m": g.reach_m,
                 "pluggable_ends_per_link": g.pluggable_ends,
-                "transceivers": 0 if g.copper else self.planes * g.links * g.pluggable_ends,
+                "transceivers": 0
+                if g.copper
+                else self.planes * (g.lower_modules + g.upper_modules),
+                "ports_per_module": f"{g.lower_ports_per_module}/{g.upper_ports_per_module}",
+                "cable_assemblies": self.planes * g.cable_assemblies,
                 "power_w": self.planes * g.links * g.pluggable_ends * g.end_power_w,
                 "latency_ns": g.latency_ns,
+                "propagation_ns": g.max_length_m * g.ns_per_m,
                 "afr_per_end": g.afr,
             }
             for c in self.link_classes
@@ -352,7 +467,7 @@ class Design:
         d["status"] = Status(d["status"])
         d["tiers"] = tuple(TierDesign(**t) for t in d["tiers"])
         d["link_classes"] = tuple(
-            LinkClass(**(c | {"groups": tuple(LinkGroup(**g) for g in c["groups"])}))
+            LinkClass(**(c | {"groups": tuple(_group(g) for g in c["groups"])}))
             for c in d["link_classes"]
         )
         r = dict(d["requirements"])
@@ -369,11 +484,21 @@ class Design:
         return cls.from_dict(json.loads(text))
 
 
+def _group(g: dict[str, Any]) -> LinkGroup:
+    g = dict(g)
+    for key in ("host_lane_gbps", "form_factors"):
+        if key in g:
+            g[key] = tuple(g[key])
+    return LinkGroup(**g)
+
+
 BOM_SCHEMA = {
     "component": pl.Utf8,
     "model": pl.Utf8,
     "tier": pl.Utf8,
     "count": pl.Int64,
+    "ports_per_unit": pl.Int64,
+    "ports": pl.Int64,
     "unit_cost_usd": pl.Float64,
     "total_cost_usd": pl.Float64,
     "unit_power_w": pl.Float64,
@@ -395,8 +520,11 @@ LINKS_SCHEMA = {
     "reach_m": pl.Float64,
     "pluggable_ends_per_link": pl.Int64,
     "transceivers": pl.Int64,
+    "ports_per_module": pl.Utf8,
+    "cable_assemblies": pl.Int64,
     "power_w": pl.Float64,
     "latency_ns": pl.Int64,
+    "propagation_ns": pl.Float64,
     "afr_per_end": pl.Float64,
 }
 
@@ -409,15 +537,31 @@ def _bom_row(
     unit_cost: float,
     unit_power: float,
     source: str,
+    *,
+    ports: int | None = None,
+    ports_per_unit: int = 1,
+    per_port: tuple[float, float] | None = None,
 ) -> dict[str, Any]:
+    """One BOM line.
+
+    A module line is priced per port it carries (a last, part-filled module carries, and costs,
+    fewer), so its totals are ``ports x per-port figures``.
+    """
+    if ports is None or per_port is None:
+        total_cost, total_power = count * unit_cost, count * unit_power
+        ports = count
+    else:
+        total_cost, total_power = ports * per_port[0], ports * per_port[1]
     return {
         "component": component,
         "model": model,
         "tier": tier,
         "count": count,
+        "ports_per_unit": ports_per_unit,
+        "ports": ports,
         "unit_cost_usd": unit_cost,
-        "total_cost_usd": count * unit_cost,
+        "total_cost_usd": total_cost,
         "unit_power_w": unit_power,
-        "total_power_w": count * unit_power,
+        "total_power_w": total_power,
         "source": source,
     }

@@ -19,7 +19,7 @@ from models import clos_sizing as cs
 from models.status import Status
 from planner.design import ROLES, Design, LinkClass, LinkGroup, Requirements, TierDesign
 from planner.layout import Hall, LengthDistribution, hall_of
-from planner.schema.catalog import Catalog, CpoOptics, Medium, Ocs, Switch
+from planner.schema.catalog import Cage, Catalog, Medium, Nic, Ocs, Switch
 from planner.schema.instance import Instance
 
 #: Called after every sub-solve with (solves done, solves planned, what was solved).
@@ -107,10 +107,17 @@ def allowed_media(inst: Instance, catalog: Catalog) -> list[Medium]:
     return [m for m in catalog.medium if kinds is None or m.kind in kinds]
 
 
-def _engine(optics: CpoOptics | None) -> cb.CpoEngine | None:
-    if optics is None:
-        return None
-    return cb.CpoEngine(optics.lane_gbps, optics.connector, optics.reach_m)
+def _engine(s: Switch) -> cb.PortKind:
+    """What a switch's ports take: its module cage, or its co-packaged engine."""
+    if s.cpo_optics is not None:
+        o = s.cpo_optics
+        return cb.CpoEngine(o.lane_gbps, o.connector, o.reach_m)
+    return cage_of(s.cage)
+
+
+def cage_of(cage: Cage | None) -> cb.Cage | None:
+    """A catalog cage as the cabling plans see it."""
+    return None if cage is None else cb.Cage(cage.form_factor, cage.lane_gbps)
 
 
 def _switch_option(s: Switch, speed_gbps: int) -> cs.SwitchOption | None:
@@ -118,8 +125,13 @@ def _switch_option(s: Switch, speed_gbps: int) -> cs.SwitchOption | None:
     if radix is None:
         return None
     return cs.SwitchOption(
-        s.name, radix, s.cost_usd, s.power_w, s.latency_ns, _engine(s.cpo_optics)
+        s.name, radix, s.cost_usd, s.power_w, s.latency_ns, _engine(s), s.protocol
     )
+
+
+def nic_of(inst: Instance, catalog: Catalog) -> Nic | None:
+    """The instance's NIC, or the catalog's first at its speed when it names none."""
+    return catalog.nic_for(inst.cluster.nic, inst.cluster.nic_gbps)
 
 
 def _ocs_option(o: Ocs) -> cs.SwitchOption:
@@ -141,6 +153,8 @@ def medium_option(m: Medium) -> cb.MediumOption:
         m.lane_gbps,
         m.connector,
         m.channel_loss_db,
+        m.host_lanes,
+        tuple(m.form_factors),
     )
 
 
@@ -165,6 +179,7 @@ def cabling_of(
     lower: tuple[cs.SwitchOption, ...] | None,
     upper: tuple[cs.SwitchOption, ...],
     criteria: cb.Criteria,
+    nic: cb.PortKind = None,
 ) -> cs.ClassCabling:
     """Length tails (from the hall) and cabling plans of one link class (``lower`` None: the NIC)."""
     thresholds = cs.reach_thresholds(media, lower, upper)
@@ -173,9 +188,12 @@ def cabling_of(
     for key in keys:
         dist = class_lengths(hall, link_class, key, upper)
         tails[key] = cb.LengthTails(
-            dist.total, thresholds, tuple(dist.longer_than(r) for r in thresholds)
+            dist.total,
+            thresholds,
+            tuple(dist.longer_than(r) for r in thresholds),
+            max_length_m=dist.max_m,
         )
-    return cs.class_cabling(tails, media, lower, upper, criteria)
+    return cs.class_cabling(tails, media, lower, upper, criteria, nic)
 
 
 def pins_of(inst: Instance, tiers: int) -> cs.Pins:
@@ -213,7 +231,10 @@ def structures_of(inst: Instance, catalog: Catalog, hall: Hall | None = None) ->
     pin = inst.search.pin
     planes_options = [pin.planes] if pin.planes else sorted(cl.nic_ports)
     tier_options = [pin.tiers] if pin.tiers else list(range(1, inst.search.max_tiers + 1))
-    switches = allowed_switches(inst, catalog)
+    nic = nic_of(inst, catalog)
+    switches = [
+        s for s in allowed_switches(inst, catalog) if nic is None or s.protocol in nic.protocols
+    ]
     all_media = allowed_media(inst, catalog)
     criteria = criteria_of(inst)
     out = []
@@ -229,8 +250,15 @@ def structures_of(inst: Instance, catalog: Catalog, hall: Hall | None = None) ->
             ocs = tuple(_ocs_option(o) for o in catalog.ocs)
             shapes.append(("ocs_direct", 3, (options, options, ocs)))
         for family, T, per_tier in shapes:
-            out.append(_structure(inst, hall, family, p, T, per_tier, media, criteria))
+            out.append(
+                _structure(inst, hall, family, p, T, per_tier, media, criteria, nic_port(nic))
+            )
     return out
+
+
+def nic_port(nic: Nic | None) -> cb.PortKind:
+    """The NIC end of the GPU links: the NIC's cage (None: no NIC known, any module fits)."""
+    return None if nic is None else cage_of(nic.cage)
 
 
 def _structure(
@@ -242,6 +270,7 @@ def _structure(
     per_tier: tuple[tuple[cs.SwitchOption, ...], ...],
     media: list[cb.MediumOption],
     criteria: cb.Criteria,
+    nic: cb.PortKind = None,
 ) -> Structure:
     """One structure's model data, or why it cannot be built."""
     cl, obj, lay = inst.cluster, inst.objective, inst.layout
@@ -258,23 +287,14 @@ def _structure(
     cabling = []
     for c in range(tiers):
         lower = None if c == 0 else per_tier[c - 1]
-        cab = cabling_of(hall, c, placements, media, lower, per_tier[c], criteria)
+        cab = cabling_of(hall, c, placements, media, lower, per_tier[c], criteria, nic)
         if not cab.plans:
-            keys = placements if c < 2 else (None,)
-            longest = max(class_lengths(hall, c, key, per_tier[c]).max_m for key in keys)
-            reach = max((m.reach_m for m in media), default=0.0)
-            through = (
-                " through the OCS (duplex optics with the loss budget)"
-                if family == "ocs_direct" and c == 2
-                else ""
-            )
             return Structure(
                 planes,
                 tiers,
                 None,
-                impossible=(
-                    f"no allowed medium at {speed}G cables the {_class_name(c, tiers, family)} "
-                    f"links{through} (up to {longest:.0f} m; the longest reach is {reach:.0f} m)"
+                impossible=_no_medium(
+                    hall, c, tiers, family, speed, media, lower, per_tier[c], placements, nic
                 ),
                 family=family,
             )
@@ -293,8 +313,52 @@ def _structure(
         energy_weight=obj.energy_weight,
         pins=pins_of(inst, tiers),
         top_ocs=family == "ocs_direct",
+        nic=nic,
     )
     return Structure(planes, tiers, problem, family=family)
+
+
+def _no_medium(
+    hall: Hall,
+    c: int,
+    tiers: int,
+    family: str,
+    speed: int,
+    media: list[cb.MediumOption],
+    lower: tuple[cs.SwitchOption, ...] | None,
+    upper: tuple[cs.SwitchOption, ...],
+    placements: tuple[str, ...],
+    nic: cb.PortKind,
+) -> str:
+    """Why no medium cables a link class: none at the speed, none that plugs in, or none reaches."""
+    name = _class_name(c, tiers, family)
+    if not media:
+        return f"no allowed medium runs {speed}G (the {name} links)"
+    lower_ends = [nic] if lower is None else cs.engines_of(lower)
+    for end, side in [(e, "lower") for e in lower_ends] + [
+        (e, "upper") for e in cs.engines_of(upper)
+    ]:
+        if isinstance(end, cb.Cage) and not any(m.plugs_into(end) for m in media):
+            owner = "NIC" if lower is None and side == "lower" else "switch"
+            lanes = sorted({r for m in media for r in m.host_lane_gbps})
+            return (
+                f"no allowed {speed}G medium plugs into the {owner} ports of the {name} links: "
+                f"they are {end.form_factor} cages of {end.lane_gbps}G lanes, and the {speed}G "
+                f"media are made for {', '.join(f'{r}G' for r in lanes) or 'unknown'} lanes "
+                f"({', '.join(m.name for m in media)})"
+            )
+    keys = placements if c < 2 else (None,)
+    longest = max(class_lengths(hall, c, key, upper).max_m for key in keys)
+    reach = max((m.reach_m for m in media), default=0.0)
+    through = (
+        " through the OCS (duplex optics with the loss budget)"
+        if family == "ocs_direct" and c == 2
+        else ""
+    )
+    return (
+        f"no allowed medium at {speed}G cables the {name} links{through} that fits both ends "
+        f"(up to {longest:.0f} m; the longest reach is {reach:.0f} m)"
+    )
 
 
 def roles_of(family: str, tiers: int) -> tuple[str, ...]:
@@ -365,13 +429,21 @@ def design_of(
                 cpo_lane_gbps=sw.cpo_optics.lane_gbps if sw.cpo_optics else None,
                 cpo_connector=sw.cpo_optics.connector if sw.cpo_optics else "",
                 cpo_reach_m=sw.cpo_optics.reach_m if sw.cpo_optics else None,
+                protocol=sw.protocol,
+                cage_form_factor=sw.cage.form_factor if sw.cage else "",
+                cage_lane_gbps=sw.cage.lane_gbps if sw.cage else None,
+                ports_per_cage=sw.ports_per_cage(speed),
             )
         )
     hall = hall_of(inst.layout, inst.cluster.gpus, inst.cluster.gpus_per_node)
+    nic = nic_of(inst, catalog)
+    nic_k = 1 if nic is None else nic.ports_per_cage(structure.planes)
     classes = []
     for c, plan in enumerate(sol.plans):
         upper_options = p.switch_options[c]
         links = p.endpoints if c == 0 else tiers[c - 1].switches * tiers[c - 1].uplinks
+        lower_k = nic_k if c == 0 else tiers[c - 1].ports_per_cage
+        upper_k = tiers[c].ports_per_cage
         classes.append(
             LinkClass(
                 index=c,
@@ -385,6 +457,7 @@ def design_of(
                     links,
                     class_lengths(hall, c, plan.placement, upper_options),
                     catalog,
+                    (lower_k, upper_k),
                 ),
                 placement=plan.placement or "",
             )
@@ -423,6 +496,10 @@ def design_of(
         leaf_placement=sol.placement,
         catalog=inst.search.catalog,
         solve_s=sol.wall_s,
+        nic="" if nic is None else nic.name,
+        nic_form_factor="" if nic is None else nic.cage.form_factor,
+        nic_lane_gbps=None if nic is None else nic.cage.lane_gbps,
+        protocol=next((t.protocol for t in tiers if t.protocol), ""),
     )
 
 
@@ -455,8 +532,15 @@ def link_groups(
     links: int,
     dist: LengthDistribution,
     catalog: Catalog,
+    ports_per_module: tuple[int, int] = (1, 1),
 ) -> tuple[LinkGroup, ...]:
-    """The links of one class by medium: the plan's bands with their counts, merged by medium."""
+    """The links of one class by medium: the plan's bands with their counts, merged by medium.
+
+    ``ports_per_module`` gives the logical links one module carries at the lower and the upper
+    end (the cage's ports at the link speed); an end without a module (CPO, OCS) gets 0.
+    """
+    lower_k = max(ports_per_module[0], 1) if cb.pluggable(plan.lower_engine) else 0
+    upper_k = max(ports_per_module[1], 1) if cb.pluggable(plan.upper_engine) else 0
     tails = cab.tails_for(plan)
     counts = cb.band_counts(tails, links)
     # Consecutive bands on the same medium make one group; a medium that comes back after
@@ -497,6 +581,11 @@ def link_groups(
                 connector=m.connector,
                 channel_loss_db=m.channel_loss_db,
                 source=m.source.get("cost_usd_per_end", ""),
+                lower_ports_per_module=lower_k,
+                upper_ports_per_module=upper_k,
+                host_lane_gbps=m.host_lanes,
+                form_factors=tuple(m.form_factors),
+                ns_per_m=cb.COPPER_NS_PER_M if m.copper else cb.FIBRE_NS_PER_M,
             )
         )
     return tuple(groups)

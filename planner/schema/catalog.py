@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -9,6 +10,10 @@ from pydantic import Field, model_validator
 from planner.schema.instance_base import Strict
 
 MediumKind = Literal["dac", "aec", "sr", "dr", "fr", "lpo"]
+#: The link protocol a switch speaks; one plane speaks one protocol end to end, NIC included.
+Protocol = Literal["infiniband", "ethernet"]
+#: A module or plug form factor ('osfp', 'qsfp-dd', 'qsfp112', ...).
+FORM_FACTOR_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
 #: Media kinds that are copper (no optics at either end).
 COPPER_KINDS: frozenset[str] = frozenset({"dac", "aec"})
 
@@ -26,6 +31,36 @@ class PortConfig(Strict):
 
     ports: int = Field(ge=1, le=4096)
     speed_gbps: int = Field(ge=1, le=6400)
+
+
+class Cage(Strict):
+    """A physical port: a module cage of one form factor and its electrical lanes.
+
+    A logical port at speed s takes s / lane_gbps lanes of the cage, so one cage carries
+    lanes x lane_gbps / s logical ports, all served by one module (a twin-port 800G module in a
+    cage of eight 100G lanes carries two 400G ports) or one cable plug.
+    """
+
+    form_factor: str = Field(pattern=FORM_FACTOR_PATTERN)
+    """What plugs in: 'osfp', 'qsfp-dd', 'qsfp112', 'qsfp56', 'qsfp28'."""
+    lanes: int = Field(ge=1, le=16)
+    """Electrical lanes (SerDes) behind the cage."""
+    lane_gbps: int = Field(ge=1, le=400)
+    """Rate of each lane; a module must take exactly this host lane rate."""
+
+    @property
+    def capacity_gbps(self) -> int:
+        """What the cage carries in all."""
+        return self.lanes * self.lane_gbps
+
+    def ports_at(self, speed_gbps: int) -> int | None:
+        """Logical ports one cage carries at this speed, or None when the lanes cannot run it."""
+        if speed_gbps % self.lane_gbps:
+            return None
+        per_port = speed_gbps // self.lane_gbps
+        if per_port > self.lanes or self.lanes % per_port:
+            return None
+        return self.lanes // per_port
 
 
 class CpoOptics(Strict):
@@ -59,8 +94,15 @@ class Switch(Strict):
     """Ports are co-packaged optics: no pluggable module at this end of a link."""
     cpo_optics: CpoOptics | None = None
     """The optical engine of a CPO switch (required when ``cpo``): what the far end must match."""
+    cage: Cage | None = None
+    """The module cage of every port (required unless ``cpo``): what a module must plug into."""
+    cages: int | None = Field(None, ge=1, le=4096)
+    """Cages on the front panel (required with ``cage``)."""
+    protocol: Protocol
+    """InfiniBand or Ethernet: every switch of a plane, and its NICs, speak the same one."""
     source: dict[str, str]
-    """Where each figure came from: ports, cost_usd, power_w, latency_ns (and cpo_optics)."""
+    """Where each figure came from: ports, cost_usd, power_w, latency_ns (and cpo_optics, cage,
+    protocol)."""
 
     @model_validator(mode="after")
     def _check(self) -> Switch:
@@ -74,12 +116,40 @@ class Switch(Strict):
             )
         if self.cpo_optics is not None:
             _require_sources(self.source, ("cpo_optics",), f"switch {self.name}")
+        _require_sources(self.source, ("protocol",), f"switch {self.name}")
+        if self.cpo == (self.cage is not None):
+            raise ValueError(
+                f"switch {self.name}: a switch with pluggable ports needs cage "
+                "{ form_factor, lanes, lane_gbps } and cages; a CPO switch has none"
+            )
+        if (self.cage is None) != (self.cages is None):
+            raise ValueError(f"switch {self.name}: cage and cages go together")
+        if self.cage is not None:
+            _require_sources(self.source, ("cage",), f"switch {self.name}")
         for pc in self.port_configs:
             if pc.ports * pc.speed_gbps > self.capacity_gbps:
                 raise ValueError(
                     f"switch {self.name}: {pc.ports}x{pc.speed_gbps}G exceeds its capacity_gbps {self.capacity_gbps}"
                 )
+            if self.cage is not None and self.cages is not None:
+                per_cage = self.cage.ports_at(pc.speed_gbps)
+                if per_cage is None:
+                    raise ValueError(
+                        f"switch {self.name}: {pc.speed_gbps}G ports do not fit its cages of "
+                        f"{self.cage.lanes} x {self.cage.lane_gbps}G lanes"
+                    )
+                if pc.ports > per_cage * self.cages:
+                    raise ValueError(
+                        f"switch {self.name}: {pc.ports}x{pc.speed_gbps}G needs more than its "
+                        f"{self.cages} cages of {per_cage} ports each"
+                    )
         return self
+
+    def ports_per_cage(self, speed_gbps: int) -> int:
+        """Logical ports one module (or cable plug) carries at this speed; 0 for CPO ports."""
+        if self.cage is None:
+            return 0
+        return self.cage.ports_at(speed_gbps) or 0
 
     def radix_at(self, speed_gbps: int) -> int | None:
         """Ports at this speed, or None when no configuration runs it."""
@@ -105,6 +175,12 @@ class Medium(Strict):
     lane_gbps: int | None = Field(None, gt=0)
     """Lane rate (optical lanes for optics, electrical for copper); None: unknown, so the medium
     never meets a co-packaged port, which must match it."""
+    host_lane_gbps: list[int] = Field(default_factory=list)
+    """Electrical lane rates its modules (or cable plugs) are made for, any of which a cage must
+    run (a gearbox module takes 50G host lanes to 100G optical lanes); empty: ``lane_gbps`` only.
+    Linear-drive optics and copper have no gearbox: their host lanes are their lanes."""
+    form_factors: list[str] = Field(min_length=1)
+    """Cage form factors its modules or plugs are made in ('osfp', 'qsfp-dd', ...)."""
     connector: str = ""
     """Connector at each end ('mpo-12', 'lc-duplex', 'osfp' for copper, ...); a co-packaged
     port takes only media with its own connector and lane rate."""
@@ -124,7 +200,29 @@ class Medium(Strict):
             raise ValueError(
                 f"medium {self.name}: lane_gbps {self.lane_gbps} does not divide speed_gbps {self.speed_gbps}"
             )
+        if not self.host_lanes:
+            raise ValueError(
+                f"medium {self.name}: give lane_gbps or host_lane_gbps (the lanes a cage must run)"
+            )
+        bad = [r for r in self.host_lanes if r <= 0 or self.speed_gbps % r]
+        if bad:
+            raise ValueError(
+                f"medium {self.name}: host_lane_gbps {bad} do not divide speed_gbps {self.speed_gbps}"
+            )
+        if any(not re.match(FORM_FACTOR_PATTERN, f) for f in self.form_factors):
+            raise ValueError(f"medium {self.name}: form_factors must match {FORM_FACTOR_PATTERN}")
         return self
+
+    @property
+    def host_lanes(self) -> tuple[int, ...]:
+        """The host lane rates a cage may run to take this medium."""
+        if self.host_lane_gbps:
+            return tuple(self.host_lane_gbps)
+        return () if self.lane_gbps is None else (self.lane_gbps,)
+
+    def plugs_into(self, cage: Cage) -> bool:
+        """Whether a module (or plug) of this medium fits the cage: its form factor and lanes."""
+        return cage.form_factor in self.form_factors and cage.lane_gbps in self.host_lanes
 
     @property
     def copper(self) -> bool:
@@ -172,14 +270,36 @@ class Nic(Strict):
     description: str = ""
     speed_gbps: int = Field(gt=0)
     port_splits: list[int] = Field(min_length=1)
+    """Into how many ports (planes) the NIC's lanes may be split."""
     cost_usd: float = Field(ge=0)
     power_w: float = Field(ge=0)
+    cage: Cage
+    """The module cage the NIC's lanes leave through."""
+    nics_per_cage: int = Field(1, ge=1, le=8)
+    """NICs sharing one cage (two on a DGX H100's twin-port OSFP network cages)."""
+    protocols: list[Protocol] = Field(min_length=1)
+    """The protocols the NIC speaks (a VPI adapter speaks both)."""
     source: dict[str, str]
 
     @model_validator(mode="after")
     def _check(self) -> Nic:
-        _require_sources(self.source, ("cost_usd", "power_w", "ports"), f"nic {self.name}")
+        _require_sources(
+            self.source, ("cost_usd", "power_w", "ports", "cage", "protocols"), f"nic {self.name}"
+        )
+        lanes, rest = divmod(self.cage.lanes, self.nics_per_cage)
+        if rest or lanes * self.cage.lane_gbps != self.speed_gbps:
+            raise ValueError(
+                f"nic {self.name}: {self.nics_per_cage} NIC(s) of {self.speed_gbps}G do not fill a "
+                f"cage of {self.cage.lanes} x {self.cage.lane_gbps}G lanes"
+            )
+        bad = [p for p in self.port_splits if p < 1 or lanes % p]
+        if bad:
+            raise ValueError(f"nic {self.name}: port_splits {bad} do not divide its {lanes} lanes")
         return self
+
+    def ports_per_cage(self, planes: int) -> int:
+        """Logical ports one module (or plug) at the NIC carries when split into ``planes``."""
+        return self.nics_per_cage * planes
 
 
 class Catalog(Strict):
@@ -205,6 +325,19 @@ class Catalog(Strict):
             if s.name == name:
                 return s
         raise KeyError(name)
+
+    def nic_named(self, name: str) -> Nic:
+        """The NIC of this name (KeyError when absent)."""
+        for n in self.nic:
+            if n.name == name:
+                return n
+        raise KeyError(name)
+
+    def nic_for(self, name: str | None, speed_gbps: int) -> Nic | None:
+        """The NIC an instance names, or else the first of the catalog at its speed (or None)."""
+        if name is not None:
+            return self.nic_named(name)
+        return next((n for n in self.nic if n.speed_gbps == speed_gbps), None)
 
     def ocs_named(self, name: str) -> Ocs:
         """The optical circuit switch of this name (KeyError when absent)."""

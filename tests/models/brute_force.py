@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from models.cabling import LengthTails, MediumOption
+from models.cabling import Cage, CpoEngine, LengthTails, MediumOption, PortKind
 from models.clos_sizing import TOP_OF_RACK, SizingProblem, SwitchOption
 
 #: A link class's price and worst latency under one assignment of media: (capex, power, ns).
@@ -113,6 +113,8 @@ def _priced(p: SizingProblem, media: Sequence[MediumOption]) -> Iterator[tuple[f
         any(1 < level <= T for level in r.protected_tiers) if phi is not None else False
     )
     for models in itertools.product(*p.switch_options):
+        if len({m.protocol for m in models if m.protocol}) > 1:
+            continue  # a plane speaks one protocol
         kmax = tuple(m.radix for m in models)
         for w in wirings(E, T, kmax, r.max_oversubscription, need if protected_upper else 1):
             if protected_upper:
@@ -127,29 +129,45 @@ def _priced(p: SizingProblem, media: Sequence[MediumOption]) -> Iterator[tuple[f
                     yield value, w
 
 
-def _reaches(m: MediumOption, lower: SwitchOption | None, upper: SwitchOption, edge: float) -> bool:
+def _port(end: SwitchOption | None, nic: PortKind) -> PortKind:
+    return nic if end is None else end.engine
+
+
+def _reaches(m: MediumOption, lower: PortKind, upper: PortKind, edge: float) -> bool:
     """Whether a medium can cable a link of length ``edge`` between these ends."""
     if m.reach_m < edge:
         return False
-    for end in (lower, upper):
-        if end is not None and end.engine is not None:
-            e = end.engine
-            if m.copper or (m.lane_gbps, m.connector) != (e.lane_gbps, e.connector):
+    for e in (lower, upper):
+        if e is None:
+            continue
+        if isinstance(e, Cage):
+            # A module fits a cage of its form factor whose lanes run a host rate it is made for.
+            if m.form_factors and e.form_factor not in m.form_factors:
                 return False
-            if e.reach_m < edge:
+            if m.host_lane_gbps and e.lane_gbps not in m.host_lane_gbps:
                 return False
+            continue
+        assert isinstance(e, CpoEngine)
+        if m.copper or (m.lane_gbps, m.connector) != (e.lane_gbps, e.connector):
+            return False
+        if e.reach_m < edge:
+            return False
     return True
+
+
+#: Propagation per metre as the public figures give it: fibre ~4.9 ns/m, twinax copper 4.5 ns/m.
+FIBRE_NS_PER_M, COPPER_NS_PER_M = 4.9, 4.5
 
 
 def class_outcomes(
     tails: LengthTails,
     links: int,
     media: Sequence[MediumOption],
-    lower: SwitchOption | None,
-    upper: SwitchOption,
+    lower: PortKind,
+    upper: PortKind,
 ) -> list[Outcome]:
     """(capex, power, latency) of every assignment of media to the bands that hold links."""
-    ends = 2 - sum(1 for e in (lower, upper) if e is not None and e.engine is not None)
+    ends = sum(1 for e in (lower, upper) if e is None or isinstance(e, Cage))
     longer = [links] + [-((-links * w) // tails.total) for w in tails.longer]
     if tails.longer and tails.longer[-1] > 0:
         return []
@@ -161,12 +179,21 @@ def class_outcomes(
         fits = [m for m in media if _reaches(m, lower, upper, edge)]
         if not fits:
             return []
-        bands.append([(m, longer[j] - longer[j + 1]) for m in fits])
+        # The band's longest link: its upper edge, or the class's longest link if shorter.
+        length = min(edge, tails.max_length_m)
+        bands.append([(m, longer[j] - longer[j + 1], length) for m in fits])
     out = set()
     for choice in itertools.product(*bands):
-        capex = sum(n * (ends * m.end_cost_usd + m.cable_cost_usd) for m, n in choice)
-        power = sum(n * ends * m.end_power_w for m, n in choice)
-        latency = max((m.latency_ns for m, _ in choice), default=0)
+        capex = sum(n * (ends * m.end_cost_usd + m.cable_cost_usd) for m, n, _ in choice)
+        power = sum(n * ends * m.end_power_w for m, n, _ in choice)
+        latency = max(
+            (
+                m.latency_ns
+                + math.ceil(length * (COPPER_NS_PER_M if m.copper else FIBRE_NS_PER_M) - 1e-6)
+                for m, _, length in choice
+            ),
+            default=0,
+        )
         out.add((capex, power, latency))
     # Keep the outcomes no other one beats in all three terms (the rest can never be better).
     return [
@@ -198,8 +225,8 @@ def _price(
     for c in range(T):
         tails = p.cabling[c].tails[placement if c < 2 else None]
         links = E if c == 0 else w.n[c - 1] * w.u[c - 1]
-        lower = None if c == 0 else models[c - 1]
-        outcomes = _class_outcomes(tails, links, tuple(media), lower, models[c])
+        lower = _port(None if c == 0 else models[c - 1], p.nic)
+        outcomes = _class_outcomes(tails, links, tuple(media), lower, models[c].engine)
         if not outcomes:
             return None
         per_class.append(outcomes)

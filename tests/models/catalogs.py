@@ -6,7 +6,15 @@ from typing import Any
 
 from planner.schema.catalog import Catalog
 
-SOURCE = {"ports": "test", "cost_usd": "test", "power_w": "test", "latency_ns": "test"}
+SOURCE = {
+    "ports": "test",
+    "cost_usd": "test",
+    "power_w": "test",
+    "latency_ns": "test",
+    "protocol": "test",
+}
+#: Every test switch and medium uses OSFP cages of four lanes at a quarter of the port speed.
+FORM_FACTORS = ["osfp"]
 MEDIUM_SOURCE = {
     f: "test" for f in ("reach_m", "cost_usd_per_end", "power_w_per_end", "latency_ns", "afr")
 }
@@ -30,8 +38,12 @@ def switch(
         "power_w": kw.pop("power_w", 300.0 + radix * 5.0),
         "latency_ns": kw.pop("latency_ns", 400),
         "cpo": cpo,
-        "source": SOURCE | {"cpo_optics": "test"} if cpo else SOURCE,
+        "protocol": kw.pop("protocol", "ethernet"),
+        "source": SOURCE | {"cpo_optics": "test"} if cpo else SOURCE | {"cage": "test"},
     }
+    if not cpo:
+        entry["cage"] = {"form_factor": "osfp", "lanes": 4, "lane_gbps": speed_gbps // 4}
+        entry["cages"] = radix
     if cpo:
         # The engine matches the catalog's DR media below: four lanes on MPO-12.
         entry["cpo_optics"] = {
@@ -65,6 +77,7 @@ def medium(
         "afr": 0.001 if kind == "dac" else 0.01,
         "lane_gbps": speed_gbps // 4,
         "connector": "osfp" if kind in ("dac", "aec") else "mpo-12",
+        "form_factors": FORM_FACTORS,
         "source": MEDIUM_SOURCE,
     }
 
