@@ -202,6 +202,8 @@ class Design:
     """The NIC model at the GPU end (empty: none known, any module assumed to fit)."""
     nic_form_factor: str = ""
     nic_lane_gbps: int | None = None
+    nics_per_cage: int = 1
+    """NICs sharing one cage at the GPU end (a module there carries ``nics_per_cage x planes``)."""
     protocol: str = ""
     """The protocol every plane speaks end to end: 'infiniband' or 'ethernet'."""
 

@@ -19,6 +19,9 @@ from planner.schema.catalog import Catalog
 TOTAL_RTOL = 1e-6
 #: Absolute tolerance floor on totals, in dollars or watts.
 TOTAL_ATOL = 1.0
+#: Propagation delay, ns per metre, by what the signal travels in (public figures: ~4.9 ns/m in
+#: silica fibre, 4.5 ns/m in twinax copper), kept apart from the model's own constants.
+PROPAGATION_NS_PER_M = {"fibre": 4.9, "copper": 4.5}
 
 
 @dataclass(frozen=True)
@@ -168,11 +171,21 @@ def check_paths(d: Design) -> list[Violation]:
     if r.max_switch_hops is not None and hops > r.max_switch_hops:
         out.append(Violation("hops", f"{hops} switches on the longest path > {r.max_switch_hops}"))
     top = len(d.tiers)
-    latency = sum(t.latency_ns * (1 if t.level == top else 2) for t in d.tiers)
-    latency += sum(2 * max((g.latency_ns for g in c.groups), default=0) for c in d.link_classes)
-    if r.max_latency_ns is not None and latency > r.max_latency_ns:
+    latency = float(sum(t.latency_ns * (1 if t.level == top else 2) for t in d.tiers))
+    # Every class is crossed twice, each time on its worst link: electronics plus propagation.
+    latency += sum(
+        2 * max((_link_ns(g) for g in c.groups if g.links), default=0.0) for c in d.link_classes
+    )
+    if r.max_latency_ns is not None and latency > r.max_latency_ns + 1e-6:
         out.append(
-            Violation("latency", f"{latency} ns on the longest path > {r.max_latency_ns} ns")
+            Violation("latency", f"{latency:,.1f} ns on the longest path > {r.max_latency_ns} ns")
+        )
+    if not math.isclose(latency, d.max_latency_ns, rel_tol=1e-9, abs_tol=1e-6):
+        out.append(
+            Violation(
+                "latency",
+                f"the design states {d.max_latency_ns:,.1f} ns on the longest path, the links give {latency:,.1f}",
+            )
         )
     for c in d.link_classes:
         if c.speed_gbps != d.link_speed_gbps:
@@ -182,6 +195,88 @@ def check_paths(d: Design) -> list[Violation]:
                 )
             )
     return out
+
+
+def _link_ns(g: LinkGroup) -> float:
+    """One-way latency of the group's longest link."""
+    medium = "copper" if g.copper else "fibre"
+    return g.latency_ns + g.max_length_m * PROPAGATION_NS_PER_M[medium]
+
+
+def _fits_cage(g: LinkGroup, form_factor: str, lane_gbps: int | None) -> bool:
+    return form_factor in g.form_factors and lane_gbps in g.host_lane_gbps
+
+
+def check_ports_fit(d: Design) -> list[Violation]:
+    """Every module plugs into its cage (form factor, host lanes) and counts the ports it carries."""
+    out: list[Violation] = []
+    for c in d.link_classes:
+        name = f"{c.lower_role}-{c.upper_role}"
+        upper = d.tiers[c.index]
+        lower = d.tiers[c.index - 1] if c.index > 0 else None
+        ends: list[tuple[str, str, int | None, int, int]] = []
+        if lower is None:
+            if d.nic_form_factor:
+                k = d.nics_per_cage * d.planes
+                ends.append((f"NIC {d.nic}", d.nic_form_factor, d.nic_lane_gbps, k, 0))
+        elif lower.cage_form_factor:
+            ends.append(
+                (
+                    lower.switch_model,
+                    lower.cage_form_factor,
+                    lower.cage_lane_gbps,
+                    lower.ports_per_cage,
+                    0,
+                )
+            )
+        if upper.cage_form_factor:
+            ends.append(
+                (
+                    upper.switch_model,
+                    upper.cage_form_factor,
+                    upper.cage_lane_gbps,
+                    upper.ports_per_cage,
+                    1,
+                )
+            )
+        for g in c.groups:
+            for owner, form, lanes, k, side in ends:
+                if not _fits_cage(g, form, lanes):
+                    out.append(
+                        Violation(
+                            "ports",
+                            f"{name}: {g.medium} (made in {', '.join(g.form_factors) or 'no form factor'} "
+                            f"for {', '.join(f'{r}G' for r in g.host_lane_gbps) or 'no'} host lanes) "
+                            f"does not plug into the {form} cages of {lanes}G lanes of {owner}",
+                        )
+                    )
+                given = g.upper_ports_per_module if side else g.lower_ports_per_module
+                if given != k:
+                    out.append(
+                        Violation(
+                            "ports",
+                            f"{name}: {g.medium} modules at {owner} carry {given} links, its cages {k}",
+                        )
+                    )
+    return out
+
+
+def check_protocol(d: Design) -> list[Violation]:
+    """A plane speaks one protocol end to end: every packet switch speaks the design's."""
+    spoken = {t.protocol for t in d.tiers if not t.ocs}
+    if spoken - {d.protocol}:
+        return [
+            Violation(
+                "protocol",
+                f"the plane mixes {' and '.join(sorted(spoken | {d.protocol} - {''}))}: "
+                + ", ".join(
+                    f"{t.role} {t.switch_model} speaks {t.protocol or 'nothing'}"
+                    for t in d.tiers
+                    if not t.ocs
+                ),
+            )
+        ]
+    return []
 
 
 def _ends(d: Design, index: int) -> list[TierDesign]:
@@ -382,6 +477,26 @@ def check_catalog(d: Design, catalog: Catalog) -> list[Violation]:
             engine_ours,
         ):
             out.append(Violation("catalog", f"{t.role}: {sw.name} figures differ from the catalog"))
+        cage_theirs = (
+            ("", None, 0)
+            if sw.cage is None
+            else (sw.cage.form_factor, sw.cage.lane_gbps, sw.cage.ports_at(t.port_speed_gbps) or 0)
+        )
+        if (sw.protocol, *cage_theirs) != (
+            t.protocol,
+            t.cage_form_factor,
+            t.cage_lane_gbps,
+            t.ports_per_cage,
+        ):
+            out.append(
+                Violation(
+                    "catalog",
+                    f"{t.role}: {sw.name} protocol or cages differ from the catalog "
+                    f"({sw.protocol}, {cage_theirs[0] or 'co-packaged'} of {cage_theirs[1]}G lanes)",
+                )
+            )
+    if d.nic:
+        out.extend(_check_nic_catalog(d, catalog))
     for g in (g for c in d.link_classes for g in c.groups):
         try:
             m = catalog.medium_named(g.medium)
@@ -390,10 +505,46 @@ def check_catalog(d: Design, catalog: Catalog) -> list[Violation]:
             continue
         figures = (m.cost_usd_per_end, m.power_w_per_end, m.cable_cost_usd, m.reach_m, m.afr)
         ours = (g.end_cost_usd, g.end_power_w, g.cable_cost_usd, g.reach_m, g.afr)
-        kinds = (m.latency_ns, m.copper, m.lane_gbps, m.connector)
-        figures_ok = figures == ours and kinds == (g.latency_ns, g.copper, g.lane_gbps, g.connector)
+        kinds = (
+            m.latency_ns,
+            m.copper,
+            m.lane_gbps,
+            m.connector,
+            m.host_lanes,
+            tuple(m.form_factors),
+        )
+        figures_ok = figures == ours and kinds == (
+            g.latency_ns,
+            g.copper,
+            g.lane_gbps,
+            g.connector,
+            g.host_lane_gbps,
+            g.form_factors,
+        )
         if not figures_ok or m.speed_gbps != d.link_speed_gbps:
             out.append(Violation("catalog", f"{g.medium}: figures differ from the catalog"))
+    return out
+
+
+def _check_nic_catalog(d: Design, catalog: Catalog) -> list[Violation]:
+    try:
+        nic = catalog.nic_named(d.nic)
+    except KeyError:
+        return [Violation("catalog", f"NIC {d.nic!r} is not in the catalog")]
+    out = []
+    if (nic.cage.form_factor, nic.cage.lane_gbps, nic.nics_per_cage) != (
+        d.nic_form_factor,
+        d.nic_lane_gbps,
+        d.nics_per_cage,
+    ):
+        out.append(Violation("catalog", f"NIC {nic.name}: its cage differs from the catalog"))
+    if d.protocol and d.protocol not in nic.protocols:
+        out.append(
+            Violation(
+                "protocol",
+                f"NIC {nic.name} speaks {', '.join(nic.protocols)}, the fabric {d.protocol}",
+            )
+        )
     return out
 
 
@@ -448,6 +599,8 @@ CHECKS = (
     check_oversubscription,
     check_paths,
     check_media,
+    check_ports_fit,
+    check_protocol,
     check_circuits,
     check_failure_tolerance,
     check_totals,
