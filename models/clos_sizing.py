@@ -85,6 +85,7 @@ from models.cabling import (
     plans_for,
 )
 from models.cp_sat import CP_SAT_STATUS
+from models.hops import hops
 from models.scaling import units_to_usd, units_to_w, usd_to_units, w_to_units
 from models.status import Status
 
@@ -428,8 +429,8 @@ def add_oversubscription(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> 
 
 
 def switch_hops(p: SizingProblem) -> int:
-    """Switches on the longest path: 2T - 1, or 2T - 2 when the top tier is an OCS layer."""
-    return 2 * p.tiers - 1 - int(p.top_ocs)
+    """Switches on the longest path of a structure: ``hops(T, 1 if the top is an OCS layer)``."""
+    return hops(p.tiers, int(p.top_ocs))
 
 
 def add_hops(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> None:

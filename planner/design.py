@@ -13,6 +13,7 @@ from typing import Any
 
 import polars as pl
 
+from models.hops import hops
 from models.status import Status
 
 #: Hops per path and roles per tier count.
@@ -238,7 +239,7 @@ class Design:
     @property
     def max_switch_hops(self) -> int:
         """Switches on the longest GPU-to-GPU path (an OCS layer adds none)."""
-        return 2 * self.num_tiers - 1 - sum(1 for t in self.tiers if t.ocs)
+        return hops(self.num_tiers, sum(1 for t in self.tiers if t.ocs))
 
     @property
     def max_latency_ns(self) -> float:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from models.hops import hops
 from models.status import Status
 from planner import ocs
 from planner.design import Design
@@ -237,7 +238,7 @@ def alternatives_table(inst: Instance, result: SizingResult) -> pl.DataFrame:
                 energy_usd=energy,
                 tco_usd=sol.capex_usd + energy,
                 power_kw=sol.power_w / 1000.0,
-                max_switch_hops=2 * sol.tiers - 1 - int(ocs),
+                max_switch_hops=hops(sol.tiers, int(ocs)),
             )
         rows.append(row)
     table = pl.DataFrame(rows, schema=ALTERNATIVES_SCHEMA)

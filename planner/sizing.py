@@ -16,6 +16,7 @@ from fractions import Fraction
 
 from models import cabling as cb
 from models import clos_sizing as cs
+from models.hops import hops
 from models.status import Status
 from planner.design import ROLES, Design, LinkClass, LinkGroup, Requirements, TierDesign
 from planner.layout import Hall, LengthDistribution, hall_of
@@ -736,7 +737,8 @@ def explain_infeasible(inst: Instance, catalog: Catalog, structures: list[Struct
     c = inst.constraints
     gpus = inst.cluster.gpus
     if c.max_switch_hops is not None:
-        tiers = (c.max_switch_hops + 1) // 2
+        # The most Clos tiers whose longest path fits the limit: hops(T) = 2T - 1 <= max.
+        tiers = max((t for t in range(0, 4) if hops(t) <= c.max_switch_hops), default=0)
         if tiers == 0:
             lines.append(
                 f"max_switch_hops = {c.max_switch_hops}: no Clos has fewer than one switch on a path"
@@ -758,7 +760,7 @@ def explain_infeasible(inst: Instance, catalog: Catalog, structures: list[Struct
                 f"{speed}G; the largest in the catalog at that speed is {best.radix} ({best.name})"
             )
     culprits = _deletion_filter(structures)
-    lines.extend(_describe(inst, family, sol) for family, sol in culprits)
+    lines.extend(_describe(inst, family, st, sol) for family, st, sol in culprits)
     if not culprits and not lines:
         lines.append(
             "no single constraint explains it: several conflict together (try relaxing them one by one)"
@@ -766,27 +768,100 @@ def explain_infeasible(inst: Instance, catalog: Catalog, structures: list[Struct
     return lines
 
 
-def _deletion_filter(structures: list[Structure]) -> list[tuple[str, cs.SizingSolution]]:
+def _deletion_filter(
+    structures: list[Structure],
+) -> list[tuple[str, Structure, cs.SizingSolution]]:
     """Relaxable families whose removal alone lets some structure find a design."""
-    found: list[tuple[str, cs.SizingSolution]] = []
+    found: list[tuple[str, Structure, cs.SizingSolution]] = []
     for family in cs.RELAXABLE:
-        best: cs.SizingSolution | None = None
+        best: tuple[Structure, cs.SizingSolution] | None = None
         for st in structures:
             if st.problem is None:
                 continue
             sol = _solve(st.problem, DIAGNOSIS_TIME_S, frozenset({family}))
             if sol.status.has_solution and (
-                best is None or (sol.objective_usd or 0) < (best.objective_usd or 0)
+                best is None or (sol.objective_usd or 0) < (best[1].objective_usd or 0)
             ):
-                best = sol
+                best = (st, sol)
         if best is not None:
-            found.append((family, best))
+            found.append((family, *best))
     return found
 
 
-def _describe(inst: Instance, family: str, sol: cs.SizingSolution) -> str:
+def explain_pins(problem: cs.SizingProblem) -> list[str]:
+    """Which pinned decisions cannot hold, in words.
+
+    The port arithmetic first (radix, even spread, coverage); failing that, the single pins whose
+    release alone lets a design exist.
+    """
+    pins, T, E = problem.pins, problem.tiers, problem.endpoints
+    roles = ROLES.get(T, ("leaf", "spine", "core"))
+
+    def pin(values: tuple[int | None, ...], t: int) -> int | None:
+        return values[t - 1] if t - 1 < len(values) else None
+
+    out: list[str] = []
+    for t in range(1, T + 1):
+        role = roles[t - 1] if t - 1 < len(roles) else f"tier {t}"
+        d, u, q = pin(pins.downlinks, t), pin(pins.uplinks, t), pin(pins.parallel_links, t)
+        radix = max((o.radix for o in problem.switch_options[t - 1]), default=0)
+        if d is not None and u is not None and d + u > radix:
+            out.append(f"a {role} cannot use {d} down + {u} up ports: its radix is {radix}")
+        if u is not None and q is not None and u % q:
+            out.append(f"{u} {role} uplinks are not a whole number of groups of {q} parallel links")
+        above = pin(pins.switches, t + 1)
+        if T == 2 and t == 1 and u is not None and above is not None:
+            if u % above:
+                out.append(
+                    f"{u} uplinks cannot spread evenly over {above} spines "
+                    "(every leaf needs the same number of links to every spine)"
+                )
+            elif q is not None and u != above * q:
+                out.append(f"{u} uplinks are not {above} spines x {q} parallel links")
+    n1, d1 = pin(pins.switches, 1), pin(pins.downlinks, 1)
+    if n1 is not None and d1 is not None and n1 * d1 < E:
+        out.append(f"{n1} leaves x {d1} GPU ports = {n1 * d1:,} < {E:,} GPUs")
+    if T == 2 and n1 is not None:
+        q1, d2 = pin(pins.parallel_links, 1), pin(pins.downlinks, 2)
+        spine_radix = max((o.radix for o in problem.switch_options[1]), default=0)
+        if q1 is not None and n1 * q1 > spine_radix:
+            out.append(
+                f"{n1} leaves x {q1} parallel links = {n1 * q1} ports on each spine > its radix {spine_radix}"
+            )
+        if q1 is not None and d2 is not None and d2 != n1 * q1:
+            out.append(f"a spine's {d2} downlinks are not {n1} leaves x {q1} parallel links")
+    if out:
+        return out
+    return [f"releasing {what} alone lets a design exist" for what in _freeing_pins(problem)]
+
+
+def _freeing_pins(problem: cs.SizingProblem) -> list[str]:
+    """The single pins whose release makes the structure feasible (a deletion filter)."""
+    pins = problem.pins
+    found = []
+    for field_name in ("switch_models", "switches", "downlinks", "uplinks", "parallel_links"):
+        values = getattr(pins, field_name)
+        for i, value in enumerate(values):
+            if value is None:
+                continue
+            freed = values[:i] + (None,) + values[i + 1 :]
+            trial = replace(problem, pins=replace(pins, **{field_name: freed}))
+            if _solve(trial, DIAGNOSIS_TIME_S, frozenset()).status.has_solution:
+                found.append(f"search.pin.{field_name}[{i}] = {value}")
+    for field_name, without in (
+        ("pods", replace(pins, pods=None)),
+        ("leaf_placement", replace(pins, leaf_placement=None)),
+    ):
+        if getattr(pins, field_name) is not None:
+            trial = replace(problem, pins=without)
+            if _solve(trial, DIAGNOSIS_TIME_S, frozenset()).status.has_solution:
+                found.append(f"search.pin.{field_name} = {getattr(pins, field_name)}")
+    return found
+
+
+def _describe(inst: Instance, family: str, st: Structure, sol: cs.SizingSolution) -> str:
     c = inst.constraints
-    shape = f"{sol.planes} plane(s) x {sol.tiers} tier(s)"
+    shape = st.label
     if family == "tier.oversubscription":
         worst = max((t.downlinks / t.uplinks for t in sol.tier_solutions if t.uplinks), default=0.0)
         return (
@@ -796,7 +871,7 @@ def _describe(inst: Instance, family: str, sol: cs.SizingSolution) -> str:
     if family == "path.hops":
         return (
             f"max_switch_hops = {c.max_switch_hops} is too few: the best design without it ({shape}) "
-            f"crosses {2 * sol.tiers - 1} switches"
+            f"crosses {cs.switch_hops(st.problem) if st.problem else '?'} switches"
         )
     if family == "path.latency":
         return f"max_latency_ns = {c.max_latency_ns} is too low for every structure and switch in the catalog"
@@ -825,8 +900,10 @@ def _describe(inst: Instance, family: str, sol: cs.SizingSolution) -> str:
     if family == "budget.capex":
         assert sol.capex_usd is not None
         return f"max_capex_usd = {c.max_capex_usd:,.0f}: the best design without the cap ({shape}) costs ${sol.capex_usd:,.0f}"
+    why = explain_pins(st.problem) if st.problem is not None else []
     return (
         f"the pinned decisions (search.pin) cannot all hold; without them a design exists ({shape})"
+        + (": " + "; ".join(why) if why else "")
     )
 
 
