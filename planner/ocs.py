@@ -4,12 +4,20 @@ A direct-connect design (``family = "ocs_direct"``) sizes aggregation blocks (th
 leaf-spine wiring) and a layer of OCS devices. Which blocks its circuits join is decided here,
 after sizing, in two steps:
 
-1. **Topology engineering** (``models.ocs_topology``, a MILP): the number of circuits x_ab between
-   every two blocks, within each block's uplinks, that maximises the throughput scale of the
+1. **Topology engineering** (``models.ocs_topology``): the number of circuits x_ab between every
+   two blocks, within each block's uplinks, that maximises the throughput scale of the
    block-level demand: uniform by default, or aggregated from the instance's ``[verify]`` traffic.
-   The fabric routes valley-free (leaf, spine, circuit, spine, leaf): a packet never turns at an
-   intermediate block's spine, so the circuits are engineered for direct paths (``transit =
-   False``); the model's one-transit variant is there for fabrics that route through a block.
+   The model is told what the simulated fabric routes, so that its throughput is the simulated
+   one. The fabric routes valley-free (leaf, spine, circuit, spine, leaf): a packet never turns
+   at an intermediate block's spine, so the circuits are engineered for direct paths
+   (``transit = False``; the model's one-transit variant is there for fabrics that route through
+   a block). A leaf sprays over the spines of its block that reach the other block and each
+   spine over its own circuits, so a pair's x circuits carry S floor(x / S) circuits' worth
+   (x when x < S, S spines per block): the model counts exactly that (``spines``). The demand is
+   scaled by what the blocks inject (their GPUs' NIC bandwidth in one plane), so the throughput
+   scale is a fraction of ideal: under spraying, the simulated fraction of ideal of traffic in
+   which every GPU sends and receives alike (``throughput_fraction``). The engineered circuits
+   are never worse under the model than the uniform mesh (the model compares them).
 2. **Circuit assignment**: which device carries each circuit, every block having
    ``ports_per_device`` ports on every device. Sizing keeps that number even, so any topology
    within the uplinks can be realised (Petersen's 2-factor theorem). Spine g of every block is
@@ -84,11 +92,14 @@ class Engineered:
 
     circuits: tuple[Circuit, ...]
     theta: float
-    """Throughput scale of the block demand on these circuits (direct and one-transit paths)."""
+    """Throughput scale of the block demand on these circuits: direct paths, spine granularity,
+    a dimensionless fraction of ideal (``throughput_fraction`` before capping at 1)."""
     bound: float
     """Upper bound on the throughput scale over every topology within the uplinks."""
     status: Status
     wall_s: float
+    mesh_theta: float | None = None
+    """The uniform mesh's throughput scale under the same model (engineered demand only)."""
 
 
 @dataclass(frozen=True)
@@ -118,14 +129,52 @@ def block_of_gpus(design: Design) -> npt.NDArray[np.int64]:
 
 
 def block_demand(design: Design, src: npt.ArrayLike, dst: npt.ArrayLike) -> npt.NDArray[np.float64]:
-    """Block-level demand matrix of GPU flows: count of flows from block a to block b (a != b)."""
+    """Block-level demand matrix of GPU flows: count of flows from block a to block b.
+
+    The diagonal counts flows inside a block: they use no circuit, but they are part of what a
+    block injects, which sets the scale of the throughput (``models.ocs_topology``, Units).
+    """
     blocks = block_of_gpus(design)
     a = blocks[np.asarray(src, dtype=np.int64)]
     b = blocks[np.asarray(dst, dtype=np.int64)]
     n = design.pods
-    counts = np.bincount(a * n + b, minlength=n * n).astype(np.float64).reshape(n, n)
-    np.fill_diagonal(counts, 0.0)
-    return counts
+    return np.bincount(a * n + b, minlength=n * n).astype(np.float64).reshape(n, n)
+
+
+def injection_gbps(design: Design) -> tuple[float, ...]:
+    """What each block injects into one plane: its GPUs' NIC bandwidth per plane, in Gb/s."""
+    gpus = np.bincount(block_of_gpus(design), minlength=design.pods)
+    return tuple(float(g) * float(design.link_speed_gbps) for g in gpus)
+
+
+def pair_totals(circuits: tuple[Circuit, ...]) -> tuple[tuple[int, int, int], ...]:
+    """Circuits per block pair, (a, b, x_ab) with a < b, summed over devices."""
+    pairs: dict[tuple[int, int], int] = {}
+    for a, b, _, k in circuits:
+        pairs[a, b] = pairs.get((a, b), 0) + k
+    return tuple((a, b, k) for (a, b), k in sorted(pairs.items()))
+
+
+def throughput_fraction(design: Design, demand: npt.NDArray[np.float64] | None = None) -> float:
+    """The model's prediction of the simulated fraction of ideal of a demand on these circuits.
+
+    The topology model's throughput scale with the design's circuits fixed (direct paths, spine
+    granularity, the demand scaled by what the blocks inject), capped at 1 (the NICs). Under
+    spraying it is the simulator's fraction of ideal when every GPU sends and receives alike.
+    """
+    from models import ocs_topology as ot
+
+    layer = layer_of(design)
+    theta = ot.throughput_scale(
+        layer.blocks,
+        pair_totals(design.circuits),
+        None if demand is None else tuple(tuple(float(v) for v in row) for row in demand),
+        float(design.link_speed_gbps),
+        transit=False,
+        spines=layer.spines,
+        injection_gbps=injection_gbps(design),
+    )
+    return min(1.0, theta)
 
 
 def engineer(
@@ -144,26 +193,22 @@ def engineer(
         demand=None if demand is None else tuple(tuple(float(v) for v in row) for row in demand),
         circuit_gbps=float(design.link_speed_gbps),
         transit=False,
+        spines=layer.spines,
+        injection_gbps=injection_gbps(design),
     )
+    topo = ot.solve(ot.build(problem), time_limit_s=time_limit_s)
+    pairs, theta, status = topo.circuits, topo.theta, topo.status
+    mesh_theta = None if demand is None else topo.mesh_theta
     if demand is None:
         # Uniform demand: the balanced mesh is optimal (every pair gets floor or ceil of
-        # U / (n - 1) circuits), and spreads the spare ports evenly, which the MILP need not.
-        start = time.perf_counter()
+        # U / (n - 1) circuits, and usable(x) is monotone), and it spreads the spare ports
+        # evenly, which the level-by-level construction need not.
         pairs = ot.uniform_mesh(layer.blocks, layer.uplinks)
-        theta = ot.throughput_scale(layer.blocks, pairs, None, problem.circuit_gbps, transit=False)
-        bound = problem.circuit_gbps * layer.uplinks / max(1, layer.blocks - 1)
-        status, wall = Status.OPTIMAL, time.perf_counter() - start
-    else:
-        topo = ot.solve(ot.build(problem), time_limit_s=time_limit_s)
-        pairs, theta, bound, status, wall = (
-            topo.circuits,
-            topo.theta,
-            topo.bound,
-            topo.status,
-            topo.wall_s,
-        )
+        theta = topo.mesh_theta if topo.mesh_theta is not None else topo.theta
     assigned = assign_spread(layer, pairs, time_limit_s=time_limit_s)
-    return Engineered(assigned.circuits, theta, bound, status, wall + assigned.wall_s)
+    return Engineered(
+        assigned.circuits, theta, topo.bound, status, topo.wall_s + assigned.wall_s, mesh_theta
+    )
 
 
 def assign_spread(
@@ -288,10 +333,7 @@ def fail_device(
     ports allow are set up on other devices, with the fewest changes.
     """
     layer = layer_of(design)
-    pairs: dict[tuple[int, int], int] = {}
-    for a, b, _, k in design.circuits:
-        pairs[a, b] = pairs.get((a, b), 0) + k
-    wanted = tuple((a, b, k) for (a, b), k in sorted(pairs.items()))
+    wanted = pair_totals(design.circuits)
     return assign(
         layer,
         wanted,
