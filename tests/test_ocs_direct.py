@@ -327,3 +327,8 @@ def test_electrical_and_ocs_side_by_side(catalog: Catalog) -> None:
     shift = table.filter(table["traffic"].str.starts_with("shift"))
     by = dict(zip(shift["fabric"].to_list(), shift["fraction_of_ideal"].to_list(), strict=True))
     assert by["ocs_engineered"] > by["ocs_direct"]
+    # throughput_scale: the model's fraction of ideal (0 to 1) of the whole [verify] demand, the
+    # engineered circuits never below the mesh on it (issue 9: per byte, printed as 0.0)
+    scale = dict(zip(table["fabric"].to_list(), table["throughput_scale"].to_list(), strict=True))
+    assert scale["electrical"] is None
+    assert 0.01 < scale["ocs_direct"] <= scale["ocs_engineered"] <= 1.0
