@@ -88,7 +88,7 @@ better (it cannot be: it is feasible; the check keeps the guarantee whatever the
 and its theta is reported (``Topology.mesh_theta``).
 
 Evaluation with x fixed (``evaluate``, ``throughput_scale``), an LP: the closed form
-min c x_ij / D_ij without transit; the quotient LP when x and D are both circulant; otherwise
+min c usable(x_ij) / D^_ij without transit (usable(x) = x with S = 1); the quotient LP when x and D are both circulant; otherwise
 column generation over all n^3 paths, priced vectorised with numpy, the restricted master solved
 by HiGHS's interior point method without crossover. Its central duals avoid the degenerate stalling
 of simplex duals on this max-min LP (simplex column generation on the mesh sat at theta = 2.0 for
