@@ -164,6 +164,8 @@ def throughput_fraction(design: Design, demand: npt.NDArray[np.float64] | None =
     """
     from models import ocs_topology as ot
 
+    if demand is not None and not ot.off_diagonal(demand).any():
+        return 1.0  # nothing crosses a circuit: the circuits do not limit it
     layer = layer_of(design)
     theta = ot.throughput_scale(
         layer.blocks,
@@ -186,6 +188,8 @@ def engineer(
     """Circuits of one plane for a block demand (uniform when None): engineer, then assign."""
     from models import ocs_topology as ot
 
+    if demand is not None and not ot.off_diagonal(demand).any():
+        demand = None  # no traffic between blocks: nothing to engineer for, the mesh it is
     layer = layer_of(design)
     problem = ot.TopologyProblem(
         blocks=layer.blocks,

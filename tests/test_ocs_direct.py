@@ -274,6 +274,13 @@ def test_the_predicted_fraction_does_not_depend_on_the_demand_unit(
     assert ocs.throughput_fraction(d, unit * demand) == pytest.approx(base, rel=FRACTION_RTOL)
 
 
+def test_traffic_inside_the_blocks_only_gets_the_mesh(sixteen_blocks: Design) -> None:
+    d = sixteen_blocks
+    inside = np.diag(np.full(d.pods, 2.0**26))
+    assert ocs.engineer(d, inside).circuits == ocs.engineer(d).circuits
+    assert ocs.throughput_fraction(d, inside) == 1.0
+
+
 def test_a_failed_device_keeps_every_circuit_that_did_not_use_it(planned: PlanResult) -> None:
     d = planned.design
     assert d is not None
