@@ -100,6 +100,9 @@ class Engineered:
     wall_s: float
     mesh_theta: float | None = None
     """The uniform mesh's throughput scale under the same model (engineered demand only)."""
+    source: str = "mesh"
+    """Which circuits were kept: ``engineered`` (the model's optimum), ``bundles`` (the optimum
+    in whole bundles of one circuit per spine) or ``mesh`` (``engineer``)."""
 
 
 @dataclass(frozen=True)
@@ -158,9 +161,11 @@ def pair_totals(circuits: tuple[Circuit, ...]) -> tuple[tuple[int, int, int], ..
 def throughput_fraction(design: Design, demand: npt.NDArray[np.float64] | None = None) -> float:
     """The model's prediction of the simulated fraction of ideal of a demand on these circuits.
 
-    The topology model's throughput scale with the design's circuits fixed (direct paths, spine
-    granularity, the demand scaled by what the blocks inject), capped at 1 (the NICs). Under
-    spraying it is the simulator's fraction of ideal when every GPU sends and receives alike.
+    The topology model's throughput scale with the design's circuits fixed (direct paths, the
+    demand scaled by what the blocks inject), capped at 1 (the NICs), each pair counted at what
+    a spray gets from where its circuits are (``sprayed_circuits``). With every pair spread
+    evenly over the spines that is the model's usable(x), and under spraying the value is the
+    simulator's fraction of ideal when every GPU sends and receives alike.
     """
     from models import ocs_topology as ot
 
@@ -169,14 +174,44 @@ def throughput_fraction(design: Design, demand: npt.NDArray[np.float64] | None =
     layer = layer_of(design)
     theta = ot.throughput_scale(
         layer.blocks,
-        pair_totals(design.circuits),
+        sprayed_circuits(layer, design.circuits),
         None if demand is None else tuple(tuple(float(v) for v in row) for row in demand),
         float(design.link_speed_gbps),
         transit=False,
-        spines=layer.spines,
         injection_gbps=injection_gbps(design),
     )
     return min(1.0, theta)
+
+
+def spine_counts(
+    layer: OcsLayer, circuits: tuple[Circuit, ...]
+) -> dict[tuple[int, int], list[int]]:
+    """Circuits of every block pair on each spine (spine g owns devices g D .. g D + D - 1)."""
+    per: dict[tuple[int, int], list[int]] = {}
+    for a, b, o, k in circuits:
+        per.setdefault((a, b), [0] * layer.spines)[o // layer.devices_per_spine] += k
+    return per
+
+
+def evenly_spread(layer: OcsLayer, circuits: tuple[Circuit, ...]) -> bool:
+    """Whether every pair's circuits differ by at most one between any two spines."""
+    return all(max(c) - min(c) <= 1 for c in spine_counts(layer, circuits).values())
+
+
+def sprayed_circuits(
+    layer: OcsLayer, circuits: tuple[Circuit, ...]
+) -> tuple[tuple[int, int, int], ...]:
+    """Circuits' worth a leaf's spray gets per block pair, (a, b, worth) with a < b.
+
+    A leaf splits a flow evenly over the spines with a circuit to the other block and each spine
+    over its circuits, so the spine with the fewest sets the pace: (spines used) x (fewest).
+    """
+    out = []
+    for (a, b), counts in sorted(spine_counts(layer, circuits).items()):
+        used = [k for k in counts if k > 0]
+        if used:
+            out.append((a, b, len(used) * min(used)))
+    return tuple(out)
 
 
 def engineer(
@@ -200,19 +235,46 @@ def engineer(
         spines=layer.spines,
         injection_gbps=injection_gbps(design),
     )
+    start = time.perf_counter()
     topo = ot.solve(ot.build(problem), time_limit_s=time_limit_s)
-    pairs, theta, status = topo.circuits, topo.theta, topo.status
-    mesh_theta = None if demand is None else topo.mesh_theta
+    mesh = ot.uniform_mesh(layer.blocks, layer.uplinks)
+    mesh_theta = topo.mesh_theta if topo.mesh_theta is not None else topo.theta
     if demand is None:
         # Uniform demand: the balanced mesh is optimal (every pair gets floor or ceil of
         # U / (n - 1) circuits, and usable(x) is monotone), and it spreads the spare ports
         # evenly, which the level-by-level construction need not.
-        pairs = ot.uniform_mesh(layer.blocks, layer.uplinks)
-        theta = topo.mesh_theta if topo.mesh_theta is not None else topo.theta
-    assigned = assign_spread(layer, pairs, time_limit_s=time_limit_s)
-    return Engineered(
-        assigned.circuits, theta, topo.bound, status, topo.wall_s + assigned.wall_s, mesh_theta
-    )
+        assigned = assign_spread(layer, mesh, time_limit_s=time_limit_s)
+        wall = time.perf_counter() - start
+        return Engineered(assigned.circuits, mesh_theta, topo.bound, topo.status, wall)
+    # The model counts usable(x) for an even spread over the spines, which need not exist for
+    # the optimum; whole bundles (x_ab = S y_ab) always spread evenly, and the mesh is what the
+    # uniform design has. Best model value first; the first one placed evenly is kept.
+    s = layer.spines
+    candidates = [("engineered", topo.circuits, topo.theta)]
+    if s > 1 and layer.uplinks % s == 0:
+        bundled = ot.solve(
+            ot.build(
+                replace(
+                    problem,
+                    uplinks=(layer.uplinks // s,) * layer.blocks,
+                    circuit_gbps=problem.circuit_gbps * s,
+                    spines=1,
+                )
+            ),
+            time_limit_s=time_limit_s,
+        )
+        bundles = tuple((a, b, s * k) for a, b, k in bundled.circuits)
+        candidates.append(("bundles", bundles, bundled.theta))
+    candidates.append(("mesh", mesh, mesh_theta))
+    candidates.sort(key=lambda cand: -cand[2])  # stable: ties keep the order above
+    for candidate in candidates:
+        assigned = assign_spread(layer, candidate[1], time_limit_s=time_limit_s)
+        if candidate[0] == "mesh" or evenly_spread(layer, assigned.circuits):
+            break
+    source, _, theta = candidate
+    status = topo.status if source == "engineered" else Status.FEASIBLE
+    wall = time.perf_counter() - start
+    return Engineered(assigned.circuits, theta, topo.bound, status, wall, mesh_theta, source)
 
 
 def assign_spread(

@@ -274,6 +274,45 @@ def test_the_predicted_fraction_does_not_depend_on_the_demand_unit(
     assert ocs.throughput_fraction(d, unit * demand) == pytest.approx(base, rel=FRACTION_RTOL)
 
 
+def test_an_optimum_that_cannot_be_spread_evenly_gives_way_to_whole_bundles(
+    sixteen_blocks: Design, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model counts usable(x) for an even spread, which may not exist (32k GPUs, 32 blocks
+    and 32 spines: none found); whole bundles, one circuit per spine, always spread evenly."""
+    d = sixteen_blocks
+    layer = ocs.layer_of(d)
+    verify = traffic(d, "random_permutation")
+    demand = verify_demand(d, verify)
+    uniform = ocs.with_circuits(d, ocs.engineer(d).circuits)
+    real = ocs.assign_spread
+    tried: list[tuple[tuple[int, int, int], ...]] = []
+
+    def no_even_spread(
+        layer: ocs.OcsLayer, pairs: tuple[tuple[int, int, int], ...], *, time_limit_s: float
+    ) -> ocs.Reconfiguration:
+        """The first topology tried (the model's optimum) finds no even spread."""
+        tried.append(pairs)
+        if len(tried) > 1:
+            return real(layer, pairs, time_limit_s=time_limit_s)
+        bunched = tuple((a, b, 0, k) for a, b, k in pairs)  # all on spine 0: not even
+        return ocs.Reconfiguration(bunched, 0, 0, 0, 0, 0.0)
+
+    monkeypatch.setattr(ocs, "assign_spread", no_even_spread)
+    engineered = ocs.engineer(d, demand)
+    monkeypatch.undo()
+    assert len(tried) == 2
+    assert all(k % layer.spines == 0 for *_, k in tried[1])
+    assert engineered.source == "bundles"
+    assert engineered.mesh_theta is not None
+    assert engineered.mesh_theta <= engineered.theta <= engineered.bound
+    assert ocs.evenly_spread(layer, engineered.circuits)
+    designed = ocs.with_circuits(d, engineered.circuits)
+    assert validate_design(designed) == []
+    simulated = sprayed_fraction(designed, verify)
+    assert simulated >= sprayed_fraction(uniform, verify) * (1 - FRACTION_RTOL)
+    assert ocs.throughput_fraction(designed, demand) == pytest.approx(simulated, rel=FRACTION_RTOL)
+
+
 def test_traffic_inside_the_blocks_only_gets_the_mesh(sixteen_blocks: Design) -> None:
     d = sixteen_blocks
     inside = np.diag(np.full(d.pods, 2.0**26))
