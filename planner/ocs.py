@@ -16,8 +16,10 @@ after sizing, in two steps:
    (x when x < S, S spines per block): the model counts exactly that (``spines``). The demand is
    scaled by what the blocks inject (their GPUs' NIC bandwidth in one plane), so the throughput
    scale is a fraction of ideal: under spraying, the simulated fraction of ideal of traffic in
-   which every GPU sends and receives alike (``throughput_fraction``). The engineered circuits
-   are never worse under the model than the uniform mesh (the model compares them).
+   which every GPU sends and receives alike (``throughput_fraction``). The model's count holds
+   for circuits spread evenly over the spines, so of the optimum, the best topology in whole
+   bundles (x = S y, always spread evenly) and the uniform mesh, the best one whose placement
+   is even is kept (the mesh in the last resort): never worse than the mesh under the model.
 2. **Circuit assignment**: which device carries each circuit, every block having
    ``ports_per_device`` ports on every device. Sizing keeps that number even, so any topology
    within the uplinks can be realised (Petersen's 2-factor theorem). Spine g of every block is
