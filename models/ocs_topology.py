@@ -3,8 +3,32 @@ r"""OCS topology engineering: the circuits between aggregation blocks (MILP, PuL
 Blocks i = 0..n-1 (each a Clos of GPUs) have U_i uplinks into a layer of optical circuit switches.
 A circuit joins two blocks directly and carries c Gb/s each way. Choose the logical topology x
 (circuits between each pair of blocks) that maximises the scale theta at which the block demand
-matrix D (n x n, D >= 0, zero diagonal; uniform D_ij = 1 by default) is routable, all pairs at
-once, over direct circuits and one-transit paths i -> k -> j.
+matrix D (n x n, D >= 0; uniform D_ij = 1 by default) is routable, all pairs at once, over direct
+circuits and one-transit paths i -> k -> j (or direct circuits only, ``transit = False``).
+
+Units: theta is a dimensionless fraction of ideal. D may come in any unit (bytes, flows, Gb/s);
+the model first scales it so that the busiest block, relative to what it can inject, sends or
+receives at exactly its injection rate I_i (Gb/s; ``injection_gbps``, by default c U_i):
+    R_i = sum_j D_ij, C_i = sum_j D_ji (the diagonal D_ii, traffic that stays inside block i,
+    counts here and nowhere else: it uses no circuit),
+    D^ = k D with k = min_i I_i / max(R_i, C_i)   (over blocks with traffic),
+and every theta below is the scale of D^ (off its diagonal). So theta = 1 means the demand is
+carried at the full rate of its busiest block, theta = 0.5 at half of it; D and 1e6 D give the
+same theta. When every GPU of a block sends and receives alike (permutations, shifts) and I_i is
+the GPUs' NIC bandwidth, theta is the simulator's fraction of ideal (it caps at 1, the NIC).
+
+Spine granularity (``spines`` = S, direct paths only). A block is a leaf-spine pod; spine g of
+every block is cabled to its own OCS devices, a pair's x circuits are spread floor / ceil over the
+S spines (``models.ocs_spread``), and a leaf sprays a flow evenly over the spines that have a
+circuit to the other block, each spine evenly over its circuits. The spine with the fewest
+circuits sets the pace, so a pair's circuits carry only
+    usable(x) = x                  if x < S   (one circuit on x of the spines),
+              = S floor(x / S)     if x >= S,
+circuits' worth of traffic, and without transit the model is theta <= c usable(x_ij) / D^_ij.
+With x a multiple of S on every pair with demand every spine carries the same share: the leaf
+and spine links never limit a leaf more than its NICs, and under spraying theta is exactly the
+simulated fraction of ideal (capped at 1). For 0 < x < S a leaf's traffic to that block uses x
+of its S uplinks only, which the block-level model does not see.
 
 The path model (``build``; one family per ``add_*`` function):
     x[i,j] in Z+    circuits between i < j: one variable per unordered pair, so x is symmetric
@@ -58,10 +82,13 @@ Topologies (``solve``): candidates, each evaluated with x fixed, the best kept:
                   rotations gives an invariant one: flows per offset, n^2 columns instead of n^3
                   (``build_circulant``). Large cyclic instances use only circulant candidates;
     path MILP     when built, with a MIP start from the best candidate.
-Without transit, the no-transit optimum above (alpha = 1) is exact: no MILP is needed.
+Without transit, the no-transit optimum above (alpha = 1, levels of usable(x) with spines) is
+exact: no MILP is needed. The uniform mesh is evaluated under the same model and kept if it is
+better (it cannot be: it is feasible; the check keeps the guarantee whatever the construction),
+and its theta is reported (``Topology.mesh_theta``).
 
 Evaluation with x fixed (``evaluate``, ``throughput_scale``), an LP: the closed form
-min c x_ij / D_ij without transit; the quotient LP when x and D are both circulant; otherwise
+min c usable(x_ij) / D^_ij without transit (usable(x) = x with S = 1); the quotient LP when x and D are both circulant; otherwise
 column generation over all n^3 paths, priced vectorised with numpy, the restricted master solved
 by HiGHS's interior point method without crossover. Its central duals avoid the degenerate stalling
 of simplex duals on this max-min LP (simplex column generation on the mesh sat at theta = 2.0 for
@@ -89,10 +116,11 @@ import heapq
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import highspy
 import numpy as np
+import numpy.typing as npt
 import pulp
 
 from models.status import Status
@@ -146,7 +174,8 @@ class TopologyProblem:
     uplinks: tuple[int, ...]
     """U_i: circuits block i can terminate."""
     demand: tuple[tuple[float, ...], ...] | None = None
-    """D (n x n, >= 0, zero diagonal); None means uniform, D_ij = 1 for i != j."""
+    """D (n x n, >= 0, any unit); None means uniform, D_ij = 1 for i != j. The diagonal is
+    traffic inside a block: it only sets the scale of D (module docstring, Units)."""
     circuit_gbps: float = 1.0
     """c: capacity of one circuit in each direction."""
     transit: bool = True
@@ -154,6 +183,12 @@ class TopologyProblem:
     even_ports_per_device: int | None = None
     """p: ports each block has on each OCS (even). Every U_i must then equal m p for one device
     count m, which makes every degree-feasible x realisable (module docstring)."""
+    spines: int = 1
+    """S: spines per block over which a pair's circuits are spread and a leaf sprays (module
+    docstring, Spine granularity). S > 1 needs ``transit = False``."""
+    injection_gbps: tuple[float, ...] | None = None
+    """I_i: what block i can send and receive (its GPUs' NIC bandwidth); None means c U_i. It
+    sets the scale of D, so that theta is a fraction of ideal (module docstring, Units)."""
 
     def __post_init__(self) -> None:
         n = self.blocks
@@ -163,8 +198,15 @@ class TopologyProblem:
             raise ValueError("uplinks must hold one non-negative count per block")
         if not self.circuit_gbps > 0:
             raise ValueError(f"circuit_gbps must be positive, got {self.circuit_gbps}")
-        if not demand_matrix(n, self.demand).any():
-            raise ValueError("the demand matrix has no positive entry")
+        if not off_diagonal(demand_matrix(n, self.demand)).any():
+            raise ValueError("the demand matrix has no positive entry off its diagonal")
+        if self.spines < 1:
+            raise ValueError(f"spines must be at least 1, got {self.spines}")
+        if self.spines > 1 and self.transit:
+            raise ValueError("spine granularity is modelled for direct paths only (transit=False)")
+        inj = self.injection_gbps
+        if inj is not None and (len(inj) != n or not all(v > 0 for v in inj)):
+            raise ValueError("injection_gbps must hold one positive rate per block")
         p = self.even_ports_per_device
         if p is not None:
             if p <= 0 or p % 2:
@@ -187,7 +229,8 @@ class Topology:
     circuits: tuple[tuple[int, int, int], ...]
     """(i, j, x_ij) for i < j and x_ij > 0."""
     theta: float
-    """Throughput scale of these circuits with x fixed, certified achievable (a checked routing)."""
+    """Throughput scale of these circuits with x fixed, certified achievable (a checked routing):
+    a dimensionless fraction of ideal (module docstring, Units)."""
     bound: float
     """Proven upper bound on theta over all integer topologies."""
     wall_s: float
@@ -199,6 +242,9 @@ class Topology:
     source: str
     """Which construction gave the circuits: mesh, proportional_<alpha>, rounding, circulant_milp,
     path_milp or no_transit."""
+    mesh_theta: float | None = None
+    """Without transit: theta of the uniform mesh under the same model, which the circuits never
+    fall below (the mesh is kept when it is at least as good)."""
 
     @property
     def gap(self) -> float:
@@ -209,7 +255,7 @@ class Topology:
 
 
 def demand_matrix(n: int, demand: Sequence[Sequence[float]] | None) -> np.ndarray:
-    """D as an n x n array (uniform when None); checks shape, signs and the zero diagonal."""
+    """D as an n x n array (uniform when None), diagonal included; checks shape and signs."""
     if demand is None:
         return np.ones((n, n)) - np.eye(n)
     d = np.asarray(demand, dtype=float)
@@ -217,9 +263,46 @@ def demand_matrix(n: int, demand: Sequence[Sequence[float]] | None) -> np.ndarra
         raise ValueError(f"demand must be {n} x {n}, got {d.shape}")
     if not np.isfinite(d).all() or (d < 0).any():
         raise ValueError("demand must be finite and non-negative")
-    if np.diag(d).any():
-        raise ValueError("demand must have a zero diagonal")
     return d
+
+
+def off_diagonal(d: np.ndarray) -> np.ndarray:
+    """D with its diagonal (traffic inside a block) set to zero."""
+    out = np.array(d, dtype=float)
+    np.fill_diagonal(out, 0.0)
+    return out
+
+
+def demand_scale(d: np.ndarray, injection_gbps: np.ndarray) -> float:
+    """The scale k = min_i I_i / max(R_i, C_i) over blocks with traffic, diagonal included.
+
+    Blocks that cannot inject (I_i = 0) are left out: their traffic makes theta 0 by itself.
+    """
+    load = np.maximum(d.sum(axis=1), d.sum(axis=0))
+    busy = (load > 0) & (injection_gbps > 0)
+    if not busy.any():
+        return 1.0
+    return float((injection_gbps[busy] / load[busy]).min())
+
+
+def normalised_demand(d: np.ndarray, injection_gbps: np.ndarray) -> np.ndarray:
+    """D^ = k D off the diagonal: the busiest block at its injection rate (Units)."""
+    return demand_scale(d, injection_gbps) * off_diagonal(d)
+
+
+def usable_circuits(x: npt.ArrayLike, spines: int) -> np.ndarray:
+    """Circuits' worth of traffic x circuits carry when spread over S spines and sprayed.
+
+    usable(x) = x for x < S, S floor(x / S) otherwise (module docstring, Spine granularity).
+    """
+    a = np.asarray(x, dtype=np.int64)
+    return np.where(a < spines, a, spines * (a // spines))
+
+
+def circuits_needed(k: npt.ArrayLike, spines: int) -> np.ndarray:
+    """The fewest circuits whose usable capacity is at least k circuits: the inverse of usable."""
+    a = np.asarray(k, dtype=np.int64)
+    return np.where(a < spines, a, spines * -(-a // spines))
 
 
 def circuit_matrix(n: int, circuits: Sequence[tuple[int, int, int]]) -> np.ndarray:
@@ -364,23 +447,31 @@ def round_with_degrees(
     return x
 
 
-def no_transit_optimum(uplinks: np.ndarray, w: np.ndarray, c: float) -> tuple[float, np.ndarray]:
-    """Max theta with c x_ij >= theta w_ij for all pairs (w symmetric), and its x.
+def no_transit_optimum(
+    uplinks: np.ndarray, w: np.ndarray, c: float, spines: int = 1
+) -> tuple[float, np.ndarray]:
+    """Max theta with c usable(x_ij) >= theta w_ij for all pairs (w symmetric), and its x.
 
-    theta is feasible iff sum_j ceil(theta w_ij / c) <= U_i for every i: monotone in theta and
-    changing only at the values c k / w_ij, so a binary search over them finds the optimum. Free
-    uplinks are then filled as in ``round_with_degrees``.
+    Pair ij needs need_ij(theta) = circuits_needed(ceil(theta w_ij / c)) circuits (with S = 1
+    simply ceil(theta w_ij / c)), and any x reaching theta has x_ij >= need_ij(theta). So theta
+    is feasible iff sum_j need_ij(theta) <= U_i for every i: monotone in theta and changing only
+    at the values c L / w_ij for the usable levels L (1 .. S-1 and the multiples of S), so a
+    binary search over them finds the optimum. Free uplinks are then filled level by level
+    (``fill_levels``), then circuit by circuit as in ``round_with_degrees``.
     """
     iu, ju = np.nonzero(np.triu(w, 1))
     weights = w[iu, ju]
 
     def need(theta: float) -> np.ndarray:
         x = np.zeros(w.shape, dtype=np.int64)
-        x[iu, ju] = np.ceil(theta * weights / c - INTEGRALITY_TOL).astype(np.int64)
+        k = np.ceil(theta * weights / c - INTEGRALITY_TOL).astype(np.int64)
+        x[iu, ju] = circuits_needed(k, spines)
         return x + x.T
 
     top = int(uplinks.max())
-    values = np.unique((c * np.arange(1, top + 1)[:, None] / weights[None, :]).ravel())
+    levels = np.unique(usable_circuits(np.arange(1, top + 1), spines))
+    levels = levels[levels > 0]
+    values = np.unique((c * levels[:, None] / weights[None, :]).ravel())
     lo, hi = 0, len(values)  # values[:lo] feasible, values[hi:] infeasible
     while lo < hi:
         mid = (lo + hi) // 2
@@ -390,7 +481,39 @@ def no_transit_optimum(uplinks: np.ndarray, w: np.ndarray, c: float) -> tuple[fl
             hi = mid
     theta = float(values[lo - 1]) if lo > 0 else 0.0
     x = need(theta) if theta > 0 else np.zeros(w.shape, dtype=np.int64)
+    if spines > 1:
+        x = fill_levels(x, uplinks, w, c, spines)
     return theta, round_with_degrees(x.astype(float), uplinks, w, c)
+
+
+def fill_levels(
+    x: np.ndarray, uplinks: np.ndarray, w: np.ndarray, c: float, spines: int
+) -> np.ndarray:
+    """Raise pairs with demand to their next usable level while both blocks have the ports.
+
+    Each step takes the pair with the lowest c usable(x_ij) / w_ij and adds the circuits that
+    lift usable(x_ij) by one level (one below S, up to the next multiple of S above); a pair
+    that does not fit is dropped, since free uplinks only shrink.
+    """
+    x = x.copy()
+    free = uplinks - x.sum(axis=1)
+
+    def key(i: int, j: int) -> tuple[float, int, int]:
+        return (c * float(usable_circuits(x[i, j], spines)) / w[i, j], i, j)
+
+    iu, ju = np.nonzero(np.triu(w, 1))
+    heap = [key(int(i), int(j)) for i, j in zip(iu, ju, strict=True)]
+    heapq.heapify(heap)
+    while heap:
+        _, i, j = heapq.heappop(heap)
+        nxt = int(circuits_needed(usable_circuits(x[i, j], spines) + 1, spines))
+        step = nxt - int(x[i, j])
+        if free[i] >= step and free[j] >= step:
+            x[i, j] = x[j, i] = nxt
+            free[i] -= step
+            free[j] -= step
+            heapq.heappush(heap, key(i, j))
+    return x
 
 
 def proportional(uplinks: np.ndarray, d: np.ndarray, c: float, alpha: float) -> np.ndarray:
@@ -710,8 +833,11 @@ class Instance:
     @classmethod
     def of(cls, problem: TopologyProblem) -> Instance:
         """The arrays of a problem."""
-        d = demand_matrix(problem.blocks, problem.demand)
-        return cls(problem, d, np.asarray(problem.uplinks, dtype=np.int64))
+        raw = demand_matrix(problem.blocks, problem.demand)
+        u = np.asarray(problem.uplinks, dtype=np.int64)
+        inj = problem.injection_gbps
+        injection = problem.circuit_gbps * u.astype(float) if inj is None else np.asarray(inj)
+        return cls(problem, normalised_demand(raw, injection), u)
 
     @property
     def n(self) -> int:
@@ -722,6 +848,11 @@ class Instance:
     def c(self) -> float:
         """Gb/s per circuit and direction."""
         return self.problem.circuit_gbps
+
+    @property
+    def spines(self) -> int:
+        """S: spines a pair's circuits are spread over."""
+        return self.problem.spines
 
     @property
     def cyclic(self) -> bool:
@@ -963,12 +1094,19 @@ def evaluate(
     transit: bool = True,
     deadline: float = math.inf,
     stop_on_stall: bool = False,
+    spines: int = 1,
 ) -> Evaluation:
-    """Max theta for a fixed x: a closed form, the quotient LP or column generation."""
+    """Max theta for a fixed x: a closed form, the quotient LP or column generation.
+
+    Without transit the closed form min c usable(x_ij) / D_ij over pairs with demand; with
+    transit, S must be 1 (spine granularity is modelled for direct paths only).
+    """
     dem = d > 0
     if not transit:
-        value = float((c * x[dem] / d[dem]).min())
+        value = float((c * usable_circuits(x[dem], spines) / d[dem]).min())
         return Evaluation(value, value)
+    if spines != 1:
+        raise ValueError("spine granularity is modelled for direct paths only (transit=False)")
     n = x.shape[0]
     if is_cyclic(x) and is_cyclic(d):
         y = {s: int(x[0, s]) for s in range(1, n // 2 + 1)}
@@ -989,16 +1127,31 @@ def throughput_scale(
     circuit_gbps: float = 1.0,
     transit: bool = True,
     time_limit_s: float | None = None,
+    *,
+    spines: int = 1,
+    injection_gbps: Sequence[float] | None = None,
 ) -> float:
-    """Max theta such that theta D is routable on the fixed circuits (an LP; see ``evaluate``).
+    """Max theta such that theta D^ is routable on the fixed circuits (an LP; see ``evaluate``).
 
-    The value is achievable (a routing checked against every capacity); it is the maximum unless
-    a time limit stopped the column generation first.
+    Dimensionless: D is scaled first (module docstring, Units), with I_i = ``injection_gbps`` or,
+    when None, c times the circuits block i terminates; D and a multiple of D give the same
+    value. The value is achievable (a routing checked against every capacity); it is the maximum
+    unless a time limit stopped the column generation first.
     """
     x = circuit_matrix(n, circuits)
-    d = demand_matrix(n, demand)
+    raw = demand_matrix(n, demand)
+    if not off_diagonal(raw).any():
+        raise ValueError("the demand matrix has no positive entry off its diagonal")
+    inj = (
+        circuit_gbps * x.sum(axis=1).astype(float)
+        if injection_gbps is None
+        else np.asarray(injection_gbps, dtype=float)
+    )
+    d = normalised_demand(raw, inj)
+    if not d.any():
+        return 0.0  # a block with traffic and nothing to inject it with
     deadline = math.inf if time_limit_s is None else time.perf_counter() + time_limit_s
-    return evaluate(x, d, circuit_gbps, transit, deadline).theta
+    return evaluate(x, d, circuit_gbps, transit, deadline, spines=spines).theta
 
 
 # --- build and solve ------------------------------------------------------------------------------
@@ -1083,10 +1236,22 @@ def solve(built: BuiltTopology, time_limit_s: float = 30.0, relative_gap: float 
         )
 
     if not inst.problem.transit:  # exact; the LP relaxation is min_i c U_i / sum_j w_ij
-        theta, x = no_transit_optimum(u, pair_weight(d), c)
-        load = pair_weight(d).sum(axis=1)
+        w, s = pair_weight(d), inst.spines
+        optimum, x = no_transit_optimum(u, w, c, s)
+        ev = evaluate(x, d, c, False, spines=s)
+        # Never worse than the uniform mesh under the same model: it is feasible, so the exact
+        # optimum is at least as good; the check keeps that true whatever the construction.
+        mesh = circuit_matrix(n, uniform_mesh(n, u.tolist()))
+        mesh_ev = evaluate(mesh, d, c, False, spines=s)
+        source = "no_transit"
+        if mesh_ev.theta > ev.theta:
+            x, ev, source = mesh, mesh_ev, "mesh"
+        load = w.sum(axis=1)
         lp_bound = float((c * u[load > 0] / load[load > 0]).min())
-        return result(Status.OPTIMAL, x, Evaluation(theta, theta), theta, lp_bound, "no_transit")
+        bound = max(optimum, ev.theta)
+        return replace(
+            result(Status.OPTIMAL, x, ev, bound, lp_bound, source), mesh_theta=mesh_ev.theta
+        )
 
     # Bounds: hose, LP relaxation, integer capacity.
     x_lp: np.ndarray | None = None

@@ -157,7 +157,11 @@ def plan(
 
 
 def verify_demand(design: Design, verify: Verify) -> npt.NDArray[np.float64]:
-    """Block-level demand of a [verify] section's traffic: bytes from block a to block b."""
+    """Block-level demand of a [verify] section's traffic: bytes from block a to block b.
+
+    The diagonal holds the bytes that stay inside a block: they use no circuit but are part of
+    what the block injects, which scales the throughput (``models.ocs_topology``, Units).
+    """
     n = design.pods
     total = np.zeros((n, n))
     blocks = ocs.block_of_gpus(design)
@@ -169,7 +173,6 @@ def verify_demand(design: Design, verify: Verify) -> npt.NDArray[np.float64]:
         for phase in traffic.phases:
             a, b = blocks[phase.src], blocks[phase.dst]
             np.add.at(total, (a, b), phase.size_bytes * phase.repeat)
-    np.fill_diagonal(total, 0.0)
     return total
 
 
@@ -356,25 +359,9 @@ def compare_fabrics(
     return FabricComparison(pl.DataFrame(rows, schema=FABRIC_COMPARISON_SCHEMA), results)
 
 
-#: Time for evaluating the throughput scale of a design's circuits in the side by side.
-THETA_TIME_S = 60.0
-
-
 def _theta(design: Design, inst: Instance) -> float:
-    """Throughput scale of the design's circuits for the [verify] block demand (direct paths)."""
-    from models import ocs_topology as ot
-
-    demand = verify_demand(design, inst.verify)
-    pairs: dict[tuple[int, int], int] = {}
-    for a, b, _, k in design.circuits:
-        pairs[a, b] = pairs.get((a, b), 0) + k
-    circuits = tuple((a, b, k) for (a, b), k in sorted(pairs.items()))
-    return ot.throughput_scale(
-        design.pods,
-        circuits,
-        tuple(tuple(float(v) for v in row) for row in demand),
-        float(design.link_speed_gbps),
-    )
+    """Predicted fraction of ideal of the [verify] block demand on the design's circuits."""
+    return ocs.throughput_fraction(design, verify_demand(design, inst.verify))
 
 
 def plan_torus(inst: Instance, *, catalog: Catalog | None = None) -> TorusPlan:

@@ -4,12 +4,22 @@ A direct-connect design (``family = "ocs_direct"``) sizes aggregation blocks (th
 leaf-spine wiring) and a layer of OCS devices. Which blocks its circuits join is decided here,
 after sizing, in two steps:
 
-1. **Topology engineering** (``models.ocs_topology``, a MILP): the number of circuits x_ab between
-   every two blocks, within each block's uplinks, that maximises the throughput scale of the
+1. **Topology engineering** (``models.ocs_topology``): the number of circuits x_ab between every
+   two blocks, within each block's uplinks, that maximises the throughput scale of the
    block-level demand: uniform by default, or aggregated from the instance's ``[verify]`` traffic.
-   The fabric routes valley-free (leaf, spine, circuit, spine, leaf): a packet never turns at an
-   intermediate block's spine, so the circuits are engineered for direct paths (``transit =
-   False``); the model's one-transit variant is there for fabrics that route through a block.
+   The model is told what the simulated fabric routes, so that its throughput is the simulated
+   one. The fabric routes valley-free (leaf, spine, circuit, spine, leaf): a packet never turns
+   at an intermediate block's spine, so the circuits are engineered for direct paths
+   (``transit = False``; the model's one-transit variant is there for fabrics that route through
+   a block). A leaf sprays over the spines of its block that reach the other block and each
+   spine over its own circuits, so a pair's x circuits carry S floor(x / S) circuits' worth
+   (x when x < S, S spines per block): the model counts exactly that (``spines``). The demand is
+   scaled by what the blocks inject (their GPUs' NIC bandwidth in one plane), so the throughput
+   scale is a fraction of ideal: under spraying, the simulated fraction of ideal of traffic in
+   which every GPU sends and receives alike (``throughput_fraction``). The model's count holds
+   for circuits spread evenly over the spines, so of the optimum, the best topology in whole
+   bundles (x = S y, always spread evenly) and the uniform mesh, the best one whose placement
+   is even is kept (the mesh in the last resort): never worse than the mesh under the model.
 2. **Circuit assignment**: which device carries each circuit, every block having
    ``ports_per_device`` ports on every device. Sizing keeps that number even, so any topology
    within the uplinks can be realised (Petersen's 2-factor theorem). Spine g of every block is
@@ -84,11 +94,17 @@ class Engineered:
 
     circuits: tuple[Circuit, ...]
     theta: float
-    """Throughput scale of the block demand on these circuits (direct and one-transit paths)."""
+    """Throughput scale of the block demand on these circuits: direct paths, spine granularity,
+    a dimensionless fraction of ideal (``throughput_fraction`` before capping at 1)."""
     bound: float
     """Upper bound on the throughput scale over every topology within the uplinks."""
     status: Status
     wall_s: float
+    mesh_theta: float | None = None
+    """The uniform mesh's throughput scale under the same model (engineered demand only)."""
+    source: str = "mesh"
+    """Which circuits were kept: ``engineered`` (the model's optimum), ``bundles`` (the optimum
+    in whole bundles of one circuit per spine) or ``mesh`` (``engineer``)."""
 
 
 @dataclass(frozen=True)
@@ -118,14 +134,86 @@ def block_of_gpus(design: Design) -> npt.NDArray[np.int64]:
 
 
 def block_demand(design: Design, src: npt.ArrayLike, dst: npt.ArrayLike) -> npt.NDArray[np.float64]:
-    """Block-level demand matrix of GPU flows: count of flows from block a to block b (a != b)."""
+    """Block-level demand matrix of GPU flows: count of flows from block a to block b.
+
+    The diagonal counts flows inside a block: they use no circuit, but they are part of what a
+    block injects, which sets the scale of the throughput (``models.ocs_topology``, Units).
+    """
     blocks = block_of_gpus(design)
     a = blocks[np.asarray(src, dtype=np.int64)]
     b = blocks[np.asarray(dst, dtype=np.int64)]
     n = design.pods
-    counts = np.bincount(a * n + b, minlength=n * n).astype(np.float64).reshape(n, n)
-    np.fill_diagonal(counts, 0.0)
-    return counts
+    return np.bincount(a * n + b, minlength=n * n).astype(np.float64).reshape(n, n)
+
+
+def injection_gbps(design: Design) -> tuple[float, ...]:
+    """What each block injects into one plane: its GPUs' NIC bandwidth per plane, in Gb/s."""
+    gpus = np.bincount(block_of_gpus(design), minlength=design.pods)
+    return tuple(float(g) * float(design.link_speed_gbps) for g in gpus)
+
+
+def pair_totals(circuits: tuple[Circuit, ...]) -> tuple[tuple[int, int, int], ...]:
+    """Circuits per block pair, (a, b, x_ab) with a < b, summed over devices."""
+    pairs: dict[tuple[int, int], int] = {}
+    for a, b, _, k in circuits:
+        pairs[a, b] = pairs.get((a, b), 0) + k
+    return tuple((a, b, k) for (a, b), k in sorted(pairs.items()))
+
+
+def throughput_fraction(design: Design, demand: npt.NDArray[np.float64] | None = None) -> float:
+    """The model's prediction of the simulated fraction of ideal of a demand on these circuits.
+
+    The topology model's throughput scale with the design's circuits fixed (direct paths, the
+    demand scaled by what the blocks inject), capped at 1 (the NICs), each pair counted at what
+    a spray gets from where its circuits are (``sprayed_circuits``). With every pair spread
+    evenly over the spines that is the model's usable(x), and under spraying the value is the
+    simulator's fraction of ideal when every GPU sends and receives alike.
+    """
+    from models import ocs_topology as ot
+
+    if demand is not None and not ot.off_diagonal(demand).any():
+        return 1.0  # nothing crosses a circuit: the circuits do not limit it
+    layer = layer_of(design)
+    theta = ot.throughput_scale(
+        layer.blocks,
+        sprayed_circuits(layer, design.circuits),
+        None if demand is None else tuple(tuple(float(v) for v in row) for row in demand),
+        float(design.link_speed_gbps),
+        transit=False,
+        injection_gbps=injection_gbps(design),
+    )
+    return min(1.0, theta)
+
+
+def spine_counts(
+    layer: OcsLayer, circuits: tuple[Circuit, ...]
+) -> dict[tuple[int, int], list[int]]:
+    """Circuits of every block pair on each spine (spine g owns devices g D .. g D + D - 1)."""
+    per: dict[tuple[int, int], list[int]] = {}
+    for a, b, o, k in circuits:
+        per.setdefault((a, b), [0] * layer.spines)[o // layer.devices_per_spine] += k
+    return per
+
+
+def evenly_spread(layer: OcsLayer, circuits: tuple[Circuit, ...]) -> bool:
+    """Whether every pair's circuits differ by at most one between any two spines."""
+    return all(max(c) - min(c) <= 1 for c in spine_counts(layer, circuits).values())
+
+
+def sprayed_circuits(
+    layer: OcsLayer, circuits: tuple[Circuit, ...]
+) -> tuple[tuple[int, int, int], ...]:
+    """Circuits' worth a leaf's spray gets per block pair, (a, b, worth) with a < b.
+
+    A leaf splits a flow evenly over the spines with a circuit to the other block and each spine
+    over its circuits, so the spine with the fewest sets the pace: (spines used) x (fewest).
+    """
+    out = []
+    for (a, b), counts in sorted(spine_counts(layer, circuits).items()):
+        used = [k for k in counts if k > 0]
+        if used:
+            out.append((a, b, len(used) * min(used)))
+    return tuple(out)
 
 
 def engineer(
@@ -137,6 +225,8 @@ def engineer(
     """Circuits of one plane for a block demand (uniform when None): engineer, then assign."""
     from models import ocs_topology as ot
 
+    if demand is not None and not ot.off_diagonal(demand).any():
+        demand = None  # no traffic between blocks: nothing to engineer for, the mesh it is
     layer = layer_of(design)
     problem = ot.TopologyProblem(
         blocks=layer.blocks,
@@ -144,26 +234,49 @@ def engineer(
         demand=None if demand is None else tuple(tuple(float(v) for v in row) for row in demand),
         circuit_gbps=float(design.link_speed_gbps),
         transit=False,
+        spines=layer.spines,
+        injection_gbps=injection_gbps(design),
     )
+    start = time.perf_counter()
+    topo = ot.solve(ot.build(problem), time_limit_s=time_limit_s)
+    mesh = ot.uniform_mesh(layer.blocks, layer.uplinks)
+    mesh_theta = topo.mesh_theta if topo.mesh_theta is not None else topo.theta
     if demand is None:
         # Uniform demand: the balanced mesh is optimal (every pair gets floor or ceil of
-        # U / (n - 1) circuits), and spreads the spare ports evenly, which the MILP need not.
-        start = time.perf_counter()
-        pairs = ot.uniform_mesh(layer.blocks, layer.uplinks)
-        theta = ot.throughput_scale(layer.blocks, pairs, None, problem.circuit_gbps, transit=False)
-        bound = problem.circuit_gbps * layer.uplinks / max(1, layer.blocks - 1)
-        status, wall = Status.OPTIMAL, time.perf_counter() - start
-    else:
-        topo = ot.solve(ot.build(problem), time_limit_s=time_limit_s)
-        pairs, theta, bound, status, wall = (
-            topo.circuits,
-            topo.theta,
-            topo.bound,
-            topo.status,
-            topo.wall_s,
+        # U / (n - 1) circuits, and usable(x) is monotone), and it spreads the spare ports
+        # evenly, which the level-by-level construction need not.
+        assigned = assign_spread(layer, mesh, time_limit_s=time_limit_s)
+        wall = time.perf_counter() - start
+        return Engineered(assigned.circuits, mesh_theta, topo.bound, topo.status, wall)
+    # The model counts usable(x) for an even spread over the spines, which need not exist for
+    # the optimum; whole bundles (x_ab = S y_ab) always spread evenly, and the mesh is what the
+    # uniform design has. Best model value first; the first one placed evenly is kept.
+    s = layer.spines
+    candidates = [("engineered", topo.circuits, topo.theta)]
+    if s > 1 and layer.uplinks % s == 0:
+        bundled = ot.solve(
+            ot.build(
+                replace(
+                    problem,
+                    uplinks=(layer.uplinks // s,) * layer.blocks,
+                    circuit_gbps=problem.circuit_gbps * s,
+                    spines=1,
+                )
+            ),
+            time_limit_s=time_limit_s,
         )
-    assigned = assign_spread(layer, pairs, time_limit_s=time_limit_s)
-    return Engineered(assigned.circuits, theta, bound, status, wall + assigned.wall_s)
+        bundles = tuple((a, b, s * k) for a, b, k in bundled.circuits)
+        candidates.append(("bundles", bundles, bundled.theta))
+    candidates.append(("mesh", mesh, mesh_theta))
+    candidates.sort(key=lambda cand: -cand[2])  # stable: ties keep the order above
+    for candidate in candidates:
+        assigned = assign_spread(layer, candidate[1], time_limit_s=time_limit_s)
+        if candidate[0] == "mesh" or evenly_spread(layer, assigned.circuits):
+            break
+    source, _, theta = candidate
+    status = topo.status if source == "engineered" else Status.FEASIBLE
+    wall = time.perf_counter() - start
+    return Engineered(assigned.circuits, theta, topo.bound, status, wall, mesh_theta, source)
 
 
 def assign_spread(
@@ -288,10 +401,7 @@ def fail_device(
     ports allow are set up on other devices, with the fewest changes.
     """
     layer = layer_of(design)
-    pairs: dict[tuple[int, int], int] = {}
-    for a, b, _, k in design.circuits:
-        pairs[a, b] = pairs.get((a, b), 0) + k
-    wanted = tuple((a, b, k) for (a, b), k in sorted(pairs.items()))
+    wanted = pair_totals(design.circuits)
     return assign(
         layer,
         wanted,

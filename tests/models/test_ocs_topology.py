@@ -11,8 +11,10 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterator
+from dataclasses import replace
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 from scipy import sparse
 from scipy.optimize import linprog
@@ -25,6 +27,7 @@ from models.ocs_topology import (
     build,
     build_path,
     circuit_matrix,
+    circuits_needed,
     circuits_of,
     circulant_matrix,
     demand_matrix,
@@ -38,6 +41,7 @@ from models.ocs_topology import (
     solve,
     throughput_scale,
     uniform_mesh,
+    usable_circuits,
 )
 from models.status import Status
 
@@ -202,6 +206,26 @@ def as_tuple(d: np.ndarray) -> tuple[tuple[float, ...], ...]:
     return tuple(tuple(float(v) for v in row) for row in d)
 
 
+def normalised(d: np.ndarray, injection: npt.ArrayLike) -> np.ndarray:
+    """D at the scale the model reports theta in (written out here, not the model's helper):
+    k D off the diagonal, k = min_i I_i / max(row sum, column sum) over busy blocks."""
+    inj = np.broadcast_to(np.asarray(injection, dtype=float), (d.shape[0],))
+    sent, received = d.sum(axis=1), d.sum(axis=0)
+    k = min(
+        inj[i] / max(sent[i], received[i])
+        for i in range(d.shape[0])
+        if max(sent[i], received[i]) > 0 and inj[i] > 0
+    )
+    out = k * d
+    np.fill_diagonal(out, 0.0)
+    return out
+
+
+def degrees(x: np.ndarray, c: float = 1.0) -> np.ndarray:
+    """c times the circuits at every block: the injection ``throughput_scale`` assumes."""
+    return c * x.sum(axis=1).astype(float)
+
+
 def solved(problem: TopologyProblem, time_limit_s: float = 20.0) -> Topology:
     result = solve(build(problem), time_limit_s=time_limit_s)
     assert degree_violations(problem, result.circuits) == []
@@ -231,7 +255,7 @@ UNIFORM = [
 def test_uniform_matches_independent_lp(n: int, u: int, near: bool) -> None:
     problem = TopologyProblem(n, (u,) * n)
     result = solved(problem, time_limit_s=3.0)
-    d = demand_matrix(n, None)
+    d = normalised(demand_matrix(n, None), u)
     x = circuit_matrix(n, result.circuits)
     assert result.theta == pytest.approx(oracle(d, x=x), rel=LP_REL)
     continuous = oracle(d, uplinks=np.full(n, u))
@@ -243,10 +267,11 @@ def test_uniform_matches_independent_lp(n: int, u: int, near: bool) -> None:
 
 @pytest.mark.parametrize(("n", "u"), [(3, 4), (4, 6), (5, 8), (8, 14), (10, 45), (12, 33)])
 def test_uniform_closed_form_when_n_minus_1_divides_u(n: int, u: int) -> None:
+    """400 U / (n - 1) Gb/s per pair; each block injects 400 U, (n - 1) pairs' worth: 1.0."""
     result = solved(TopologyProblem(n, (u,) * n, circuit_gbps=400.0))
     assert result.status is Status.OPTIMAL
-    assert result.theta == pytest.approx(400.0 * u / (n - 1), rel=LP_REL)
-    assert result.bound == pytest.approx(400.0 * u / (n - 1), rel=LP_REL)
+    assert result.theta == pytest.approx(1.0, rel=LP_REL)
+    assert result.bound == pytest.approx(1.0, rel=LP_REL)
     assert {k for _, _, k in result.circuits} == {u // (n - 1)}
 
 
@@ -254,7 +279,7 @@ def test_uniform_closed_form_when_n_minus_1_divides_u(n: int, u: int) -> None:
 @pytest.mark.parametrize(("n", "u"), [(16, 30), (24, 46)])
 def test_uniform_closed_form_larger(n: int, u: int) -> None:
     result = solved(TopologyProblem(n, (u,) * n))
-    assert result.theta == pytest.approx(u / (n - 1), rel=LP_REL)
+    assert result.theta == pytest.approx(1.0, rel=LP_REL)
 
 
 @pytest.mark.slow
@@ -264,8 +289,8 @@ def test_uniform_64_blocks() -> None:
     result = solved(TopologyProblem(n, (u,) * n, even_ports_per_device=2), time_limit_s=30.0)
     assert result.wall_s < 30.0
     assert result.theta >= throughput_scale(n, uniform_mesh(n, u)) * (1 - LP_REL)
-    assert result.bound == pytest.approx(250 / 124, rel=1e-6)
-    assert result.lp_bound == pytest.approx(u / (n - 1), rel=1e-9)
+    assert result.bound == pytest.approx(250 / 124 * (n - 1) / u, rel=1e-6)
+    assert result.lp_bound == pytest.approx(1.0, rel=1e-9)
 
 
 # --- skewed demand --------------------------------------------------------------------------------
@@ -288,13 +313,16 @@ def test_skewed_beats_uniform_mesh(
     d = hot_demand(n, hot)
     problem = TopologyProblem(n, (u,) * n, demand=as_tuple(d), transit=transit)
     result = solved(problem)
-    mesh = throughput_scale(n, uniform_mesh(n, u), as_tuple(d), transit=transit)
+    mesh = throughput_scale(
+        n, uniform_mesh(n, u), as_tuple(d), transit=transit, injection_gbps=(float(u),) * n
+    )
     assert result.theta > mesh * (1 + MIN_MARGIN)
     assert result.theta <= result.bound * (1 + LP_REL)
     x = circuit_matrix(n, result.circuits)
-    assert result.theta == pytest.approx(oracle(d, x=x, transit=transit), rel=LP_REL)
+    dn = normalised(d, u)
+    assert result.theta == pytest.approx(oracle(dn, x=x, transit=transit), rel=LP_REL)
     assert mesh == pytest.approx(
-        oracle(d, x=circuit_matrix(n, uniform_mesh(n, u)), transit=transit), rel=LP_REL
+        oracle(dn, x=circuit_matrix(n, uniform_mesh(n, u)), transit=transit), rel=LP_REL
     )
 
 
@@ -306,7 +334,7 @@ def test_skewed_32_blocks_against_mesh() -> None:
     result = solved(problem, time_limit_s=30.0)
     mesh = throughput_scale(n, uniform_mesh(n, u), as_tuple(d))
     assert result.theta > mesh * (1 + 0.01)
-    assert result.bound <= hose_bound(np.full(n, u), d, 1.0) * (1 + LP_REL)
+    assert result.bound <= hose_bound(np.full(n, u), normalised(d, u), 1.0) * (1 + LP_REL)
 
 
 # --- brute force on tiny instances ----------------------------------------------------------------
@@ -338,7 +366,8 @@ def tiny_demand(n: int, kind: str) -> np.ndarray:
 def test_brute_force(uplinks: tuple[int, ...], kind: str, transit: bool) -> None:
     n = len(uplinks)
     d = tiny_demand(n, kind)
-    best = max(oracle(d, x=x, transit=transit) for x in maximal_topologies(uplinks))
+    dn = normalised(d, uplinks)
+    best = max(oracle(dn, x=x, transit=transit) for x in maximal_topologies(uplinks))
     problem = TopologyProblem(n, uplinks, demand=as_tuple(d), transit=transit)
     result = solved(problem)
     assert result.status is Status.OPTIMAL
@@ -400,7 +429,7 @@ def test_missing_pair_without_transit_is_zero(n: int) -> None:
     d[0, 1] = 1.0
     assert throughput_scale(n, circuits, as_tuple(d), transit=False) == 0.0
     assert throughput_scale(n, circuits, as_tuple(d), transit=True) == pytest.approx(
-        oracle(d, x=x), rel=LP_REL
+        oracle(normalised(d, degrees(x)), x=x), rel=LP_REL
     )
     assert throughput_scale(n, circuits, as_tuple(d), transit=True) > 0.0
 
@@ -412,10 +441,11 @@ def test_without_transit_closed_form(seed: int) -> None:
     x = rng.integers(1, 4, size=(n, n))
     x = np.triu(x, 1) + np.triu(x, 1).T
     d = rng.uniform(0.5, 3.0, size=(n, n)) * (1 - np.eye(n))
-    expected = min(2.0 * x[i, j] / d[i, j] for i in range(n) for j in range(n) if i != j)
+    dn = normalised(d, degrees(x, 2.0))
+    expected = min(2.0 * x[i, j] / dn[i, j] for i in range(n) for j in range(n) if i != j)
     got = throughput_scale(n, circuits_of(x), as_tuple(d), circuit_gbps=2.0, transit=False)
     assert got == pytest.approx(expected, rel=1e-12)
-    assert got == pytest.approx(oracle(d, c=2.0, x=x, transit=False), rel=LP_REL)
+    assert got == pytest.approx(oracle(dn, c=2.0, x=x, transit=False), rel=LP_REL)
 
 
 def test_no_transit_optimum_is_exact() -> None:
@@ -425,6 +455,114 @@ def test_no_transit_optimum_is_exact() -> None:
     theta, x = no_transit_optimum(np.full(n, u), pair_weight(d), 1.0)
     assert theta == pytest.approx(0.8)
     assert x[0, 1] >= 8
+
+
+# --- spine granularity (direct paths) -------------------------------------------------------------
+
+
+def sprayed(x: int, spines: int) -> int:
+    """Circuits' worth a leaf's spray gets from x circuits spread floor / ceil over the spines.
+
+    Written from the mechanism: the leaf splits evenly over the spines that have a circuit to the
+    other block, so the one with the fewest circuits sets the pace for all of them.
+    """
+    per_spine = [x // spines + (1 if g < x % spines else 0) for g in range(spines)]
+    used = [k for k in per_spine if k > 0]
+    return len(used) * min(used) if used else 0
+
+
+@pytest.mark.parametrize("spines", [1, 2, 3, 4, 8])
+def test_usable_circuits_are_what_a_spray_over_the_spines_gets(spines: int) -> None:
+    xs = list(range(5 * spines + 3))
+    assert usable_circuits(np.array(xs), spines).tolist() == [sprayed(x, spines) for x in xs]
+    for level in range(4 * spines):  # circuits_needed: the fewest circuits reaching the level
+        need = int(circuits_needed(level, spines))
+        assert sprayed(need, spines) >= level
+        assert need == 0 or sprayed(need - 1, spines) < level
+
+
+#: (uplinks, spines, demand kind): small enough to enumerate every maximal topology.
+SPINE_CASES = [
+    ((6, 6, 6), 2, "hot"),
+    ((6, 6, 6), 4, "uniform"),
+    ((8, 6, 7, 8), 2, "asymmetric"),
+    ((6, 6, 6, 6), 3, "hot"),
+    ((8, 8, 8, 8), 4, "hot"),
+]
+
+
+@pytest.mark.parametrize(("uplinks", "spines", "kind"), SPINE_CASES, ids=str)
+def test_brute_force_with_spines(uplinks: tuple[int, ...], spines: int, kind: str) -> None:
+    """Without transit, theta = min over pairs with demand of c sprayed(x_ij) / D^_ij."""
+    n = len(uplinks)
+    d = tiny_demand(n, kind)
+    dn = normalised(d, uplinks)
+    pairs = [(i, j) for i in range(n) for j in range(n) if dn[i, j] > 0]
+    best = max(
+        min(sprayed(int(x[i, j]), spines) / dn[i, j] for i, j in pairs)
+        for x in maximal_topologies(uplinks)
+    )
+    problem = TopologyProblem(n, uplinks, demand=as_tuple(d), transit=False, spines=spines)
+    result = solved(problem)
+    assert result.status is Status.OPTIMAL
+    assert result.theta == pytest.approx(best, rel=LP_REL)
+    assert result.bound == pytest.approx(best, rel=LP_REL)
+    assert result.mesh_theta is not None
+    assert result.mesh_theta <= result.theta * (1 + LP_REL)
+
+
+@pytest.mark.parametrize("spines", [2, 4, 8])
+@pytest.mark.parametrize("seed", range(4))
+def test_engineered_is_never_below_the_uniform_mesh(seed: int, spines: int) -> None:
+    """Random permutations of GPUs, counted per block pair: the demand of issue 9's case."""
+    rng = np.random.default_rng(400 + seed)
+    n, gpus_per_block = 8, 8 * spines
+    perm = rng.permutation(n * gpus_per_block)
+    blocks = np.arange(n * gpus_per_block) // gpus_per_block
+    d = np.zeros((n, n))
+    np.add.at(d, (blocks, blocks[perm]), 1.0)
+    u, inj = gpus_per_block, (float(gpus_per_block),) * n
+    problem = TopologyProblem(
+        n, (u,) * n, demand=as_tuple(d), transit=False, spines=spines, injection_gbps=inj
+    )
+    result = solved(problem)
+    mesh = throughput_scale(
+        n, uniform_mesh(n, u), as_tuple(d), transit=False, spines=spines, injection_gbps=inj
+    )
+    assert result.mesh_theta == pytest.approx(mesh, rel=LP_REL)
+    assert result.theta >= mesh * (1 - LP_REL)
+    assert result.theta <= 1.0 + LP_REL  # a fraction of ideal: no block beats its NICs
+
+
+@pytest.mark.parametrize("transit", [True, False], ids=["transit", "direct"])
+@pytest.mark.parametrize("unit", [1e-6, 8.0, 1e6, 2.0**28])
+def test_theta_does_not_depend_on_the_demand_unit(unit: float, transit: bool) -> None:
+    """Bytes, bits or flows: the same fraction of ideal (issue 9: 1e-6 values, and transit
+    below direct-only with the demand in bytes)."""
+    n, u = 6, 10
+    d = hot_demand(n, [(0, 1), (2, 3)], factor=4.0)
+    mesh = uniform_mesh(n, u)
+    base = throughput_scale(n, mesh, as_tuple(d), circuit_gbps=400.0, transit=transit)
+    scaled = throughput_scale(n, mesh, as_tuple(unit * d), circuit_gbps=400.0, transit=transit)
+    assert scaled == pytest.approx(base, rel=LP_REL)
+    direct = throughput_scale(n, mesh, as_tuple(unit * d), circuit_gbps=400.0, transit=False)
+    assert scaled >= direct * (1 - LP_REL)  # transit paths only add to the direct ones
+    assert 0.1 < scaled <= 1.0 + LP_REL
+    problem = TopologyProblem(n, (u,) * n, demand=as_tuple(unit * d), circuit_gbps=400.0)
+    assert solved(replace(problem, transit=transit)).theta == pytest.approx(
+        solved(replace(problem, demand=as_tuple(d), transit=transit)).theta, rel=LP_REL
+    )
+
+
+def test_the_diagonal_only_sets_the_scale() -> None:
+    """Traffic inside a block uses no circuit; it counts towards what the block injects."""
+    n, u = 4, 6
+    d = np.ones((n, n)) - np.eye(n)
+    inside = d + 3.0 * np.eye(n)  # each block keeps as much again inside as it sends out
+    a = throughput_scale(n, uniform_mesh(n, u), as_tuple(d), transit=False)
+    b = throughput_scale(n, uniform_mesh(n, u), as_tuple(inside), transit=False)
+    assert a == pytest.approx(1.0, rel=LP_REL)
+    assert b == pytest.approx(2.0, rel=LP_REL)  # ideal is half as fast: the circuits do 2x
 
 
 # --- evaluation with x fixed ----------------------------------------------------------------------
@@ -439,7 +577,7 @@ def test_throughput_scale_matches_oracle_on_random_topologies(seed: int) -> None
     d = rng.uniform(0.0, 3.0, size=(n, n)) * (rng.random((n, n)) < 0.7) * (1 - np.eye(n))
     d[0, 1] = max(d[0, 1], 1.0)
     got = throughput_scale(n, circuits_of(x), as_tuple(d))
-    assert got == pytest.approx(oracle(d, x=x), rel=LP_REL, abs=1e-12)
+    assert got == pytest.approx(oracle(normalised(d, degrees(x)), x=x), rel=LP_REL, abs=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -490,7 +628,7 @@ def family_row(name: str) -> tuple[dict[str, float], int, float]:
 FAMILY_ROWS = {
     "demand.coverage": (
         "demand_coverage_2_0",
-        {"f_2_0": 1.0, "t_2_1_0": 1.0, "theta": -3.0},
+        {"f_2_0": 1.0, "t_2_1_0": 1.0, "theta": -7.5},  # D_20 = 3 scaled by k = 10 / 4
         1,
         0.0,
     ),
@@ -539,8 +677,9 @@ def test_relabelling_blocks_keeps_theta(seed: int) -> None:
 def test_more_uplinks_never_hurt(extra: int) -> None:
     n = 5
     d = hot_demand(n, [(0, 1), (2, 3)], factor=3.0)
-    base = solved(TopologyProblem(n, (4,) * n, demand=as_tuple(d)))
-    more = solved(TopologyProblem(n, (4 + extra,) * n, demand=as_tuple(d)))
+    inj = (4.0,) * n  # the same ideal for both: more uplinks, the same GPUs
+    base = solved(TopologyProblem(n, (4,) * n, demand=as_tuple(d), injection_gbps=inj))
+    more = solved(TopologyProblem(n, (4 + extra,) * n, demand=as_tuple(d), injection_gbps=inj))
     assert more.theta >= base.theta * (1 - LP_REL)
 
 
@@ -566,8 +705,12 @@ def test_even_ports_per_device_gives_the_device_count() -> None:
         ({"blocks": 3, "uplinks": (3, 3)}, "one non-negative count"),
         ({"blocks": 3, "uplinks": (3, -1, 3)}, "one non-negative count"),
         ({"blocks": 2, "uplinks": (3, 3), "demand": ((0, -1), (1, 0))}, "non-negative"),
-        ({"blocks": 2, "uplinks": (3, 3), "demand": ((1, 1), (1, 0))}, "zero diagonal"),
+        ({"blocks": 2, "uplinks": (3, 3), "demand": ((1, 0), (0, 0))}, "off its diagonal"),
         ({"blocks": 2, "uplinks": (3, 3), "demand": ((0, 0), (0, 0))}, "no positive entry"),
+        ({"blocks": 2, "uplinks": (3, 3), "spines": 0}, "at least 1"),
+        ({"blocks": 2, "uplinks": (3, 3), "spines": 2}, "direct paths only"),
+        ({"blocks": 2, "uplinks": (3, 3), "injection_gbps": (1.0,)}, "one positive rate"),
+        ({"blocks": 2, "uplinks": (3, 3), "injection_gbps": (1.0, 0.0)}, "one positive rate"),
         ({"blocks": 2, "uplinks": (3, 3), "demand": ((0, 1, 0), (1, 0, 0))}, "must be 2 x 2"),
         ({"blocks": 2, "uplinks": (3, 3), "circuit_gbps": 0.0}, "must be positive"),
         ({"blocks": 2, "uplinks": (6, 6), "even_ports_per_device": 3}, "positive and even"),
