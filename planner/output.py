@@ -244,9 +244,7 @@ _HELD: dict[Path, int] = {}
 def _foreign_entries(folder: Path) -> list[str]:
     """Entries of a folder that has no manifest, other than the planner's lock and staging."""
     return sorted(
-        p.name
-        for p in folder.iterdir()
-        if p.name != LOCK and not p.name.startswith(STAGING_PREFIX)
+        p.name for p in folder.iterdir() if p.name != LOCK and not p.name.startswith(STAGING_PREFIX)
     )
 
 
