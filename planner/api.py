@@ -18,6 +18,7 @@ from planner.errors import InputError
 from planner.loading import load_catalog
 from planner.loading import load_instance as _load_instance
 from planner.optics import SCENARIOS, comparison_table, scenario_instance
+from planner.quiet import silence_highs_banner
 from planner.report import alternatives_table, summary_table
 from planner.schema.catalog import Catalog
 from planner.schema.instance import DEFAULT_TIME_LIMIT_S, Instance
@@ -35,6 +36,9 @@ from planner.sizing import Progress, SizingResult, search
 from planner.torus import TorusPlan
 from planner.torus import plan_torus as _plan_torus
 from planner.validation import Violation, validate_design
+
+# HiGHS's banner would land on stdout, in the middle of --json output (planner/quiet.py).
+silence_highs_banner()
 
 
 @dataclass(frozen=True)
