@@ -64,7 +64,7 @@ class PlanResult:
 
     @property
     def summary(self) -> pl.DataFrame:
-        """One row: the headline figures (DESIGN section 7)."""
+        """One row: the headline figures (the README's `summary` columns)."""
         return summary_table(self.instance, self.search, self.sim)
 
     @property
