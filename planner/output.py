@@ -272,6 +272,7 @@ def claimed(folder: Path, *, force: bool = False) -> Iterator[Path]:
     """
     folder = Path(folder)
     check_folder(folder, force=force)
+    created = not folder.exists()
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -300,6 +301,11 @@ def claimed(folder: Path, *, force: bool = False) -> Iterator[Path]:
             yield folder
         finally:
             del _HELD[key]
+            if created and not (folder / MARKER).exists():
+                # Nothing was written (bad input, Ctrl-C, an error): leave no empty folder behind.
+                (folder / LOCK).unlink(missing_ok=True)
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
     finally:
         os.close(fd)  # closing the descriptor releases the lock
 

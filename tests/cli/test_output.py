@@ -334,7 +334,7 @@ def test_ctrl_c_during_a_cp_sat_solve_stops_the_run_with_130(tmp_path: Path) -> 
     assert time.monotonic() - sent < 15
     assert "interrupted" in err
     assert "Traceback" not in err
-    assert not (out / "summary.csv").exists()
+    assert not out.exists()  # the folder is as it was: there was none
 
 
 # ---- 5. exit statuses ----------------------------------------------------------------------------
@@ -480,3 +480,18 @@ def test_losing_a_leaf_writes_the_report_and_says_the_traffic_never_completes(
     assert "never" in report
     failures = pl.read_parquet(out / "sim_failures.parquet").filter(pl.col("scenario") == "leaf0")
     assert (failures["disconnected_flows"] > 0).all()
+
+
+@pytest.mark.parametrize("name", ["../../escaped", "/tmp/abs", "a/b", "..", ".hidden"])
+def test_solve_default_folder_stays_under_reports(
+    small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    work = tmp_path / "work" / "deep"
+    work.mkdir(parents=True)
+    monkeypatch.chdir(work)
+    result = invoke("solve", small, "-q", "--no-verify", "--set", f"name={json.dumps(name)}")
+    assert result.exit_code in (0, 2), result.output  # written safely, or the name refused
+    assert "Traceback" not in result.output
+    assert [p for p in files_outside(tmp_path, work / "reports") if p != small] == []
+    if result.exit_code == 0:
+        assert [p.name for p in (work / "reports").iterdir()] == [safe_name(name)]
