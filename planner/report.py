@@ -2,7 +2,8 @@
 
 ``summary_table`` and ``alternatives_table`` read a ``SizingResult`` (and its ``Design``);
 ``write_reports`` writes them, the BOM and the link table as CSV and Parquet, with
-``design.json`` and a human summary ``report.md``, into one folder.
+``design.json`` and a human summary ``report.md``, into one folder as one set, through
+``planner.output`` (staging folder, manifest, lock; CSV rounded, Parquet exact).
 """
 
 from __future__ import annotations
