@@ -15,6 +15,7 @@ from planner import ocs
 from planner.checks import check_instance
 from planner.design import Design
 from planner.errors import InputError
+from planner.interrupt import patch_cp_sat
 from planner.loading import load_catalog
 from planner.loading import load_instance as _load_instance
 from planner.optics import SCENARIOS, comparison_table, scenario_instance
@@ -39,6 +40,8 @@ from planner.validation import Violation, validate_design
 
 # HiGHS's banner would land on stdout, in the middle of --json output (planner/quiet.py).
 silence_highs_banner()
+# CP-SAT is loaded now: let Ctrl-C stop its solves if a command asked for it (planner/interrupt.py).
+patch_cp_sat()
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import socket
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -46,40 +47,69 @@ def _watch(sock: socket.socket) -> None:
             _stop_all()
 
 
+#: The unpatched ``CpSolver.solve`` while a patch is in place.
+_original: Any = None
+#: Open ``interruptible`` blocks.
+_depth = 0
+
+
+def _solve(self: Any, *args: Any, **kwargs: Any) -> Any:
+    """``CpSolver.solve`` without CP-SAT's own SIGINT handler, stoppable by the watcher."""
+    self.parameters.catch_sigint_signal = False
+    with _lock:
+        _active.add(self)
+    try:
+        return _original(self, *args, **kwargs)
+    finally:
+        with _lock:
+            _active.discard(self)
+
+
+def patch_cp_sat() -> None:
+    """Route CP-SAT solves through the watcher, if a block is open and CP-SAT is loaded.
+
+    ``interruptible`` calls it on entry, and ``planner.api`` once it has loaded the solvers, so a
+    command whose input is bad never pays for loading OR-Tools.
+    """
+    global _original
+    module = sys.modules.get("ortools.sat.python.cp_model")
+    if _depth == 0 or _original is not None or module is None:
+        return
+    _original = module.CpSolver.solve
+    module.CpSolver.solve = _solve
+
+
+def _unpatch() -> None:
+    global _original
+    module = sys.modules.get("ortools.sat.python.cp_model")
+    if _original is not None and module is not None:
+        module.CpSolver.solve = _original
+    _original = None
+
+
 @contextlib.contextmanager
 def interruptible() -> Iterator[None]:
     """Within the block, Ctrl-C raises KeyboardInterrupt promptly, CP-SAT solves included.
 
     Only in the main thread (signals are delivered there); elsewhere it does nothing.
     """
-    if threading.current_thread() is not threading.main_thread():
+    global _depth
+    if threading.current_thread() is not threading.main_thread() or _depth:
         yield
         return
-    from ortools.sat.python import cp_model
-
-    original = cp_model.CpSolver.solve
-
-    def solve(self: Any, *args: Any, **kwargs: Any) -> Any:
-        self.parameters.catch_sigint_signal = False
-        with _lock:
-            _active.add(self)
-        try:
-            return original(self, *args, **kwargs)
-        finally:
-            with _lock:
-                _active.discard(self)
-
     reader, writer = socket.socketpair()
     writer.setblocking(False)
     previous_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
     previous_handler = signal.signal(signal.SIGINT, signal.default_int_handler)
-    cp_model.CpSolver.solve = solve  # type: ignore[method-assign]
+    _depth += 1
+    patch_cp_sat()
     watcher = threading.Thread(target=_watch, args=(reader,), daemon=True)
     watcher.start()
     try:
         yield
     finally:
-        cp_model.CpSolver.solve = original  # type: ignore[method-assign]
+        _unpatch()
+        _depth -= 1
         signal.set_wakeup_fd(previous_fd)
         signal.signal(signal.SIGINT, previous_handler)
         writer.close()
