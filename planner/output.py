@@ -342,21 +342,33 @@ def _swap(folder: Path, staging: Path, m: Manifest) -> None:
 
 
 def write_set(
-    folder: Path, files: Mapping[str, Writer], *, force: bool = False, command: str = ""
+    folder: Path,
+    files: Mapping[str, Writer],
+    *,
+    force: bool = False,
+    command: str = "",
+    carry: Callable[[str], bool] | None = None,
 ) -> list[Path]:
     """Replace the folder's set of files with ``files`` (name -> writer), as one set.
 
-    Returns the paths written. Raises :class:`InputError` (nothing changed) when a name is not a
-    plain file name, when a file or folder the planner did not write stands where the new set
-    needs a name, or when writing fails.
+    ``carry`` names files of the previous set to keep, unchanged, in the new one (when the new set
+    does not write them itself); every other file of the previous set is removed. Returns the
+    paths written. Raises :class:`InputError` (nothing changed) when a name is not a plain file
+    name, when a file or folder the planner did not write stands where the new set needs a name,
+    or when writing fails.
     """
     folder = Path(folder)
+    files = dict(files)
     for name in files:
         child(folder, name)
         if name in (MARKER, LOCK) or name.startswith(STAGING_PREFIX):
             raise ValueError(f"{name!r} is reserved")
     with claimed(folder, force=force):
         old = read_manifest(folder)
+        if carry is not None and old is not None and not old.legacy:
+            for name in old.files:
+                if name not in files and carry(name) and _owned(folder, name, old):
+                    files[name] = bytes_writer((folder / name).read_bytes())
         blocked = [
             name
             for name in files

@@ -446,7 +446,15 @@ def write_reports(
     tables = plan_tables(plan_result)
     files = set_files(tables, plan_result.design, render_markdown(plan_result, tables))
     files.update(extra or {})
-    return write_set(Path(outdir), files, force=force, command="solve")
+    return write_set(Path(outdir), files, force=force, command="solve", carry=_is_analysis)
+
+
+#: Tables of ``compare-fabrics`` and ``torus``: analyses of their own, kept beside a design's set.
+ANALYSIS_PREFIXES = ("fabric_comparison.", "torus_")
+
+
+def _is_analysis(name: str) -> bool:
+    return name.startswith(ANALYSIS_PREFIXES)
 
 
 def write_table(
@@ -457,9 +465,20 @@ def write_table(
     force: bool = False,
     command: str = "",
 ) -> list[Path]:
-    """Write one table (or several, by name) as CSV and Parquet, as the folder's set."""
+    """Write one table (or several, by name) as CSV and Parquet, into the folder's set.
+
+    The other files of the folder's set (a solve's reports, another analysis) stay in it; earlier
+    versions of these tables (and of any table sharing their prefix) are replaced or removed.
+    """
     tables = table if isinstance(table, dict) else {name: table}
-    return write_set(Path(outdir), set_files(tables, None, None), force=force, command=command)
+    own = {n.split("_")[0] + "_" if n.startswith("torus_") else n + "." for n in tables}
+    return write_set(
+        Path(outdir),
+        set_files(tables, None, None),
+        force=force,
+        command=command,
+        carry=lambda n: not n.startswith(tuple(own)),
+    )
 
 
 def write_sim_reports(
@@ -492,7 +511,7 @@ def write_sim_reports(
     files = set_files(tables, design, render_sim_markdown(design, sim, tables))
     files.update(_carried(outdir, design))
     files.update(extra or {})
-    return write_set(outdir, files, force=force, command="simulate")
+    return write_set(outdir, files, force=force, command="simulate", carry=_is_analysis)
 
 
 #: Tables of a solve that depend on the search, not on the simulation (kept by ``simulate``).

@@ -495,3 +495,21 @@ def test_solve_default_folder_stays_under_reports(
     assert [p for p in files_outside(tmp_path, work / "reports") if p != small] == []
     if result.exit_code == 0:
         assert [p.name for p in (work / "reports").iterdir()] == [safe_name(name)]
+
+
+def test_an_analysis_joins_the_folder_set_and_a_later_solve_keeps_it(
+    small: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    assert invoke("solve", small, "-o", out, "-q", "--no-verify").exit_code == 0
+    torus = invoke("torus", REPO / "instances" / "tpu-pod-4k.toml", "-o", out)
+    assert torus.exit_code == 0, torus.output
+    assert (out / "summary.csv").is_file()
+    assert (out / "torus_pod.csv").is_file()
+    assert is_complete(out)
+    assert invoke("solve", small, "-o", out, "-q", "--no-verify").exit_code == 0
+    assert (out / "torus_pod.csv").is_file()
+    manifest = read_manifest(out)
+    assert manifest is not None
+    assert "torus_pod.csv" in manifest.files
+    assert is_complete(out)
