@@ -513,3 +513,16 @@ def test_an_analysis_joins_the_folder_set_and_a_later_solve_keeps_it(
     assert manifest is not None
     assert "torus_pod.csv" in manifest.files
     assert is_complete(out)
+
+
+def test_a_folder_marked_by_an_older_planner_is_still_ours(small: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / MARKER).write_text("This folder holds fabric-planner output; solve may rewrite it.\n")
+    (out / "summary.csv").write_text("old")
+    (out / "sim_links.csv").write_text("old")
+    result = invoke("solve", small, "-o", out, "-q", "--no-verify")
+    assert result.exit_code == 0, result.output
+    assert (out / "summary.csv").read_text() != "old"
+    assert not (out / "sim_links.csv").exists()  # a stale table of the old set
+    assert is_complete(out)
