@@ -423,7 +423,10 @@ def compare_fabrics(
                 f"{r['fraction_of_ideal']:.3f} of ideal"
             )
         typer.echo(f"reports: {outdir}")
-    raise typer.Exit(EXIT_FOUND)
+        found = result.table["capex_usd"].is_not_null().any()
+        if not found:
+            typer.echo("no design: neither fabric could be built for this instance", err=True)
+    raise typer.Exit(EXIT_FOUND if found else EXIT_NONE)
 
 
 @app.command()

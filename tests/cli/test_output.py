@@ -526,3 +526,14 @@ def test_a_folder_marked_by_an_older_planner_is_still_ours(small: Path, tmp_path
     assert (out / "summary.csv").read_text() != "old"
     assert not (out / "sim_links.csv").exists()  # a stale table of the old set
     assert is_complete(out)
+
+
+def test_compare_fabrics_with_no_design_exits_1(tmp_path: Path) -> None:
+    inst = tmp_path / "too-big.toml"
+    inst.write_text(
+        'name = "too-big"\n[cluster]\ngpus = 200000\ngpus_per_node = 8\nnic_gbps = 400\n'
+        "[constraints]\nmax_switch_hops = 1\n"
+    )
+    result = invoke("compare-fabrics", inst, "-o", tmp_path / "out", "-q", "--time-limit", "20")
+    assert result.exit_code == 1, result.output
+    assert "no design" in result.stderr
