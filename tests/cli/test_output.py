@@ -537,3 +537,14 @@ def test_compare_fabrics_with_no_design_exits_1(tmp_path: Path) -> None:
     result = invoke("compare-fabrics", inst, "-o", tmp_path / "out", "-q", "--time-limit", "20")
     assert result.exit_code == 1, result.output
     assert "no design" in result.stderr
+
+
+def test_rounding_keeps_twelve_significant_digits_and_writes_strict_json() -> None:
+    df = pl.DataFrame({"x": [0.9999999999999999, 123456789.123456789, float("inf"), None]})
+    text = output.rounded(df).write_csv()
+    assert text.splitlines()[1:] == ["1.0", "123456789.123", "inf", ""]
+    assert json.loads(output.json_text({"a": 0.30000000000000004, "b": float("inf")})) == {
+        "a": 0.3,
+        "b": None,
+    }
+    assert output.SIGNIFICANT_DIGITS == 12
