@@ -508,8 +508,11 @@ def write_sim_reports(
     }
     if design.family == "ocs_direct":
         tables.update(circuits=ocs.circuits_table(design), ocs=ocs.ocs_table(design))
+    carried = _carried(outdir, design)
+    if "alternatives.parquet" in carried:  # same design: report.md shows the search's options too
+        tables["alternatives"] = pl.read_parquet(outdir / "alternatives.parquet")
     files = set_files(tables, design, render_sim_markdown(design, sim, tables))
-    files.update(_carried(outdir, design))
+    files.update(carried)
     files.update(extra or {})
     return write_set(outdir, files, force=force, command="simulate", carry=_is_analysis)
 
@@ -677,6 +680,7 @@ def render_sim_markdown(design: Design, sim: SimResult, tables: dict[str, pl.Dat
     out += ["## Result", ""] + [f"- {line}" for line in headline(tables["summary"])] + [""]
     out += _design_section(design, tables)
     out += _sim_section(sim, tables)
+    out += _alternatives_section(tables)
     return "\n".join(out)
 
 
@@ -720,12 +724,17 @@ def render_markdown(plan_result: PlanResult, tables: dict[str, pl.DataFrame]) ->
             markdown_table(tables[OPTICS_TABLE], cols),
             "",
         ]
-    alt = tables["alternatives"]
-    if len(alt):
-        out += [
-            "## Alternatives: the best design of every switch option",
-            "",
-            markdown_table(alt, [c for c in alt.columns if c != "winner"] + ["winner"]),
-            "",
-        ]
+    out += _alternatives_section(tables)
     return "\n".join(out)
+
+
+def _alternatives_section(tables: dict[str, pl.DataFrame]) -> list[str]:
+    alt = tables.get("alternatives")
+    if alt is None or not len(alt):
+        return []
+    return [
+        "## Alternatives: the best design of every switch option",
+        "",
+        markdown_table(alt, [c for c in alt.columns if c != "winner"] + ["winner"]),
+        "",
+    ]

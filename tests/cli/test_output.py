@@ -386,6 +386,7 @@ def test_simulate_rewrites_summary_and_report_with_its_own_figures(
     assert summary["sim_fraction_ecmp"][0] == pytest.approx(ecmp["fraction_of_ideal"].min())
     assert "verdict: **fails**" in (out / "report.md").read_text()
     assert (out / "alternatives.csv").is_file()  # same design: the search's tables stay
+    assert "## Alternatives" in (out / "report.md").read_text()
     assert is_complete(out)
 
 
