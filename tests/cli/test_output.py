@@ -549,3 +549,13 @@ def test_rounding_keeps_twelve_significant_digits_and_writes_strict_json() -> No
         "b": None,
     }
     assert output.SIGNIFICANT_DIGITS == 12
+
+
+def test_htsim_into_the_report_folder_joins_its_set(two_tier: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = invoke("simulate", two_tier / "design.json", "-o", out, "--htsim", out, "-q")
+    assert result.exit_code == 0, result.output
+    manifest = read_manifest(out)
+    assert manifest is not None
+    assert {"small.topo", "small.cm", "summary.csv"} <= set(manifest.files)
+    assert is_complete(out)
