@@ -15,9 +15,11 @@ from planner import ocs
 from planner.checks import check_instance
 from planner.design import Design
 from planner.errors import InputError
+from planner.interrupt import patch_cp_sat
 from planner.loading import load_catalog
 from planner.loading import load_instance as _load_instance
 from planner.optics import SCENARIOS, comparison_table, scenario_instance
+from planner.quiet import silence_highs_banner
 from planner.report import alternatives_table, summary_table
 from planner.schema.catalog import Catalog
 from planner.schema.instance import DEFAULT_TIME_LIMIT_S, Instance
@@ -35,6 +37,11 @@ from planner.sizing import Progress, SizingResult, search
 from planner.torus import TorusPlan
 from planner.torus import plan_torus as _plan_torus
 from planner.validation import Violation, validate_design
+
+# HiGHS's banner would land on stdout, in the middle of --json output (planner/quiet.py).
+silence_highs_banner()
+# CP-SAT is loaded now: let Ctrl-C stop its solves if a command asked for it (planner/interrupt.py).
+patch_cp_sat()
 
 
 @dataclass(frozen=True)
@@ -60,7 +67,7 @@ class PlanResult:
 
     @property
     def summary(self) -> pl.DataFrame:
-        """One row: the headline figures (DESIGN section 7)."""
+        """One row: the headline figures (the README's `summary` columns)."""
         return summary_table(self.instance, self.search, self.sim)
 
     @property

@@ -1,12 +1,17 @@
 """The ``fabric-planner`` command line: a thin layer over ``planner.api`` and ``planner.report``.
 
-Exit status: 0 a design was found (or the checked design is sound), 1 none exists (or the design
-has violations), 2 bad input. Bad input never prints a traceback, only ``error: <message>``.
+Exit status (the README's table): 0 success; 1 no design exists (or ``validate`` found
+violations); 2 bad input, never with a traceback, only ``error: <message>``; 3 an internal error
+(a bug: ``internal error: ...`` and a request to report it; the traceback only with
+``FABRIC_PLANNER_DEBUG=1``); 4 a design was found but its verification by simulation ``fails``
+(``solve``/``evaluate`` unless ``--allow-fail``; ``simulate``); 130 interrupted by Ctrl-C, with the
+output folder left as it was.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,7 +26,9 @@ import typer
 from models.status import Status
 from planner.design import Design
 from planner.errors import InputError
+from planner.interrupt import interruptible
 from planner.loading import DEFAULT_CATALOG, load_catalog, load_instance, parse_override, read_text
+from planner.output import claimed, json_text, safe_name, text_writer
 from planner.schema.catalog import Catalog
 from planner.schema.instance import DEFAULT_TIME_LIMIT_S, Instance
 from planner.schema.verify import Verify
@@ -31,6 +38,14 @@ from planner.validation import validate_design
 DEFAULT_REPORTS_DIR = Path("reports")
 #: Exit statuses.
 EXIT_FOUND, EXIT_NONE, EXIT_BAD_INPUT = 0, 1, 2
+#: A bug in the planner (not "no design"): message, hint to report it, traceback only on request.
+EXIT_INTERNAL = 3
+#: A design was found (or simulated) but its verification verdict is ``fails``.
+EXIT_FAILS = 4
+#: Interrupted (Ctrl-C): 128 + SIGINT, as shells report it.
+EXIT_INTERRUPTED = 130
+#: Set to 1 to get the traceback of an internal error.
+DEBUG_ENV = "FABRIC_PLANNER_DEBUG"
 
 app = typer.Typer(
     name="fabric-planner",
@@ -39,6 +54,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
+    # Help texts name TOML sections like [verify] and [torus]; rich markup would eat them.
+    rich_markup_mode=None,
 )
 
 
@@ -48,16 +65,48 @@ class Kind(StrEnum):
     switch = "switch"
     medium = "medium"
     nic = "nic"
+    ocs = "ocs"
+
+
+class Format(StrEnum):
+    """Output formats of ``catalog``."""
+
+    table = "table"
+    csv = "csv"
+    json = "json"
 
 
 @contextmanager
 def user_errors() -> Iterator[None]:
-    """Turn an InputError into ``error: <message>`` on stderr and exit status 2."""
+    """Map what a command raises to a message and an exit status (see the module docstring).
+
+    InputError: ``error: <message>``, status 2. Ctrl-C (also inside a CP-SAT solve):
+    ``interrupted``, status 130. Anything else is a bug: ``internal error: ...``, status 3, and
+    the traceback only when FABRIC_PLANNER_DEBUG=1.
+    """
     try:
-        yield
+        with interruptible():
+            yield
     except InputError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(EXIT_BAD_INPUT) from None
+    except KeyboardInterrupt:
+        typer.echo("\ninterrupted: stopped; the output folder is as it was", err=True)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except BaseException as exc:  # pyo3's PanicException (polars) is a BaseException
+        if isinstance(exc, SystemExit | GeneratorExit | typer.Exit | typer.Abort):
+            raise
+        if type(exc).__module__.startswith("typer"):
+            raise
+        if os.environ.get(DEBUG_ENV) == "1":
+            raise
+        typer.echo(
+            f"internal error: {type(exc).__name__}: {exc}\n"
+            "This is a bug in fabric-planner, not a problem with your input. Please report it "
+            f"with the command you ran; run it again with {DEBUG_ENV}=1 for the traceback.",
+            err=True,
+        )
+        raise typer.Exit(EXIT_INTERNAL) from None
 
 
 class ProgressLine:
@@ -129,6 +178,13 @@ VerifyOpt = Annotated[
         help="Simulate the chosen design under the instance's [verify] section.",
     ),
 ]
+AllowFailOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-fail",
+        help="Exit 0 even when the verification verdict is 'fails' (default: exit status 4).",
+    ),
+]
 CatalogOpt = Annotated[
     str,
     typer.Option(
@@ -156,37 +212,38 @@ def run_plan(
     quiet: bool,
     verify: bool = True,
     compare_optics: bool = False,
+    allow_fail: bool = False,
 ) -> int:
     """Load, plan (or evaluate), write the reports and print the outcome; return the exit status."""
     inst = load_with_changes(instance, changes)
     # The solver libraries load only once the input is known to be good.
     from planner import api
-    from planner.report import headline, prepare_outdir, write_reports
+    from planner.report import headline, write_reports
 
-    outdir = output if output is not None else DEFAULT_REPORTS_DIR / inst.name
-    # Refuse a foreign folder before spending the time limit, not after.
-    prepare_outdir(outdir, force=force)
-    progress = None if quiet else ProgressLine()
-    run = api.evaluate if evaluate else api.plan
-    try:
-        sim_progress = None if progress is None else progress.note
-        result = run(
-            inst,
-            time_limit_s=time_limit,
-            progress=progress,
-            verify=verify and inst.verify.enabled,
-            sim_progress=sim_progress,
-        )
-        if compare_optics:
-            comparison = api.compare_optics(inst, time_limit_s=time_limit, progress=progress)
-            result = replace(result, optics_comparison=comparison.table)
-    finally:
-        if progress is not None:
-            progress.close()
-    write_reports(result, outdir, force=force)
+    outdir = output if output is not None else DEFAULT_REPORTS_DIR / safe_name(inst.name)
+    # Claim (and lock) the folder before spending the time limit, not after.
+    with claimed(outdir, force=force):
+        progress = None if quiet else ProgressLine()
+        run = api.evaluate if evaluate else api.plan
+        try:
+            sim_progress = None if progress is None else progress.note
+            result = run(
+                inst,
+                time_limit_s=time_limit,
+                progress=progress,
+                verify=verify and inst.verify.enabled,
+                sim_progress=sim_progress,
+            )
+            if compare_optics:
+                comparison = api.compare_optics(inst, time_limit_s=time_limit, progress=progress)
+                result = replace(result, optics_comparison=comparison.table)
+        finally:
+            if progress is not None:
+                progress.close()
+        write_reports(result, outdir, force=force)
     summary = result.summary
     if as_json:
-        typer.echo(json.dumps(summary.row(0, named=True), default=str))
+        typer.echo(json_text(summary.row(0, named=True)))
         if not quiet:
             typer.echo(f"reports: {outdir}", err=True)
     else:
@@ -197,6 +254,11 @@ def run_plan(
                 typer.echo(line)
         typer.echo(f"reports: {outdir}")
     if result.found:
+        if result.sim is not None and result.sim.verdict == "fails":
+            typer.echo("verification: the design fails its [verify] requirements:", err=True)
+            for reason in result.sim.reasons:
+                typer.echo(f"  - {reason}", err=True)
+            return EXIT_FOUND if allow_fail else EXIT_FAILS
         return EXIT_FOUND
     title = (
         "no design meets the constraints:"
@@ -244,11 +306,22 @@ def solve(
             "and write the optics_comparison table.",
         ),
     ] = False,
+    allow_fail: AllowFailOpt = False,
 ) -> None:
     """Find the cheapest fabric for an instance and write its reports."""
     with user_errors():
         code = run_plan(
-            False, instance, output, set_, time_limit, as_json, force, quiet, verify, compare_optics
+            False,
+            instance,
+            output,
+            set_,
+            time_limit,
+            as_json,
+            force,
+            quiet,
+            verify,
+            compare_optics,
+            allow_fail,
         )
     raise typer.Exit(code)
 
@@ -256,11 +329,11 @@ def solve(
 def open_outdir(
     instance: Path, changes: list[str] | None, output: Path | None, force: bool
 ) -> tuple[Instance, Path]:
-    """Load the instance and claim its report folder before any time is spent."""
+    """Load the instance and check its report folder before any time is spent."""
     inst = load_with_changes(instance, changes)
     from planner.report import prepare_outdir
 
-    outdir = output if output is not None else DEFAULT_REPORTS_DIR / inst.name
+    outdir = output if output is not None else DEFAULT_REPORTS_DIR / safe_name(inst.name)
     prepare_outdir(outdir, force=force)
     return inst, outdir
 
@@ -278,9 +351,9 @@ def torus(
         from planner import api
         from planner.report import write_table
 
-        result = api.plan_torus(inst)
-        for name, table in result.tables.items():
-            write_table(table, outdir, name, force=True)
+        with claimed(outdir, force=force):
+            result = api.plan_torus(inst)
+            write_table(dict(result.tables), outdir, force=force, command="torus")
         pod = result.pod.row(0, named=True)
         typer.echo(f"status: {pod['status']}")
         if pod["spares"] is None:
@@ -326,17 +399,20 @@ def compare_fabrics(
         from planner.report import write_table
 
         progress = None if quiet else ProgressLine()
-        try:
-            result = api.compare_fabrics(
-                inst,
-                time_limit_s=time_limit,
-                progress=progress,
-                sim_progress=None if progress is None else progress.note,
+        with claimed(outdir, force=force):
+            try:
+                result = api.compare_fabrics(
+                    inst,
+                    time_limit_s=time_limit,
+                    progress=progress,
+                    sim_progress=None if progress is None else progress.note,
+                )
+            finally:
+                if progress is not None:
+                    progress.close()
+            write_table(
+                result.table, outdir, "fabric_comparison", force=force, command="compare-fabrics"
             )
-        finally:
-            if progress is not None:
-                progress.close()
-        write_table(result.table, outdir, "fabric_comparison", force=force)
         for r in result.table.iter_rows(named=True):
             if r["capex_usd"] is None:
                 typer.echo(f"{r['fabric']:<15} {r['status']}")
@@ -347,7 +423,10 @@ def compare_fabrics(
                 f"{r['fraction_of_ideal']:.3f} of ideal"
             )
         typer.echo(f"reports: {outdir}")
-    raise typer.Exit(EXIT_FOUND)
+        found = result.table["capex_usd"].is_not_null().any()
+        if not found:
+            typer.echo("no design: neither fabric could be built for this instance", err=True)
+    raise typer.Exit(EXIT_FOUND if found else EXIT_NONE)
 
 
 @app.command()
@@ -360,10 +439,22 @@ def evaluate(
     force: ForceOpt = False,
     quiet: QuietOpt = False,
     verify: VerifyOpt = True,
+    allow_fail: AllowFailOpt = False,
 ) -> None:
     """Price exactly the design pinned in the instance's search.pin and write its reports."""
     with user_errors():
-        code = run_plan(True, instance, output, set_, time_limit, as_json, force, quiet, verify)
+        code = run_plan(
+            True,
+            instance,
+            output,
+            set_,
+            time_limit,
+            as_json,
+            force,
+            quiet,
+            verify,
+            allow_fail=allow_fail,
+        )
     raise typer.Exit(code)
 
 
@@ -430,6 +521,17 @@ def verify_settings(instance: Path | None, changes: list[str] | None) -> Verify:
     return base.with_changes(inst_changes).verify if inst_changes else base.verify
 
 
+SimSetOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        help="Change a field of the [verify] section, verify.FIELD=VALUE (the value is read as "
+        'TOML), e.g. verify.seed=2 or verify.routing=["spray"]. Repeatable.',
+        show_default=False,
+    ),
+]
+
+
 @app.command("simulate")
 def simulate_cmd(
     design_json: Annotated[
@@ -439,67 +541,97 @@ def simulate_cmd(
         Path | None,
         typer.Option("--instance", help="Take the [verify] section from this instance file."),
     ] = None,
-    output: OutputOpt = None,
-    set_: SetOpt = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Report folder (default: reports/<instance name of the design>/).",
+            show_default=False,
+        ),
+    ] = None,
+    set_: SimSetOpt = None,
     htsim: Annotated[
         Path | None,
         typer.Option(
             "--htsim",
-            help="Also write htsim's topology (.topo) and connection matrix (.cm) of the first traffic's first phase into this folder.",
+            help="Also write htsim's topology (.topo) and connection matrix (.cm) of the first "
+            "traffic's first phase into this folder.",
         ),
     ] = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """Simulate a design under traffic, routing and failures; write the sim_* tables."""
+    """Simulate a design under traffic, routing and failures; write the design's report set."""
     with user_errors():
         design = read_design(design_json)
         verify = verify_settings(instance, set_)
         from planner import api  # the simulator loads only once the input is known to be good
         from planner.report import prepare_outdir, write_sim_reports
 
-        outdir = output if output is not None else DEFAULT_REPORTS_DIR / design.instance
+        outdir = output if output is not None else DEFAULT_REPORTS_DIR / safe_name(design.instance)
         prepare_outdir(outdir, force=force)
-        progress = None if quiet else ProgressLine()
-        try:
-            sim = api.simulate(design, verify, progress=None if progress is None else progress.note)
-        except ValueError as exc:  # traffic that does not fit the design (group sizes, ...)
-            raise InputError(f"verify: {exc}") from None
-        finally:
-            if progress is not None:
-                progress.close()
-        write_sim_reports(sim, outdir, force=force)
-        if htsim is not None:
-            write_htsim(design, verify, htsim)
+        same = htsim is not None and htsim.resolve() == outdir.resolve()
+        if htsim is not None and not same:
+            prepare_outdir(htsim, force=force)
+        with claimed(outdir, force=force), _maybe_claimed(None if same else htsim, force):
+            progress = None if quiet else ProgressLine()
+            try:
+                sim = api.simulate(
+                    design, verify, progress=None if progress is None else progress.note
+                )
+            except ValueError as exc:  # traffic that does not fit the design (group sizes, ...)
+                raise InputError(f"verify: {exc}") from None
+            finally:
+                if progress is not None:
+                    progress.close()
+            htsim_files = htsim_set(design, verify) if htsim is not None else {}
+            write_sim_reports(sim, outdir, design, force=force, extra=htsim_files if same else None)
+            if htsim is not None and not same:
+                from planner.output import write_set
+
+                write_set(htsim, htsim_files, force=force, command="simulate --htsim")
         cols = ["pattern", "routing", "scenario", "time_s", "busbw_gbps", "fraction_of_ideal"]
         typer.echo(str(sim.collectives.select(cols)))
         typer.echo(f"verdict: {sim.verdict}")
         for reason in sim.reasons:
             typer.echo(f"  - {reason}")
         typer.echo(f"reports: {outdir}")
-    raise typer.Exit(EXIT_FOUND if sim.verdict == "meets" else EXIT_NONE)
+    raise typer.Exit(EXIT_FOUND if sim.verdict == "meets" else EXIT_FAILS)
 
 
-def write_htsim(design: Design, verify: Verify, folder: Path) -> None:
-    """Htsim topology and connection matrix of the first traffic's first phase."""
+@contextmanager
+def _maybe_claimed(folder: Path | None, force: bool) -> Iterator[None]:
+    if folder is None:
+        yield
+        return
+    with claimed(folder, force=force):
+        yield
+
+
+def htsim_set(design: Design, verify: Verify) -> dict[str, Any]:
+    """Htsim topology and connection matrix of the first traffic's first phase, by file name.
+
+    The files are named after the design's instance, made safe (``planner.output.safe_name``).
+    """
     from planner.sim.fabric import build_fabric
-    from planner.sim.htsim import write_connection_matrix, write_topology
+    from planner.sim.htsim import connection_matrix_text, topology_text
     from planner.sim.simulate import build_traffic
 
     fabric = build_fabric(design)
     phase = build_traffic(verify.traffic[0], design, verify.seed).phases[0]
-    folder.mkdir(parents=True, exist_ok=True)
+    stem = safe_name(design.instance)
+    files = {}
     try:
-        write_topology(fabric, folder / f"{design.instance}.topo")
+        files[f"{stem}.topo"] = text_writer(topology_text(fabric))
     except ValueError as exc:
         typer.echo(f"htsim topology not written: {exc}", err=True)
-    write_connection_matrix(
-        fabric,
-        phase.src,
-        phase.dst,
-        phase.size_bytes / fabric.planes,
-        folder / f"{design.instance}.cm",
-    )
+    try:
+        cm = connection_matrix_text(fabric, phase.src, phase.dst, phase.size_bytes / fabric.planes)
+    except ValueError as exc:
+        raise InputError(f"htsim: {exc}") from None
+    files[f"{stem}.cm"] = text_writer(cm)
+    return files
 
 
 @app.command("catalog")
@@ -508,26 +640,58 @@ def catalog_cmd(
     kind: Annotated[
         Kind | None, typer.Option("--kind", help="Only this kind of component.")
     ] = None,
+    fmt: Annotated[
+        Format,
+        typer.Option(
+            "--format",
+            help="table: aligned text; csv: one CSV per kind (with a kind column when several); "
+            "json: every entry with all its figures and sources, by kind.",
+        ),
+    ] = Format.table,
+    as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
 ) -> None:
     """List the catalog's components with their key figures and the source of each price."""
-    from planner.report import catalog_table
+    from planner.report import catalog_entries, catalog_table
 
     with user_errors():
         cat = load_catalog(catalog)
-    kinds = [kind.value] if kind else [k.value for k in Kind]
-    with pl.Config(
-        tbl_rows=-1,
-        tbl_cols=-1,
-        tbl_width_chars=250,
-        fmt_str_lengths=60,
-        tbl_hide_dataframe_shape=True,
-        tbl_hide_column_data_types=True,
-    ):
-        for i, k in enumerate(kinds):
-            if i:
-                typer.echo("")
-            typer.echo(f"{k}:")
-            typer.echo(str(catalog_table(cat, k)))
+        kinds = [kind.value] if kind else [k.value for k in Kind]
+        if as_json or fmt is Format.json:
+            typer.echo(
+                json_text({k: catalog_entries(cat, k) for k in kinds}, indent=2, sort_keys=False)
+            )
+            raise typer.Exit(EXIT_FOUND)
+        if fmt is Format.csv:
+            tables = [catalog_table(cat, k) for k in kinds]
+            if len(kinds) == 1:
+                typer.echo(tables[0].write_csv(), nl=False)
+            else:
+                typer.echo(
+                    pl.concat(
+                        [
+                            t.select(pl.lit(k).alias("kind_of_component"), pl.all())
+                            for k, t in zip(kinds, tables, strict=True)
+                        ],
+                        how="diagonal_relaxed",
+                    ).write_csv(),
+                    nl=False,
+                )
+            raise typer.Exit(EXIT_FOUND)
+        with pl.Config(
+            tbl_rows=-1,
+            tbl_cols=-1,
+            tbl_width_chars=60_000,
+            fmt_str_lengths=60_000,
+            fmt_table_cell_list_len=-1,
+            tbl_hide_dataframe_shape=True,
+            tbl_hide_column_data_types=True,
+            tbl_formatting="ASCII_MARKDOWN",
+        ):
+            for i, k in enumerate(kinds):
+                if i:
+                    typer.echo("")
+                typer.echo(f"{k}:")
+                typer.echo(str(catalog_table(cat, k)))
 
 
 @app.command()
@@ -548,3 +712,6 @@ def main() -> None:
     except InputError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
+    except KeyboardInterrupt:
+        typer.echo("\ninterrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)

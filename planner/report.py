@@ -2,15 +2,14 @@
 
 ``summary_table`` and ``alternatives_table`` read a ``SizingResult`` (and its ``Design``);
 ``write_reports`` writes them, the BOM and the link table as CSV and Parquet, with
-``design.json`` and a human summary ``report.md``, into one folder.
+``design.json`` and a human summary ``report.md``, into one folder as one set, through
+``planner.output`` (staging folder, manifest, lock; CSV rounded, Parquet exact).
 """
 
 from __future__ import annotations
 
 import math
-import os
-import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +19,17 @@ from models.hops import hops
 from models.status import Status
 from planner import ocs
 from planner.design import Design
-from planner.errors import InputError
+from planner.output import MARKER as MARKER
+from planner.output import (
+    Writer,
+    bytes_writer,
+    check_folder,
+    is_complete,
+    read_manifest,
+    table_writers,
+    text_writer,
+    write_set,
+)
 from planner.schema.catalog import Catalog
 from planner.schema.instance import Instance
 from planner.sim.simulate import SimResult
@@ -29,8 +38,6 @@ from planner.sizing import Outcome, SizingResult, roles_of
 if TYPE_CHECKING:
     from planner.api import PlanResult
 
-#: Name of the marker file that says a folder holds fabric-planner output (and may be rewritten).
-MARKER = ".fabric-planner"
 #: Report tables written as CSV and Parquet, in this order.
 TABLES = ("summary", "alternatives", "bom", "links")
 #: Simulation tables, written when the design was verified.
@@ -112,18 +119,44 @@ def summary_table(
     With a simulation, the row also gives its verdict and the simulated throughput fractions
     (the least over the traffic of each routing, healthy; the least kept under a failure).
     """
-    d = result.design
+    return _summary(
+        inst.name,
+        result.status,
+        inst.cluster.gpus,
+        result.bound_usd,
+        result.wall_s,
+        result.design,
+        sim,
+    )
+
+
+def design_summary(design: Design, sim: SimResult | None = None) -> pl.DataFrame:
+    """The summary row of a saved design (``simulate``): its status, bound and solve time as saved."""
+    return _summary(
+        design.instance,
+        design.status,
+        design.gpus,
+        design.bound_usd,
+        design.solve_s,
+        design,
+        sim,
+    )
+
+
+def _summary(
+    name: str,
+    status: Status,
+    gpus: int,
+    bound_usd: float | None,
+    solve_s: float | None,
+    d: Design | None,
+    sim: SimResult | None,
+) -> pl.DataFrame:
     row: dict[str, Any] = dict.fromkeys(SUMMARY_SCHEMA)
     row["verdict"] = "not verified"
     if sim is not None:
         row.update(verdict=sim.verdict, **sim.fractions)
-    row.update(
-        instance=inst.name,
-        status=result.status.value,
-        gpus=inst.cluster.gpus,
-        bound_usd=result.bound_usd,
-        solve_s=result.wall_s,
-    )
+    row.update(instance=name, status=status.value, gpus=gpus, bound_usd=bound_usd, solve_s=solve_s)
     if d is not None:
         ratios = d.oversubscription()
         row.update(
@@ -259,7 +292,10 @@ def alternatives_table(inst: Instance, result: SizingResult) -> pl.DataFrame:
 
 
 def catalog_table(catalog: Catalog, kind: str) -> pl.DataFrame:
-    """Tabulate one kind of component ('switch', 'medium', 'nic'): key figures, price source."""
+    """Tabulate one kind of component ('switch', 'medium', 'nic', 'ocs'): key figures, price source.
+
+    ``cost_source`` is the price's source in full; ``catalog_entries`` gives every source.
+    """
     if kind == "switch":
         return pl.DataFrame(
             [
@@ -318,55 +354,48 @@ def catalog_table(catalog: Catalog, kind: str) -> pl.DataFrame:
                 "cost_source": pl.Utf8,
             },
         )
+    if kind == "ocs":
+        return pl.DataFrame(
+            [
+                {
+                    "name": o.name,
+                    "ports": o.ports,
+                    "cost_usd": o.cost_usd,
+                    "power_w": o.power_w,
+                    "insertion_loss_db": o.insertion_loss_db,
+                    "reconfiguration_ms": o.reconfiguration_ms,
+                    "cost_source": o.source.get("cost_usd", ""),
+                }
+                for o in catalog.ocs
+            ],
+            schema={
+                "name": pl.Utf8,
+                "ports": pl.Int64,
+                "cost_usd": pl.Float64,
+                "power_w": pl.Float64,
+                "insertion_loss_db": pl.Float64,
+                "reconfiguration_ms": pl.Float64,
+                "cost_source": pl.Utf8,
+            },
+        )
     raise ValueError(f"unknown component kind {kind!r}")
+
+
+def catalog_entries(catalog: Catalog, kind: str) -> list[dict[str, Any]]:
+    """Every entry of one kind with all its figures and the full source of each (``--json``)."""
+    if kind not in ("switch", "medium", "nic", "ocs"):
+        raise ValueError(f"unknown component kind {kind!r}")
+    return [entry.model_dump(mode="json") for entry in getattr(catalog, kind)]
 
 
 # ---- the report folder ---------------------------------------------------------------------
 def prepare_outdir(outdir: Path, *, force: bool = False) -> None:
-    """Create the folder, refusing one that holds someone else's files unless ``force``."""
-    if outdir.exists() and not outdir.is_dir():
-        raise InputError(f"{outdir} exists and is not a folder; choose another -o")
-    if outdir.is_dir() and not (outdir / MARKER).exists() and not force:
-        others = sorted(p.name for p in outdir.iterdir())
-        if others:
-            shown = ", ".join(others[:5]) + (", ..." if len(others) > 5 else "")
-            raise InputError(
-                f"{outdir} already has other files ({shown}), not written by fabric-planner;"
-                " pass --force to write into it anyway, or choose another -o"
-            )
-    try:
-        outdir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"cannot create the report folder {outdir} ({exc.strerror})") from None
+    """Refuse a folder that is a file or holds someone else's files (unless ``force``) early."""
+    check_folder(Path(outdir), force=force)
 
 
-def _atomic(path: Path, write: Callable[[Path], object]) -> Path:
-    """Write through a temporary file in the same folder, then rename it over ``path``."""
-    # A fresh name in the same folder (so the rename is atomic), created with the user's umask.
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return path
-
-
-def _write_text(path: Path, text: str) -> Path:
-    return _atomic(path, lambda p: p.write_text(text, encoding="utf-8"))
-
-
-def write_reports(plan_result: PlanResult, outdir: Path, *, force: bool = False) -> list[Path]:
-    """Write every report of a plan into ``outdir``; returns the files written.
-
-    Writes ``summary``, ``alternatives``, ``bom`` and ``links`` as ``.csv`` and ``.parquet``,
-    ``design.json`` when a design exists (a stale one from an earlier run is removed when not),
-    ``report.md``, and the marker file that lets later runs rewrite the folder.
-    """
-    outdir = Path(outdir)
-    prepare_outdir(outdir, force=force)
-    _write_text(outdir / MARKER, "This folder holds fabric-planner output; solve may rewrite it.\n")
+def plan_tables(plan_result: PlanResult) -> dict[str, pl.DataFrame]:
+    """Every table of a plan's report set, by name, in the order they are written."""
     tables = {
         "summary": plan_result.summary,
         "alternatives": plan_result.alternatives,
@@ -386,66 +415,132 @@ def write_reports(plan_result: PlanResult, outdir: Path, *, force: bool = False)
         tables.update(circuits=ocs.circuits_table(d), ocs=ocs.ocs_table(d))
     if plan_result.reconfiguration is not None:
         tables["reconfiguration"] = plan_result.reconfiguration
-    written: list[Path] = []
-    try:
-        for name in tables:
-            df = tables[name]
-            written.append(_atomic(outdir / f"{name}.csv", df.write_csv))
-            written.append(_atomic(outdir / f"{name}.parquet", df.write_parquet))
-        design_path = outdir / "design.json"
-        if plan_result.design is not None:
-            written.append(_write_text(design_path, plan_result.design.to_json() + "\n"))
-        else:
-            design_path.unlink(missing_ok=True)
-        # A stale simulation or comparison from an earlier run would mislead.
-        stale = [name for name in (*SIM_TABLES, *OPTIONAL_TABLES) if name not in tables]
-        for name in stale:
-            for ext in ("csv", "parquet"):
-                (outdir / f"{name}.{ext}").unlink(missing_ok=True)
-        written.append(_write_text(outdir / "report.md", render_markdown(plan_result, tables)))
-    except OSError as exc:
-        raise InputError(
-            f"cannot write the reports into {outdir} ({exc.strerror or exc})"
-        ) from None
-    return written
+    return tables
 
 
-def write_table(table: pl.DataFrame, outdir: Path, name: str, *, force: bool = False) -> list[Path]:
-    """Write one table as CSV and Parquet into a report folder; returns the files written."""
+def set_files(
+    tables: dict[str, pl.DataFrame], design: Design | None, markdown: str | None
+) -> dict[str, Writer]:
+    """The files of a report set: every table as CSV and Parquet, design.json, report.md."""
+    files: dict[str, Writer] = {}
+    for name, df in tables.items():
+        files.update(table_writers(name, df))
+    if design is not None:
+        files["design.json"] = text_writer(design.to_json() + "\n")
+    if markdown is not None:
+        files["report.md"] = text_writer(markdown)
+    return files
+
+
+def write_reports(
+    plan_result: PlanResult,
+    outdir: Path,
+    *,
+    force: bool = False,
+    extra: dict[str, Writer] | None = None,
+) -> list[Path]:
+    """Write every report of a plan into ``outdir`` as one set; returns the files written.
+
+    Writes ``summary``, ``alternatives``, ``bom`` and ``links`` (and the ``sim_*``, optics and
+    OCS tables when they apply) as ``.csv`` and ``.parquet``, ``design.json`` when a design
+    exists, and ``report.md``. The set replaces the folder's previous one whole
+    (``planner.output.write_set``): files of the previous set that this one lacks are removed.
+    """
+    tables = plan_tables(plan_result)
+    files = set_files(tables, plan_result.design, render_markdown(plan_result, tables))
+    files.update(extra or {})
+    return write_set(Path(outdir), files, force=force, command="solve", carry=_is_analysis)
+
+
+#: Tables of ``compare-fabrics`` and ``torus``: analyses of their own, kept beside a design's set.
+ANALYSIS_PREFIXES = ("fabric_comparison.", "torus_")
+
+
+def _is_analysis(name: str) -> bool:
+    return name.startswith(ANALYSIS_PREFIXES)
+
+
+def write_table(
+    table: pl.DataFrame | dict[str, pl.DataFrame],
+    outdir: Path,
+    name: str = "",
+    *,
+    force: bool = False,
+    command: str = "",
+) -> list[Path]:
+    """Write one table (or several, by name) as CSV and Parquet, into the folder's set.
+
+    The other files of the folder's set (a solve's reports, another analysis) stay in it; earlier
+    versions of these tables (and of any table sharing their prefix) are replaced or removed.
+    """
+    tables = table if isinstance(table, dict) else {name: table}
+    own = {n.split("_")[0] + "_" if n.startswith("torus_") else n + "." for n in tables}
+    return write_set(
+        Path(outdir),
+        set_files(tables, None, None),
+        force=force,
+        command=command,
+        carry=lambda n: not n.startswith(tuple(own)),
+    )
+
+
+def write_sim_reports(
+    sim: SimResult,
+    outdir: Path,
+    design: Design,
+    *,
+    force: bool = False,
+    extra: dict[str, Writer] | None = None,
+) -> list[Path]:
+    """Write a simulation of a design as a whole set; returns the files written.
+
+    The set is the design's own (``design.json``, ``summary`` with the simulation's verdict and
+    fractions, ``bom``, ``links``, and ``circuits``/``ocs`` for OCS designs), the ``sim_*``
+    tables and a ``report.md`` of both. When the folder held a set of the same design (a
+    solve's), its search tables (``alternatives``, ``optics_comparison``, ``reconfiguration``)
+    are carried over unchanged; every other file of the old set is replaced or removed.
+    """
     outdir = Path(outdir)
-    prepare_outdir(outdir, force=force)
-    _write_text(outdir / MARKER, "This folder holds fabric-planner output; solve may rewrite it.\n")
-    try:
-        return [
-            _atomic(outdir / f"{name}.csv", table.write_csv),
-            _atomic(outdir / f"{name}.parquet", table.write_parquet),
-        ]
-    except OSError as exc:
-        raise InputError(
-            f"cannot write the reports into {outdir} ({exc.strerror or exc})"
-        ) from None
-
-
-def write_sim_reports(sim: SimResult, outdir: Path, *, force: bool = False) -> list[Path]:
-    """Write a simulation's tables (CSV and Parquet) into ``outdir``; returns the files written."""
-    outdir = Path(outdir)
-    prepare_outdir(outdir, force=force)
-    _write_text(outdir / MARKER, "This folder holds fabric-planner output; solve may rewrite it.\n")
-    tables = {
+    tables: dict[str, pl.DataFrame] = {
+        "summary": design_summary(design, sim),
+        "bom": design.bom(),
+        "links": design.links_table(),
         "sim_collectives": sim.collectives,
         "sim_links": sim.links,
         "sim_failures": sim.failures,
     }
-    written: list[Path] = []
+    if design.family == "ocs_direct":
+        tables.update(circuits=ocs.circuits_table(design), ocs=ocs.ocs_table(design))
+    carried = _carried(outdir, design)
+    if "alternatives.parquet" in carried:  # same design: report.md shows the search's options too
+        tables["alternatives"] = pl.read_parquet(outdir / "alternatives.parquet")
+    files = set_files(tables, design, render_sim_markdown(design, sim, tables))
+    files.update(carried)
+    files.update(extra or {})
+    return write_set(outdir, files, force=force, command="simulate", carry=_is_analysis)
+
+
+#: Tables of a solve that depend on the search, not on the simulation (kept by ``simulate``).
+CARRIED = ("alternatives", OPTICS_TABLE, "reconfiguration")
+
+
+def _carried(outdir: Path, design: Design) -> dict[str, Writer]:
+    """The search tables of the folder's set, when that set is of the same design."""
+    m = read_manifest(outdir)
+    if m is None or m.legacy or not is_complete(outdir) or "design.json" not in m.files:
+        return {}
     try:
-        for name, df in tables.items():
-            written.append(_atomic(outdir / f"{name}.csv", df.write_csv))
-            written.append(_atomic(outdir / f"{name}.parquet", df.write_parquet))
-    except OSError as exc:
-        raise InputError(
-            f"cannot write the reports into {outdir} ({exc.strerror or exc})"
-        ) from None
-    return written
+        same = (outdir / "design.json").read_text(encoding="utf-8") == design.to_json() + "\n"
+    except (OSError, UnicodeDecodeError):
+        return {}
+    if not same:
+        return {}
+    out: dict[str, Writer] = {}
+    for name in CARRIED:
+        for ext in ("csv", "parquet"):
+            if f"{name}.{ext}" in m.files:
+                out[f"{name}.{ext}"] = bytes_writer((outdir / f"{name}.{ext}").read_bytes())
+    return out
 
 
 # ---- report.md -----------------------------------------------------------------------------
@@ -456,7 +551,10 @@ def _fmt(value: Any) -> str:
         return "yes" if value else "no"
     if isinstance(value, float):
         if math.isnan(value):
-            return ""
+            return "n/a"
+        if math.isinf(value):
+            # A collective some of whose flows a failure cut off never completes.
+            return "never" if value > 0 else "-inf"
         if value == int(value) and abs(value) < 1e15:
             return f"{int(value):,}"
         return f"{value:,.2f}" if abs(value) >= 1 else f"{value:.4g}"
@@ -527,6 +625,68 @@ def _tiers_table(d: Design) -> pl.DataFrame:
     )
 
 
+def _design_section(d: Design, tables: dict[str, pl.DataFrame]) -> list[str]:
+    out = [
+        "## Design, tier by tier (per plane unless noted)",
+        "",
+        markdown_table(_tiers_table(d)),
+        "",
+    ]
+    out += ["## Bill of materials (all planes)", "", markdown_table(tables["bom"]), ""]
+    out += ["## Links", "", markdown_table(tables["links"]), ""]
+    if "ocs" in tables:
+        dev = tables["ocs"]
+        circuits = int(tables["circuits"]["circuits"].sum()) if len(tables["circuits"]) else 0
+        out += [
+            "## OCS layer (per plane)",
+            "",
+            f"- {dev.height} devices of {dev['ports'][0]} ports; {circuits:,} circuits use "
+            f"{int(dev['ports_used'].sum()):,} ports, {int(dev['ports_spare'].sum()):,} spare",
+            "- every circuit is in `circuits.csv`; ports per device in `ocs.csv`",
+            "",
+        ]
+    if "reconfiguration" in tables:
+        out += ["### After a device fails", "", markdown_table(tables["reconfiguration"]), ""]
+    return out
+
+
+def _sim_section(sim: SimResult, tables: dict[str, pl.DataFrame]) -> list[str]:
+    out = ["## Verification by simulation", ""]
+    out += [f"- verdict: **{sim.verdict}**"] + [f"- {r}" for r in sim.reasons] + [""]
+    cols = [
+        "pattern",
+        "routing",
+        "scenario",
+        "time_s",
+        "busbw_gbps",
+        "fraction_of_ideal",
+        "fraction_of_bound",
+        "p99_fct_s",
+        "disconnected_flows",
+    ]
+    out += [markdown_table(tables["sim_collectives"], cols), ""]
+    if any(t == math.inf for t in tables["sim_collectives"]["time_s"].to_list()):
+        out += [
+            "A time of `never` means a failure cut some of the traffic's flows off entirely "
+            "(`disconnected_flows`): it never completes, and its throughput is 0.",
+            "",
+        ]
+    if len(tables["sim_failures"]):
+        out += ["### Failures", "", markdown_table(tables["sim_failures"]), ""]
+    return out
+
+
+def render_sim_markdown(design: Design, sim: SimResult, tables: dict[str, pl.DataFrame]) -> str:
+    """Render the human summary of ``simulate``: the design's headline, design and verification."""
+    out = [f"# fabric-planner simulation: {design.instance}", ""]
+    out += [f"{design.gpus:,} GPUs, {design.planes} plane(s) at {design.link_speed_gbps}G.", ""]
+    out += ["## Result", ""] + [f"- {line}" for line in headline(tables["summary"])] + [""]
+    out += _design_section(design, tables)
+    out += _sim_section(sim, tables)
+    out += _alternatives_section(tables)
+    return "\n".join(out)
+
+
 def render_markdown(plan_result: PlanResult, tables: dict[str, pl.DataFrame]) -> str:
     """Render the human summary: headline, the design tier by tier, BOM, links, alternatives."""
     inst = plan_result.instance
@@ -544,49 +704,9 @@ def render_markdown(plan_result: PlanResult, tables: dict[str, pl.DataFrame]) ->
         )
         out += [f"## {title}", ""] + [f"- {line}" for line in plan_result.explanation] + [""]
     else:
-        out += [
-            "## Design, tier by tier (per plane unless noted)",
-            "",
-            markdown_table(_tiers_table(d)),
-            "",
-        ]
-        out += ["## Bill of materials (all planes)", "", markdown_table(tables["bom"]), ""]
-        out += ["## Links", "", markdown_table(tables["links"]), ""]
-        if "ocs" in tables:
-            dev = tables["ocs"]
-            circuits = int(tables["circuits"]["circuits"].sum()) if len(tables["circuits"]) else 0
-            out += [
-                "## OCS layer (per plane)",
-                "",
-                f"- {dev.height} devices of {dev['ports'][0]} ports; {circuits:,} circuits use "
-                f"{int(dev['ports_used'].sum()):,} ports, {int(dev['ports_spare'].sum()):,} spare",
-                "- every circuit is in `circuits.csv`; ports per device in `ocs.csv`",
-                "",
-            ]
-        if "reconfiguration" in tables:
-            out += [
-                "### After a device fails",
-                "",
-                markdown_table(tables["reconfiguration"]),
-                "",
-            ]
-    sim = plan_result.sim
-    if sim is not None:
-        out += ["## Verification by simulation", ""]
-        out += [f"- verdict: **{sim.verdict}**"] + [f"- {r}" for r in sim.reasons] + [""]
-        cols = [
-            "pattern",
-            "routing",
-            "scenario",
-            "time_s",
-            "busbw_gbps",
-            "fraction_of_ideal",
-            "fraction_of_bound",
-            "p99_fct_s",
-        ]
-        out += [markdown_table(tables["sim_collectives"], cols), ""]
-        if len(tables["sim_failures"]):
-            out += ["### Failures", "", markdown_table(tables["sim_failures"]), ""]
+        out += _design_section(d, tables)
+    if plan_result.sim is not None:
+        out += _sim_section(plan_result.sim, tables)
     if OPTICS_TABLE in tables:
         cols = [
             "scenario",
@@ -607,12 +727,17 @@ def render_markdown(plan_result: PlanResult, tables: dict[str, pl.DataFrame]) ->
             markdown_table(tables[OPTICS_TABLE], cols),
             "",
         ]
-    alt = tables["alternatives"]
-    if len(alt):
-        out += [
-            "## Alternatives: the best design of every switch option",
-            "",
-            markdown_table(alt, [c for c in alt.columns if c != "winner"] + ["winner"]),
-            "",
-        ]
+    out += _alternatives_section(tables)
     return "\n".join(out)
+
+
+def _alternatives_section(tables: dict[str, pl.DataFrame]) -> list[str]:
+    alt = tables.get("alternatives")
+    if alt is None or not len(alt):
+        return []
+    return [
+        "## Alternatives: the best design of every switch option",
+        "",
+        markdown_table(alt, [c for c in alt.columns if c != "winner"] + ["winner"]),
+        "",
+    ]

@@ -25,6 +25,17 @@ Both formats follow the parsers in github.com/Broadcom/csg-htsim (``sim/datacent
   with Radix_Down[0] / Radix_Up[0] == Oversubscribed[0] and integer ratios throughout. Queue sizes
   come from the driver's command line and are not written.
 
+Designs whose GPU count does not fill every leaf (``h100-1k``: 1,016 GPUs on 32 leaves of 32, the
+last leaf holding 24), or whose last pod is not full, have switches of unequal down radix, which
+the parametric format cannot state. They are written as the smallest uniform fat tree that
+contains the plane: every switch of a tier gets the tier's largest down radix, and ``Nodes``
+counts the padded hosts (``htsim_nodes``; 1,024 for ``h100-1k``). The padding hosts (ids from
+the plane's GPU count up) and padding leaves carry no flow, and up-down routing never crosses a
+leaf or host it does not start or end at, so htsim simulates the same plane. Host ids are GPU ids
+(GPU g sits on leaf g // Radix_Down[0] in both). The ``.cm`` writes the same padded ``Nodes``,
+since htsim's drivers require the two to agree. Up radices, bundles and the per-tier
+oversubscription must still be uniform and whole (every design the sizing model makes has them).
+
 Limits, stated plainly:
 
 * The parametric format cannot describe failed links, so :func:`topology_text` refuses a plane with
@@ -41,7 +52,7 @@ Limits, stated plainly:
 from __future__ import annotations
 
 import os
-import tempfile
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -66,6 +77,8 @@ def connection_matrix_text(
     dst: npt.ArrayLike,
     size_bytes: npt.ArrayLike,
     start_us: npt.ArrayLike = 0,
+    *,
+    nodes: int | None = None,
 ) -> str:
     """The ``.cm`` text of one phase: one line per flow, ids 1..n in the given order.
 
@@ -79,6 +92,8 @@ def connection_matrix_text(
         Bytes per flow (scalar or one per flow), 1 .. 2**31 - 1.
     start_us
         Start time per flow in whole microseconds (scalar or one per flow).
+    nodes
+        ``Nodes`` of the header: by default the hosts of the ``.topo`` (``htsim_nodes``).
     """
     s = np.asarray(src, dtype=np.int64).ravel()
     t = np.asarray(dst, dtype=np.int64).ravel()
@@ -97,7 +112,7 @@ def connection_matrix_text(
             "start_us must be whole, non-negative microseconds (htsim casts to uint32)"
         )
     ids = np.arange(1, s.size + 1)
-    lines = [f"Nodes {fabric.gpus}", f"Connections {s.size}"]
+    lines = [f"Nodes {htsim_nodes(fabric) if nodes is None else nodes}", f"Connections {s.size}"]
     lines += [
         f"{a}->{b} id {i} start {st} size {sz}"
         for a, b, i, st, sz in zip(
@@ -130,16 +145,18 @@ def _ratio(num: int, den: int, what: str) -> int:
 
 
 def tier_parameters(fabric: Fabric) -> list[dict[str, int]]:
-    """Htsim's per-tier radices, bundles and oversubscription, read off the Fabric's links."""
+    """Htsim's per-tier radices, bundles and oversubscription, read off the Fabric's links.
+
+    ``Radix_Down`` is the tier's largest down radix (switches with fewer are padded, see the
+    module docstring); the other figures must be uniform.
+    """
     off = fabric.tier_offsets
     tiers: list[dict[str, int]] = []
     for tier in range(1, fabric.tiers + 1):
         count = off[tier + 1] - off[tier]
         down = fabric.link_class == tier - 1
         up = fabric.link_class == tier
-        radix_down = _uniform(
-            np.bincount(fabric.upper[down] - off[tier], minlength=count), "down radix"
-        )
+        radix_down = int(np.bincount(fabric.upper[down] - off[tier], minlength=count).max())
         bundle = 1
         if tier > 1:
             pairs = fabric.lower[down] * fabric.nodes + fabric.upper[down]
@@ -155,6 +172,34 @@ def tier_parameters(fabric: Fabric) -> list[dict[str, int]]:
             )
         tiers.append(params)
     return tiers
+
+
+def _padded(fabric: Fabric, tiers: list[dict[str, int]]) -> tuple[int, int]:
+    """Hosts and pod size of the smallest uniform fat tree that contains the plane."""
+    leaf = tiers[0]
+    leaves = tiers[0]["switches"]
+    if fabric.tiers == 3:
+        spine = tiers[1]
+        leaves_per_pod = _ratio(spine["Radix_Down"], spine["Bundle"], "leaves per pod")
+        pods = -(-leaves // leaves_per_pod)
+        nodes = pods * leaves_per_pod * leaf["Radix_Down"]
+        podsize = leaves_per_pod * leaf["Radix_Down"]
+    else:
+        nodes = leaves * leaf["Radix_Down"]
+        podsize = nodes
+    gpu_leaf = fabric.upper[fabric.link_class == 0] - fabric.tier_offsets[1]
+    gpu = fabric.lower[fabric.link_class == 0]
+    if not np.array_equal(gpu_leaf, gpu // leaf["Radix_Down"]):
+        raise ValueError("htsim numbers hosts leaf by leaf; this plane's GPUs are not")
+    return nodes, podsize
+
+
+def htsim_nodes(fabric: Fabric) -> int:
+    """The hosts htsim sees: the plane's GPUs, padded to a uniform fat tree when needed."""
+    try:
+        return _padded(fabric, tier_parameters(fabric))[0]
+    except ValueError:
+        return fabric.gpus
 
 
 def topology_text(
@@ -176,20 +221,16 @@ def topology_text(
     if speed != round(speed):
         raise ValueError(f"htsim reads whole Gb/s; link speed is {speed}")
     tiers = tier_parameters(fabric)
-    leaf, spine = tiers[0], tiers[1]
-    if fabric.tiers == 3:
-        leaves_per_pod = _ratio(spine["Radix_Down"], spine["Bundle"], "leaves per pod")
-        podsize = leaves_per_pod * leaf["Radix_Down"]
-    else:
-        podsize = fabric.gpus
-    if fabric.gpus % podsize:
-        raise ValueError(f"htsim needs whole pods: {fabric.gpus} GPUs in pods of {podsize}")
+    nodes, podsize = _padded(fabric, tiers)
     lines = [
         f"# fabric-planner export: one plane, {fabric.gpus} GPUs, {fabric.tiers} switch tiers",
-        f"Nodes {fabric.gpus}",
-        f"Tiers {fabric.tiers}",
-        f"Podsize {podsize}",
     ]
+    if nodes != fabric.gpus:
+        lines.append(
+            f"# hosts {fabric.gpus} .. {nodes - 1} pad the plane to a uniform fat tree; "
+            "they send and receive nothing"
+        )
+    lines += [f"Nodes {nodes}", f"Tiers {fabric.tiers}", f"Podsize {podsize}"]
     for index, params in enumerate(tiers):
         lines += ["", f"Tier {index}", f"Downlink_speed_Gbps {int(speed)}"]
         lines.append(f"Radix_Down {params['Radix_Down']}")
@@ -205,10 +246,15 @@ def topology_text(
 
 # ---- writers ----------------------------------------------------------------------------------
 def _write_atomic(path: str | os.PathLike[str], text: str) -> Path:
-    """Write through a temporary file in the same directory, then rename over ``path``."""
+    """Write through a temporary file in the same directory, then rename over ``path``.
+
+    The file gets the usual permissions (0666 less the umask, 0644 by default), not the owner-only
+    0600 of ``tempfile.mkstemp``.
+    """
     target = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.tmp")
     try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         with os.fdopen(fd, "w", encoding="ascii", newline="\n") as handle:
             handle.write(text)
         os.replace(tmp, target)

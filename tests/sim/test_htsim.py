@@ -161,3 +161,54 @@ def test_topology_refuses_failed_links() -> None:
     fabric = make_fabric(4, 4, 2).with_failed_links([16])
     with pytest.raises(ValueError, match="failed links"):
         topology_text(fabric)
+
+
+# ---- planes that do not fill every leaf or pod (issue 9) -----------------------------------------
+PARTIAL = {
+    # 1,016 GPUs on leaves of 32: the last leaf holds 24 (the Quick start design).
+    "planned-1016": lambda: planned_fabric(1016),
+    # 2,600 GPUs in 3 tiers: the last leaf and the last pod are partly filled.
+    "planned-2600-3tier": lambda: planned_fabric(2600, tiers=3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PARTIAL))
+def test_topology_pads_a_partly_filled_plane_to_a_uniform_fat_tree(name: str) -> None:
+    fabric = PARTIAL[name]()
+    header, tiers = parse_topo(topology_text(fabric))
+    ours = fabric_counts(fabric)
+    theirs = htsim_counts(header, tiers)
+    # Every switch and every switch-to-switch link is htsim's; only host links are padded.
+    assert {k: v for k, v in theirs.items() if k != "links0"} == {
+        k: v for k, v in ours.items() if k != "links0"
+    }
+    assert header["nodes"] == theirs["links0"] > fabric.gpus
+    assert header["nodes"] - fabric.gpus < tiers[0]["radix_down"] * (
+        header["podsize"] // tiers[0]["radix_down"]
+    )
+    # GPU g sits on leaf g // Radix_Down in both numberings.
+    gpu = fabric.lower[fabric.link_class == 0]
+    leaf = fabric.upper[fabric.link_class == 0] - fabric.tier_offsets[1]
+    assert np.array_equal(leaf, gpu // tiers[0]["radix_down"])
+
+
+def test_connection_matrix_counts_the_same_hosts_as_the_topology() -> None:
+    fabric = PARTIAL["planned-1016"]()
+    topo, _ = parse_topo(topology_text(fabric))
+    cm, flows = parse_cm(connection_matrix_text(fabric, [0, 1015], [1015, 0], 1000))
+    assert cm["Nodes"] == topo["nodes"] == 1024
+    assert max(max(f["src"], f["dst"]) for f in flows) < fabric.gpus
+
+
+def test_written_files_are_readable_by_everyone_under_the_usual_umask(tmp_path: Path) -> None:
+    import os
+
+    fabric = make_fabric(4, 4, 2)
+    old = os.umask(0o022)
+    try:
+        cm = write_connection_matrix(fabric, [0], [5], 1000, tmp_path / "phase.cm")
+        topo = write_topology(fabric, tmp_path / "plane.topo")
+    finally:
+        os.umask(old)
+    assert cm.stat().st_mode & 0o777 == 0o644
+    assert topo.stat().st_mode & 0o777 == 0o644
