@@ -30,7 +30,7 @@ from planner.output import (
     text_writer,
     write_set,
 )
-from planner.schema.catalog import Catalog
+from planner.schema.catalog import Cage, Catalog
 from planner.schema.instance import Instance
 from planner.sim.simulate import SimResult
 from planner.sizing import Outcome, SizingResult, roles_of
@@ -291,6 +291,14 @@ def alternatives_table(inst: Instance, result: SizingResult) -> pl.DataFrame:
     )
 
 
+def _cage_text(cage: Cage | None, count: int | None) -> str:
+    """'32 x osfp (8 x 100G lanes)', or 'co-packaged' for a switch without cages."""
+    if cage is None:
+        return "co-packaged"
+    lanes = f"{cage.form_factor} ({cage.lanes} x {cage.lane_gbps}G lanes)"
+    return lanes if count is None else f"{count} x {lanes}"
+
+
 def catalog_table(catalog: Catalog, kind: str) -> pl.DataFrame:
     """Tabulate one kind of component ('switch', 'medium', 'nic', 'ocs'): key figures, price source.
 
@@ -307,6 +315,8 @@ def catalog_table(catalog: Catalog, kind: str) -> pl.DataFrame:
                     "power_w": s.power_w,
                     "latency_ns": s.latency_ns,
                     "cpo": s.cpo,
+                    "protocol": s.protocol,
+                    "cages": _cage_text(s.cage, s.cages),
                     "cost_source": s.source.get("cost_usd", ""),
                 }
                 for s in catalog.switch
@@ -326,6 +336,8 @@ def catalog_table(catalog: Catalog, kind: str) -> pl.DataFrame:
                     "latency_ns": m.latency_ns,
                     "afr": m.afr,
                     "lane_gbps": m.lane_gbps,
+                    "host_lane_gbps": " ".join(str(r) for r in m.host_lanes),
+                    "form_factors": " ".join(m.form_factors),
                     "connector": m.connector,
                     "cost_source": m.source.get("cost_usd_per_end", ""),
                 }
@@ -339,6 +351,9 @@ def catalog_table(catalog: Catalog, kind: str) -> pl.DataFrame:
                     "name": n.name,
                     "speed_gbps": n.speed_gbps,
                     "port_splits": " ".join(str(p) for p in n.port_splits),
+                    "cage": _cage_text(n.cage, None)
+                    + (f" shared by {n.nics_per_cage}" if n.nics_per_cage > 1 else ""),
+                    "protocols": " ".join(n.protocols),
                     "cost_usd": n.cost_usd,
                     "power_w": n.power_w,
                     "cost_source": n.source.get("cost_usd", ""),
@@ -349,6 +364,8 @@ def catalog_table(catalog: Catalog, kind: str) -> pl.DataFrame:
                 "name": pl.Utf8,
                 "speed_gbps": pl.Int64,
                 "port_splits": pl.Utf8,
+                "cage": pl.Utf8,
+                "protocols": pl.Utf8,
                 "cost_usd": pl.Float64,
                 "power_w": pl.Float64,
                 "cost_source": pl.Utf8,
