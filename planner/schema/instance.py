@@ -260,7 +260,8 @@ class Torus(Strict):
     slices: list[list[int]] = Field(min_length=1)
     """Tori the pod must be able to offer at once, in chips per dimension (multiples of cube)."""
     twisted: bool = True
-    """Twist the wrap-around links of k x k x 2k and k x 2k x 2k slices (shorter paths)."""
+    """Twist the wrap-around links of k x k x 2k and k x 2k x 2k slices (shorter paths); slices
+    of other shapes stay plain tori."""
     cube_availability: float = Field(0.99, gt=0, lt=1)
     """Probability that a cube is healthy at a random moment."""
     target_availability: float = Field(0.999, gt=0, lt=1)

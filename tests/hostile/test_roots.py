@@ -10,6 +10,7 @@ from planner.api import plan
 from planner.loading import load_catalog
 from planner.schema.catalog import Catalog
 from planner.schema.instance import Instance
+from planner.torus import plan_torus
 
 
 @pytest.fixture(scope="module")
@@ -34,3 +35,29 @@ def test_demand_that_stays_inside_blocks_engineers_uniform_circuits(catalog: Cat
     got = ocs.engineer(result.design, inside, time_limit_s=10)
     uniform = ocs.engineer(result.design, None, time_limit_s=10)
     assert got.circuits == uniform.circuits
+
+
+def _torus(**torus: object) -> Instance:
+    spec = {"cube": 4, "slices": [[4, 4, 8]], "cube_availability": 0.995} | torus
+    return Instance.model_validate({"name": "pod", "cluster": {"gpus": 64}, "torus": spec})
+
+
+def test_a_slice_with_no_twisted_form_stays_a_plain_torus(catalog: Catalog) -> None:
+    # twisted = true on a 4x4x4 slice raised "a twisted torus needs a k x k x 2k ... shape".
+    result = plan_torus(_torus(slices=[[4, 4, 4], [4, 4, 8]]), catalog)
+    rows = result.slices.to_dicts()
+    assert [r["twisted"] for r in rows] == [False, True]
+    assert all(r["torus_ok"] for r in rows)
+
+
+def test_a_pod_too_large_for_the_ocs_is_no_pod(catalog: Catalog) -> None:
+    # Spares found but too few OCS ports: the row said spares=N with no price, and the CLI
+    # printed a pod and failed formatting its missing capex.
+    result = plan_torus(_torus(slices=[[16, 16, 16]] * 3), catalog)
+    pod = result.pod.row(0, named=True)
+    assert pod["status"] == "infeasible"
+    assert pod["spares"] is None
+    assert pod["cubes"] is None
+    assert pod["capex_usd"] is None
+    assert "ports per OCS" in pod["reason"]
+    assert result.slices.is_empty()
