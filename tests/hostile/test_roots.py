@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
+from models.scaling import usd_to_units, w_to_units
 from planner import ocs
 from planner.api import plan
 from planner.loading import load_catalog
@@ -61,3 +64,18 @@ def test_a_pod_too_large_for_the_ocs_is_no_pod(catalog: Catalog) -> None:
     assert pod["capex_usd"] is None
     assert "ports per OCS" in pod["reason"]
     assert result.slices.is_empty()
+
+
+@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan, 1e300, 1e18])
+def test_scaling_refuses_what_cp_sat_cannot_hold(value: float) -> None:
+    # A cap of 1e300 became a 300-digit integer that CP-SAT's API refused with a TypeError;
+    # inf raised OverflowError.
+    with pytest.raises(ValueError, match="beyond what the integer models hold"):
+        usd_to_units(value)
+    with pytest.raises(ValueError, match="beyond what the integer models hold"):
+        w_to_units(value)
+
+
+def test_scaling_keeps_what_it_can_hold() -> None:
+    assert usd_to_units(1e13) == 10**15
+    assert w_to_units(1e10) == 10**13
