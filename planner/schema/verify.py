@@ -37,13 +37,13 @@ class TrafficSpec(Strict):
     groups: Literal["data_parallel", "consecutive"] = "data_parallel"
     """Collective groups: the same local GPU index across all nodes (data parallel), or
     ``group_size`` consecutive GPUs (expert parallel: n consecutive nodes)."""
-    group_size: int | None = Field(None, ge=2)
+    group_size: int | None = Field(None, ge=2, le=4_000_000)
     """GPUs per group for consecutive groups; for 'shift', how far each GPU sends (GPU g sends to
     g + group_size: with the GPUs of a block or pod, every block sends all it has to the next,
     the skewed demand of hot block pairs)."""
-    fan_in: int = Field(8, ge=1)
+    fan_in: int = Field(8, ge=1, le=4_000_000)
     """Senders into one receiver, for incast."""
-    pipeline_stages: int = Field(2, ge=2)
+    pipeline_stages: int = Field(2, ge=2, le=4_000_000)
     """Pipeline stages, for point-to-point between consecutive stages."""
 
     @model_validator(mode="after")
@@ -74,7 +74,7 @@ class FailureSpec(Strict):
     """Switches that fail, by role and index: 'spine0', 'leaf12', 'core3'."""
     links: list[str] = Field(default_factory=list)
     """Links that fail, as 'lower-upper' switch pairs ('leaf3-spine1'); one parallel link each."""
-    planes: int = Field(0, ge=0)
+    planes: int = Field(0, ge=0, le=16)
     """Whole planes lost."""
 
     @property
@@ -104,8 +104,8 @@ class Verify(Strict):
     """Routing policies to simulate: per-flow ECMP and packet spraying."""
     verdict_routing: RoutingName = "spray"
     """The policy the verdict is judged under (the one the fabric will run)."""
-    seed: int = Field(1, ge=0)
-    """Seed of ECMP hashing, random patterns and Monte Carlo draws."""
+    seed: int = Field(1, ge=0, le=2**32 - 1)
+    """Seed of ECMP hashing, random patterns and Monte Carlo draws (32 bits)."""
     min_throughput_fraction: float = Field(0.9, gt=0, le=1)
     """A healthy design must reach this fraction of the ideal (NIC-limited) throughput."""
     traffic: list[TrafficSpec] = Field(default_factory=_default_traffic, min_length=1)
