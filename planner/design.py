@@ -347,8 +347,13 @@ class Design:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Design:
-        """Rebuild a design from ``to_dict`` output."""
-        d = dict(d)
+        """Rebuild a design from ``to_dict`` output, checked by ``planner.schema.design_file``.
+
+        DesignFileError (an InputError and a ValueError) names every field at fault.
+        """
+        from planner.schema.design_file import parse_design
+
+        d = parse_design(d)
         d["status"] = Status(d["status"])
         d["tiers"] = tuple(TierDesign(**t) for t in d["tiers"])
         d["link_classes"] = tuple(

@@ -292,6 +292,9 @@ class Torus(Strict):
         return self
 
 
+#: What an instance's name may be: it names the report folder, so no path, no '..', no NUL.
+INSTANCE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
+
 #: Most network rack positions in a hall (columns x racks_per_row): the cable-length model
 #: measures every pair of them, about 1 GB of work at 4,096 (hall_of in planner/layout.py).
 MAX_NETWORK_POSITIONS = 4096
@@ -300,7 +303,7 @@ MAX_NETWORK_POSITIONS = 4096
 class Instance(Strict):
     """One planning question: a cluster, its floor, its constraints, the objective and the search."""
 
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+    name: str = Field(pattern=INSTANCE_NAME_PATTERN)
     """Name of the instance; reports go to reports/<name>/."""
     description: str = ""
     """Free text shown in reports."""
