@@ -351,7 +351,7 @@ class Design:
 
         DesignFileError (an InputError and a ValueError) names every field at fault.
         """
-        from planner.schema.design_file import parse_design
+        from planner.schema.design_file import check_structure, parse_design
 
         d = parse_design(d)
         d["status"] = Status(d["status"])
@@ -366,7 +366,9 @@ class Design:
         d["requirements"] = Requirements(**r)
         d["notes"] = tuple(d.get("notes", ()))
         d["circuits"] = tuple(tuple(c) for c in d.get("circuits", ()))
-        return cls(**d)
+        design = cls(**d)
+        check_structure(design)
+        return design
 
     @classmethod
     def from_json(cls, text: str) -> Design:

@@ -9,20 +9,27 @@ Types are strict (``"256"`` is not a count, ``true`` is not a number); every num
 file's keys are the dataclasses' fields: a key that is not a field of the part it sits in is an
 error, and a field added to a dataclass later is accepted even before it gets a rule here. The
 rules are those of a single part and the shape the fabric builder needs (tiers numbered from 1 in
-order, one link class per tier, each naming its tier's role); whether the counts, wiring and
-totals agree is the validator's question (``fabric-planner validate``, exit 1 with violations).
+order, one link class per tier, each naming its tier's role, one link speed, an OCS tier only on
+top of an ocs_direct design). ``check_structure`` then runs the validator's structural checks
+(ports, spread, wiring, circuits) on the built design: a design that fails them describes no
+fabric, and is bad input (exit 2) like a wrong type. Whether a buildable design meets its ratios,
+paths, media, failure tolerance, totals and catalog figures stays the validator's question
+(``fabric-planner validate``, exit 1 with violations).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from models.status import Status
 from planner.errors import InputError
 from planner.schema.instance import INSTANCE_NAME_PATTERN, Family
+
+if TYPE_CHECKING:
+    from planner.design import Design
 
 #: Roles a tier of a design may have.
 DesignRole = Literal["leaf", "spine", "core", "ocs"]
@@ -230,6 +237,20 @@ class DesignFile(_Part):
                     f"link_classes.{i}: expected index {i} up to the {t.role} tier, got index "
                     f"{c.index} up to {c.upper_role!r}"
                 )
+        ocs_tiers = [t.level for t in self.tiers if t.ocs or t.role == "ocs"]
+        if any(not (t.ocs and t.role == "ocs") for t in self.tiers if t.ocs or t.role == "ocs"):
+            raise ValueError("tiers: an OCS tier has role 'ocs' and ocs true, and only it")
+        if (self.family == "ocs_direct") != (
+            ocs_tiers == [len(self.tiers)] and len(self.tiers) >= 2
+        ):
+            raise ValueError(
+                "family: an ocs_direct design tops packet tiers with one OCS tier; "
+                f"a {self.family} design has OCS tiers at levels {ocs_tiers or 'none'}"
+            )
+        if any(c.speed_gbps != self.link_speed_gbps for c in self.link_classes):
+            raise ValueError(
+                f"link_classes: every class runs at link_speed_gbps ({self.link_speed_gbps})"
+            )
         if self.circuits:
             if not self.tiers[-1].ocs:
                 raise ValueError("circuits: only a design with an OCS layer has circuits")
@@ -239,6 +260,34 @@ class DesignFile(_Part):
                     f"OCS count ({self.tiers[-1].switches})"
                 )
         return self
+
+
+def check_structure(design: Design) -> None:
+    """Refuse a design whose ports, spread, wiring or circuits do not add up (DesignFileError).
+
+    No fabric can be built from such a design, so ``simulate`` could not run it; these are the
+    validator's structural checks (``planner.validation``). The others (ratios, paths, media,
+    failures, totals, catalog figures) judge a buildable design and stay ``validate``'s answer.
+    """
+    from planner.validation import check_circuits, check_ports, check_spread, check_wiring
+
+    try:
+        broken = [
+            str(v)
+            for check in (check_ports, check_spread, check_wiring, check_circuits)
+            for v in check(design)
+        ]
+    except (ArithmeticError, IndexError, KeyError, ValueError) as exc:
+        broken = [f"the tiers do not fit together ({exc})"]
+    if broken:
+        shown_lines = broken[:MAX_STRUCTURE_SHOWN]
+        if len(broken) > MAX_STRUCTURE_SHOWN:
+            shown_lines.append(f"... and {len(broken) - MAX_STRUCTURE_SHOWN} more")
+        raise DesignFileError("\n  ".join(["not a buildable fabric:"] + shown_lines))
+
+
+#: Most structural problems listed in one message.
+MAX_STRUCTURE_SHOWN = 20
 
 
 def parse_design(data: Any) -> dict[str, Any]:
@@ -252,7 +301,10 @@ def parse_design(data: Any) -> dict[str, Any]:
         raise DesignFileError(
             f"expected a JSON object written by fabric-planner (design.json), got {shown(data)}"
         )
-    check_data_limits(data)
+    try:
+        check_data_limits(data)
+    except InputError as exc:
+        raise DesignFileError(str(exc)) from None
     try:
         model = DesignFile.model_validate(_lists(data))
     except ValidationError as exc:
@@ -260,7 +312,9 @@ def parse_design(data: Any) -> dict[str, Any]:
         lines = []
         for err in errors[:MAX_ERRORS_SHOWN]:
             field = ".".join(str(p) for p in err["loc"]) or "(top level)"
-            got = "" if err["type"] == "missing" else f"; got {shown(err.get('input'))}"
+            # A rule of ours (value_error) says what it got; pydantic's own messages do not.
+            plain = err["type"] in ("missing", "value_error")
+            got = "" if plain else f"; got {shown(err.get('input'))}"
             lines.append(f"{field}: {err['msg']}{got}")
         if len(errors) > MAX_ERRORS_SHOWN:
             lines.append(f"... and {len(errors) - MAX_ERRORS_SHOWN:,} more errors")

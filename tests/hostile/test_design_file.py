@@ -116,3 +116,24 @@ def test_the_written_design_reads_back_equal(design: Design) -> None:
 
 def test_to_dict_output_reads_back_equal(design: Design) -> None:
     assert Design.from_dict(design.to_dict()) == design
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "expected"),
+    [
+        ("gpus", 4_000_000, "32 leaves x 32 ports < 4000000 GPUs"),
+        ("tiers.0.downlinks", 1, "wiring"),
+        ("tiers.0.fanout", 1000, "spread"),
+        ("tiers.1.switches", 1, "each leaf reaches 16 spines, but there are 1"),
+        ("link_speed_gbps", 1, "every class runs at link_speed_gbps"),
+    ],
+)
+def test_counts_that_describe_no_fabric_are_bad_input(
+    design: Design, path: str, value: Any, expected: str
+) -> None:
+    # simulate built a fabric from them and failed with an IndexError (or ran at 1 Gb/s).
+    data = json.loads(design.to_json())
+    _set(path, value)(data)
+    with pytest.raises(DesignFileError, match="not a buildable fabric|link_speed_gbps") as info:
+        Design.from_dict(data)
+    assert expected in str(info.value)
