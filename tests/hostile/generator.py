@@ -61,7 +61,9 @@ class Case:
     outputs: tuple[str, ...] = ("out",)
     """Folders (relative to the case folder) the command may write into."""
     output_side: str = ""
-    """Why the case fails today because of the output side (cli.py, report.py): marks it xfail."""
+    """Why the case fails today because of a part owned elsewhere (the output side: cli.py,
+    report.py, api.py; or the catalog schema, or the OCS models): marks it xfail, non-strict, so
+    the merge of that side turns it on."""
 
 
 def small_text() -> str:
@@ -852,6 +854,8 @@ def cases() -> list[Case]:
         command = args[0]
         out.append(Case(f"{command}/usage/{name}", command, "command line", args, words=words))
 
+    out += runtime_cases()
+
     # Legitimately valid inputs at the edges: they must give an answer (0 or 1), not a traceback.
     edge_caps = (
         "constraints.max_latency_ns=1e9",
@@ -926,10 +930,307 @@ def cases() -> list[Case]:
             ),
             {"instance.toml": small},
             exit=frozenset({0, 1}),
-            output_side="report.md cannot format an infinite time (OverflowError in report._fmt)",
+            output_side="output side (report.py): report.md cannot format an infinite time "
+            "(OverflowError in report._fmt)",
         ),
     ]
     return out
+
+
+def runtime_cases() -> list[Case]:
+    """Inputs the schema accepts that drive the solver, the simulator or the torus planner to odd
+    corners (one GPU, shifts and groups that stay inside a block, 10,000 Monte Carlo trials, OCS
+    failures, odd slices): they must end in an answer or a clear error."""
+    small = small_text().encode()
+    ocs65 = (INSTANCES / "ocs-65k.toml").read_bytes()
+    h100 = (INSTANCES / "h100-1k.toml").read_bytes()
+    torus = torus_text().encode()
+    cat = (REPO / "planner" / "catalog" / "default.toml").read_text(encoding="utf-8")
+    huge_price = re.sub(r"^cost_usd = [0-9_.]+$", "cost_usd = 1e300", cat, count=1, flags=re.M)
+    answer = frozenset({0, 1})
+    solve = ("solve", "instance.toml", "-o", "out", "--time-limit", "5", "-q")
+    compare = ("compare-fabrics", "instance.toml", "-o", "out", "--time-limit", "5", "-q")
+    torus_args = ("torus", "instance.toml", "-o", "out")
+    simulate = ("simulate", "design.json", "-o", "out", "-q")
+
+    def sets(*items: str) -> tuple[str, ...]:
+        return tuple(a for i in items for a in ("--set", i))
+
+    runs: list[tuple[str, str, tuple[str, ...], dict[str, Content], frozenset[int], str]] = [
+        (
+            "compare-fabrics/runtime/one-node",
+            "compare-fabrics",
+            compare + sets("cluster.gpus=8"),
+            {"instance.toml": small},
+            answer,
+            "",
+        ),
+        (
+            "compare-fabrics/runtime/two-gpus",
+            "compare-fabrics",
+            compare + sets("cluster.gpus=2", "cluster.gpus_per_node=1"),
+            {"instance.toml": small},
+            answer,
+            "",
+        ),
+        (
+            "compare-fabrics/runtime/one-gpu",
+            "compare-fabrics",
+            compare + sets("cluster.gpus=1", "cluster.gpus_per_node=1"),
+            {"instance.toml": small},
+            BAD,
+            "output side (api.py): api.compare_fabrics does not turn the simulator's ValueError ('needs at least 2 GPUs') into an InputError, as api.plan does",
+        ),
+        (
+            "compare-fabrics/runtime/groups-inside-blocks",
+            "compare-fabrics",
+            compare
+            + sets(
+                "cluster.gpus=1024",
+                'verify.traffic=[{kind="all_to_all",groups="consecutive",group_size=2}]',
+            ),
+            {"instance.toml": ocs65},
+            answer,
+            "OCS side (api._theta, models.ocs_topology): a demand that never leaves a block has "
+            "no finite throughput scale, the circulant LP is unbounded (RuntimeError); the "
+            "engineering itself no longer fails (planner/ocs.py)",
+        ),
+        (
+            "compare-fabrics/runtime/shift-beyond-cluster",
+            "compare-fabrics",
+            compare + sets("cluster.gpus=1024"),
+            {"instance.toml": ocs65},
+            BAD,
+            "",
+        ),
+        (
+            "compare-fabrics/runtime/odd-gpus",
+            "compare-fabrics",
+            compare + sets("cluster.gpus=1032", 'verify.traffic=[{kind="random_permutation"}]'),
+            {"instance.toml": ocs65},
+            answer,
+            "",
+        ),
+        (
+            "compare-fabrics/runtime/torus-instance",
+            "compare-fabrics",
+            compare,
+            {"instance.toml": torus},
+            answer,
+            "",
+        ),
+        (
+            "torus/runtime/cube-of-two",
+            "torus",
+            torus_args + sets("torus.cube=2", "torus.slices=[[2,2,4],[2,4,4],[4,4,8]]"),
+            {"instance.toml": torus},
+            answer,
+            "",
+        ),
+        (
+            "torus/runtime/cube-of-three",
+            "torus",
+            torus_args + sets("torus.cube=3", "torus.slices=[[3,3,6]]"),
+            {"instance.toml": torus},
+            answer,
+            "",
+        ),
+        (
+            "torus/runtime/long-slice",
+            "torus",
+            torus_args + sets("torus.slices=[[8,4,4]]"),
+            {"instance.toml": torus},
+            answer,
+            "",
+        ),
+        (
+            "torus/runtime/availability-half",
+            "torus",
+            torus_args + sets("torus.cube_availability=0.5"),
+            {"instance.toml": torus},
+            answer,
+            "",
+        ),
+        (
+            "torus/runtime/target-tiny",
+            "torus",
+            torus_args + sets("torus.target_availability=0.01"),
+            {"instance.toml": torus},
+            answer,
+            "",
+        ),
+        (
+            "torus/runtime/unknown-ocs",
+            "torus",
+            torus_args + sets('torus.ocs="nope"'),
+            {"instance.toml": torus},
+            BAD,
+            "",
+        ),
+        (
+            "torus/runtime/no-medium",
+            "torus",
+            torus_args + sets("torus.link_gbps=800"),
+            {"instance.toml": torus},
+            BAD,
+            "",
+        ),
+        ("torus/runtime/no-torus-section", "torus", torus_args, {"instance.toml": small}, BAD, ""),
+        (
+            "solve/runtime/one-gpu",
+            "solve",
+            solve + sets("cluster.gpus=1", "cluster.gpus_per_node=1"),
+            {"instance.toml": small},
+            BAD,
+            "",
+        ),
+        (
+            "solve/runtime/capex-cap-one-dollar",
+            "solve",
+            solve + sets("constraints.max_capex_usd=1"),
+            {"instance.toml": small},
+            frozenset({1}),
+            "",
+        ),
+        (
+            "solve/runtime/latency-cap-one-ns",
+            "solve",
+            solve + sets("constraints.max_latency_ns=1"),
+            {"instance.toml": small},
+            frozenset({1}),
+            "",
+        ),
+        (
+            "solve/runtime/no-switch-models",
+            "solve",
+            solve + sets("search.switch_models=[]"),
+            {"instance.toml": small},
+            NONE_OR_BAD,
+            "",
+        ),
+        (
+            "solve/runtime/one-rack-per-row",
+            "solve",
+            solve + sets("layout.racks_per_row=1", "layout.nodes_per_rack=1"),
+            {"instance.toml": small},
+            answer,
+            "",
+        ),
+        (
+            "solve/runtime/zero-weights",
+            "solve",
+            solve + sets("objective.capex_weight=0", "objective.energy_weight=0"),
+            {"instance.toml": small},
+            answer,
+            "",
+        ),
+        (
+            "solve/runtime/monte-carlo-10000",
+            "solve",
+            solve + sets("verify.monte_carlo_trials=10000"),
+            {"instance.toml": small},
+            answer,
+            "output side (report.py): report.md cannot format the infinite time of a cut-off Monte Carlo trial (OverflowError in report._fmt)",
+        ),
+        (
+            "solve/runtime/h100-leaf-lost",
+            "solve",
+            solve + sets('verify.failures=[{switches=["leaf0"]}]'),
+            {"instance.toml": h100},
+            answer,
+            "output side (report.py): report.md cannot format the infinite time of a leaf lost on a single plane (OverflowError in report._fmt)",
+        ),
+        (
+            "solve/runtime/catalog-price-1e300",
+            "solve",
+            ("solve", "instance.toml", "-o", "out", "--no-verify", "--time-limit", "5", "-q")
+            + sets('search.catalog="catalog.toml"'),
+            {"instance.toml": small, "catalog.toml": huge_price.encode()},
+            BAD,
+            "catalog side (planner/schema/catalog.py): the catalog schema admits cost_usd = 1e300, which no model can "
+            "hold (scaling now says so with a ValueError; the catalog schema should bound it)",
+        ),
+        (
+            "simulate/runtime/monte-carlo-10000",
+            "simulate",
+            simulate + sets("verify.monte_carlo_trials=10000"),
+            {"design.json": _design_json()},
+            answer,
+            "",
+        ),
+        (
+            "simulate/runtime/ocs-device-down",
+            "simulate",
+            simulate + sets('verify.failures=[{switches=["ocs0"]}]'),
+            {"design.json": _design_json(base="ocs")},
+            answer,
+            "",
+        ),
+        (
+            "simulate/runtime/ocs-device-unknown",
+            "simulate",
+            simulate + sets('verify.failures=[{switches=["ocs99"]}]'),
+            {"design.json": _design_json(base="ocs")},
+            BAD,
+            "",
+        ),
+        (
+            "simulate/runtime/every-spine-down",
+            "simulate",
+            simulate
+            + sets(
+                'verify.failures=[{switches=["spine0","spine1","spine2","spine3","spine4","spine5","spine6","spine7","spine8","spine9","spine10","spine11","spine12","spine13","spine14","spine15"]}]'
+            ),
+            {"design.json": _design_json(base="h100")},
+            answer,
+            "",
+        ),
+        (
+            "simulate/runtime/only-plane-lost",
+            "simulate",
+            simulate + sets("verify.failures=[{planes=1}]"),
+            {"design.json": _design_json()},
+            BAD,
+            "",
+        ),
+        (
+            "simulate/runtime/shift-onto-itself",
+            "simulate",
+            simulate + sets('verify.traffic=[{kind="shift",group_size=256}]'),
+            {"design.json": _design_json()},
+            BAD,
+            "",
+        ),
+        (
+            "simulate/runtime/incast-wider-than-cluster",
+            "simulate",
+            simulate + sets('verify.traffic=[{kind="incast",fan_in=1000}]'),
+            {"design.json": _design_json()},
+            answer,
+            "",
+        ),
+        (
+            "simulate/runtime/groups-larger-than-cluster",
+            "simulate",
+            simulate
+            + sets('verify.traffic=[{kind="all_to_all",groups="consecutive",group_size=4000000}]'),
+            {"design.json": _design_json()},
+            BAD,
+            "",
+        ),
+        (
+            "simulate/runtime/self-link",
+            "simulate",
+            simulate + sets('verify.failures=[{links=["leaf0-leaf0"]}]'),
+            {"design.json": _design_json()},
+            BAD,
+            "",
+        ),
+    ]
+    return [
+        Case(cid, command, "runtime: odd valid input", args, files, exit=codes, output_side=reason)
+        for cid, command, args, files, codes, reason in runs
+    ]
 
 
 def counts(all_cases: list[Case]) -> tuple[Counter[str], Counter[str]]:
