@@ -313,3 +313,23 @@ def test_the_largest_caps_still_give_a_design(write_instance: Callable[..., Path
     )
     result = plan(inst, verify=False, alternatives=False, time_limit_s=20)
     assert result.found
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"verify.routing": ["spray"] * 200}, "verify.routing"),
+        ({"verify.traffic": [{"kind": "incast"}] * 500}, "verify.traffic"),
+        ({"verify.failures": [{"switches": ["leaf0"]}] * 500}, "verify.failures"),
+        ({"search.families": ["clos"] * 2000}, "search.families"),
+        ({"search.switch_models": ["sn5600"] * 2000}, "search.switch_models"),
+        ({"search.pin.switch_models": ["sn5600"] * 20}, "search.pin"),
+    ],
+)
+def test_lists_whose_every_entry_costs_a_run_are_bounded(
+    change: dict[str, object], expected: str, write_instance: Callable[..., Path]
+) -> None:
+    # 200 copies of one routing policy simulated the design 200 times.
+    inst = load_instance(write_instance(GOOD))
+    with pytest.raises(InputError, match=expected):
+        inst.with_changes(change)

@@ -6,7 +6,7 @@ and a docstring that ``fabric-planner schema`` exports as the JSON Schema descri
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import Field, model_validator
 
@@ -16,6 +16,7 @@ from planner.schema.verify import Verify
 
 #: Families the planner can size today; later issues add the others of DESIGN section 1.
 Family = Literal["clos", "ocs_direct"]
+FAMILIES: tuple[str, ...] = get_args(Family)
 TierRole = Literal["leaf", "spine", "core"]
 
 
@@ -209,13 +210,13 @@ class Pin(Strict):
     """Number of switch tiers."""
     switch_models: str | list[str] | None = None
     """Switch model per tier (leaf first), or one model for every tier."""
-    switches: list[int] | None = None
+    switches: list[int] | None = Field(None, max_length=3)
     """Switches per plane at each tier, leaf first."""
-    downlinks: list[int] | None = None
+    downlinks: list[int] | None = Field(None, max_length=3)
     """Ports facing down per switch at each tier (GPU ports on a leaf)."""
-    uplinks: list[int] | None = None
+    uplinks: list[int] | None = Field(None, max_length=3)
     """Ports facing up per switch at each tier below the top."""
-    parallel_links: list[int] | None = None
+    parallel_links: list[int] | None = Field(None, max_length=3)
     """Links from each switch to each switch it connects to above it, per tier below the top."""
     pods: int | None = Field(None, ge=1, le=65_536)
     """Pods of a three-tier Clos."""
@@ -232,6 +233,8 @@ class Pin(Strict):
 
     @model_validator(mode="after")
     def _check(self) -> Pin:
+        if isinstance(self.switch_models, list) and len(self.switch_models) > 3:
+            raise ValueError("switch_models: at most one model per tier (3)")
         for name in ("switches", "downlinks", "uplinks", "parallel_links"):
             values = getattr(self, name)
             if values is not None and any(v < 0 or v > 10_000_000 for v in values):
@@ -242,9 +245,11 @@ class Pin(Strict):
 class Search(Strict):
     """What the optimiser may choose from."""
 
-    families: list[Family] = Field(default_factory=lambda: list[Family](["clos"]), min_length=1)
-    """Topology families to consider."""
-    switch_models: list[str] | None = None
+    families: list[Family] = Field(
+        default_factory=lambda: list[Family](["clos"]), min_length=1, max_length=len(FAMILIES)
+    )
+    """Topology families to consider (each at most once)."""
+    switch_models: list[str] | None = Field(None, max_length=256)
     """Switch models allowed (catalog names); all of the catalog when absent."""
     catalog: str = "default"
     """'default' for the shipped catalog, or the path of a catalog file (relative to the instance)."""
@@ -252,7 +257,7 @@ class Search(Strict):
     """Most switch tiers a design may have."""
     mixed_switch_models: bool = True
     """Whether tiers may use different switch models."""
-    media_kinds: list[MediumKind] | None = Field(None, min_length=1)
+    media_kinds: list[MediumKind] | None = Field(None, min_length=1, max_length=16)
     """Media kinds allowed (dac, aec, sr, dr, fr, lpo); all of the catalog when absent."""
     cpo: bool = True
     """Whether switches with co-packaged optics may be chosen."""
@@ -261,6 +266,12 @@ class Search(Strict):
     blocks, or the block-level demand of the [verify] traffic (summed over its patterns)."""
     pin: Pin = Field(default_factory=Pin)
     """Pinned decisions."""
+
+    @model_validator(mode="after")
+    def _check(self) -> Search:
+        if len(set(self.families)) != len(self.families):
+            raise ValueError(f"families {self.families}: names a family twice")
+        return self
 
 
 class Torus(Strict):

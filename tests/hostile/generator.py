@@ -555,6 +555,43 @@ def hostile_sets() -> list[tuple[str, str, tuple[str, ...], tuple[str, ...]]]:
             ("verify.failures",),
         ),
         ("value-too-long", "huge file", ("description=" + "x" * 70_000,), ("longer than",)),
+        # Lists as long as the value cap allows: each entry costs a simulation or a solve.
+        (
+            "routing-200",
+            "exhausting value",
+            ("verify.routing=[" + '"spray",' * 200 + "]",),
+            ("verify.routing",),
+        ),
+        (
+            "traffic-500",
+            "exhausting value",
+            ("verify.traffic=[" + '{kind="incast"},' * 500 + "]",),
+            ("verify.traffic",),
+        ),
+        (
+            "failures-500",
+            "exhausting value",
+            ("verify.failures=[" + '{switches=["leaf0"]},' * 500 + "]",),
+            ("verify.failures",),
+        ),
+        (
+            "families-2000",
+            "exhausting value",
+            ("search.families=[" + '"clos",' * 2000 + "]",),
+            ("search.families",),
+        ),
+        (
+            "switch-models-2000",
+            "exhausting value",
+            ("search.switch_models=[" + '"sn5600",' * 2000 + "]",),
+            ("search.switch_models",),
+        ),
+        (
+            "pin-switches-1000",
+            "exhausting value",
+            ("search.pin.switches=[" + "1," * 1000 + "]",),
+            ("search.pin.switches",),
+        ),
     ]
 
 
