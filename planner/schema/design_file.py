@@ -31,6 +31,9 @@ from planner.schema.instance import INSTANCE_NAME_PATTERN, Family
 if TYPE_CHECKING:
     from planner.design import Design
 
+#: Largest block, device or circuit count in a circuit entry.
+MAX_INDEX = 10_000_000
+
 #: Roles a tier of a design may have.
 DesignRole = Literal["leaf", "spine", "core", "ocs"]
 
@@ -214,10 +217,15 @@ class DesignFile(_Part):
     @classmethod
     def _circuits(cls, rows: list[list[int]]) -> list[list[int]]:
         for i, row in enumerate(rows):
-            if len(row) != 4 or any(v < 0 for v in row) or row[0] >= row[1] or row[3] < 1:
+            if (
+                len(row) != 4
+                or not 0 <= row[0] < row[1] <= MAX_INDEX
+                or not 0 <= row[2] <= MAX_INDEX
+                or not 1 <= row[3] <= MAX_INDEX
+            ):
                 raise ValueError(
-                    f"entry {i} is {row}: expected [block a, block b, device, circuits] with "
-                    "0 <= a < b, device >= 0 and circuits >= 1"
+                    f"entry {i} is {shown_row(row)}: expected [block a, block b, device, circuits] "
+                    f"with 0 <= a < b, device >= 0 and circuits >= 1, each at most {MAX_INDEX:,}"
                 )
         return rows
 
@@ -295,18 +303,19 @@ def parse_design(data: Any) -> dict[str, Any]:
 
     DesignFileError (an InputError and a ValueError) lists every field at fault, with its path.
     """
-    from planner.loading import MAX_ERRORS_SHOWN, check_data_limits, shown
+    from planner.loading import MAX_ERRORS_SHOWN, shown
 
     if not isinstance(data, dict):
         raise DesignFileError(
             f"expected a JSON object written by fabric-planner (design.json), got {shown(data)}"
         )
+    if any(isinstance(v, tuple) for v in data.values()):
+        data = _lists(data)  # to_dict output: tuples where JSON has arrays
+    # Every integer field has bounds, so no integer beyond 64 bits gets through, and no part
+    # nests deeper than the schema: no separate walk over the data (a large OCS design has
+    # millions of circuit entries).
     try:
-        check_data_limits(data)
-    except InputError as exc:
-        raise DesignFileError(str(exc)) from None
-    try:
-        model = DesignFile.model_validate(_lists(data))
+        DesignFile.model_validate(data)
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
         lines = []
@@ -319,7 +328,7 @@ def parse_design(data: Any) -> dict[str, Any]:
         if len(errors) > MAX_ERRORS_SHOWN:
             lines.append(f"... and {len(errors) - MAX_ERRORS_SHOWN:,} more errors")
         raise DesignFileError("\n  ".join(["invalid design:"] + lines)) from None
-    return model.model_dump()
+    return data  # strict validation converts nothing: the data is what was checked
 
 
 def _lists(value: Any) -> Any:
@@ -329,3 +338,10 @@ def _lists(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_lists(v) for v in value]
     return value
+
+
+def shown_row(row: list[int]) -> str:
+    """A circuit entry for a message, however long it is."""
+    from planner.loading import shown
+
+    return shown(row, limit=60)
