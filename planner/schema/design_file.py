@@ -328,7 +328,7 @@ def parse_design(data: Any) -> dict[str, Any]:
         if len(errors) > MAX_ERRORS_SHOWN:
             lines.append(f"... and {len(errors) - MAX_ERRORS_SHOWN:,} more errors")
         raise DesignFileError("\n  ".join(["invalid design:"] + lines)) from None
-    return data  # strict validation converts nothing: the data is what was checked
+    return dict(data)  # strict validation converts nothing: this is what was checked
 
 
 def _lists(value: Any) -> Any:

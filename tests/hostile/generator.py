@@ -456,6 +456,14 @@ def design_mutations() -> list[tuple[str, str, DesignEdit, tuple[str, ...]]]:
         ("ocs", "tiers.2.ocs", False),
         ("small", "family", "ocs_direct"),
     ]
+    out.append(
+        (
+            "circuits-1m-entries",
+            "huge file",
+            _design_json(setter("circuits", [[0, 1, 0, 1]] * 1_000_000), "ocs"),
+            ("circuits on device 0",),
+        )
+    )
     for base, path, value in unbuildable:
         out.append(
             (

@@ -137,3 +137,10 @@ def test_counts_that_describe_no_fabric_are_bad_input(
     with pytest.raises(DesignFileError, match="not a buildable fabric|link_speed_gbps") as info:
         Design.from_dict(data)
     assert expected in str(info.value)
+
+
+def test_reading_leaves_the_callers_data_alone(design: Design) -> None:
+    data = json.loads(design.to_json())
+    before = json.dumps(data, sort_keys=True)
+    Design.from_dict(data)
+    assert json.dumps(data, sort_keys=True) == before
