@@ -839,6 +839,23 @@ def cases() -> list[Case]:
                     outputs=("reports",),
                 )
             )
+    # The catalog a design names is read by validate like any other catalog file.
+    for name, kind, target, words in (
+        ("dev-zero", "device", "/dev/zero", ("/dev/zero", "not a regular file")),
+        ("folder", "device", "/", ("folder",)),
+        ("missing", "device", "missing.toml", ("missing.toml", "not found")),
+        ("passwd", "name with ..", "../../../../../../etc/passwd", ("passwd",)),
+    ):
+        out.append(
+            Case(
+                f"validate/design-catalog/{name}",
+                "validate",
+                f"design.json: {kind}",
+                ("validate", "design.json"),
+                {"design.json": _design_json(lambda d, t=target: d.update(catalog=t))},
+                words=words,
+            )
+        )
     for name, kind, content, words in design_texts():
         for command, args in (
             ("validate", ("validate", "design.json")),
