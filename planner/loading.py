@@ -25,8 +25,8 @@ DEFAULT_CATALOG = "default"
 #: Largest instance or catalog file read, in bytes (4 MiB; the shipped ones are a few kB). The
 #: size is checked before reading, and at most one byte more than this is ever read.
 MAX_TOML_BYTES = 4 * 2**20
-#: Largest file read otherwise, such as a design.json (64 MiB: an OCS design's circuit list can
-#: run to a few MB at a million GPUs).
+#: Largest file read otherwise, such as a design.json (64 MiB: to_json writes about 50 bytes per
+#: OCS circuit entry, so an OCS design of tens of thousands of GPUs runs to ten MB or more).
 MAX_FILE_BYTES = 64 * 2**20
 #: Deepest nesting of arrays and tables in an input file or a ``--set`` value; instances need 4.
 MAX_NESTING = 32
