@@ -207,18 +207,23 @@ def slice_cubes(shape_chips: Sequence[int], cube: int = TPU_CUBE) -> int:
     return int(np.prod([length // cube for length in shape_chips]))
 
 
+def twistable(shape_chips: Sequence[int]) -> bool:
+    """Whether ``tpu_twists`` has a twist for this shape: ``k x k x 2k`` or ``k x 2k x 2k``."""
+    lengths = sorted(set(shape_chips))
+    return len(shape_chips) == 3 and len(lengths) == 2 and lengths[1] == 2 * lengths[0]
+
+
 def tpu_twists(shape_chips: Sequence[int]) -> tuple[Twist, ...]:
     """The twists of the TPU v4 twisted torus of a ``k x k x 2k`` or ``k x 2k x 2k`` shape.
 
     The wrap-around links of every ``k``-long dimension shift by ``k`` along every ``2k``-long
     one. ValueError for any other shape.
     """
-    lengths = sorted(set(shape_chips))
-    if len(shape_chips) != 3 or len(lengths) != 2 or lengths[1] != 2 * lengths[0]:
+    if not twistable(shape_chips):
         raise ValueError(
             f"a twisted torus needs a k x k x 2k or k x 2k x 2k shape, got {tuple(shape_chips)}"
         )
-    k = lengths[0]
+    k = min(shape_chips)
     return tuple(
         Twist(wrapped=DIMS[a], shifted=DIMS[b], shift_chips=k)
         for a, b in itertools.permutations(range(3), 2)

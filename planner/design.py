@@ -465,8 +465,13 @@ class Design:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Design:
-        """Rebuild a design from ``to_dict`` output."""
-        d = dict(d)
+        """Rebuild a design from ``to_dict`` output, checked by ``planner.schema.design_file``.
+
+        DesignFileError (an InputError and a ValueError) names every field at fault.
+        """
+        from planner.schema.design_file import check_structure, parse_design
+
+        d = parse_design(d)
         d["status"] = Status(d["status"])
         d["tiers"] = tuple(TierDesign(**t) for t in d["tiers"])
         d["link_classes"] = tuple(
@@ -479,7 +484,9 @@ class Design:
         d["requirements"] = Requirements(**r)
         d["notes"] = tuple(d.get("notes", ()))
         d["circuits"] = tuple(tuple(c) for c in d.get("circuits", ()))
-        return cls(**d)
+        design = cls(**d)
+        check_structure(design)
+        return design
 
     @classmethod
     def from_json(cls, text: str) -> Design:

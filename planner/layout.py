@@ -221,6 +221,14 @@ def default_row_columns(rows: int, racks_per_row: int) -> int:
     return max(1, min(rows, round(math.sqrt(ratio))))
 
 
+def network_positions(layout: Layout, gpus: int, gpus_per_node: int) -> int:
+    """Network rack positions of the hall (columns x racks_per_row); hall_of's work is their square."""
+    racks = math.ceil(math.ceil(gpus / gpus_per_node) / layout.nodes_per_rack)
+    rows = math.ceil(racks / layout.racks_per_row)
+    columns = layout.row_columns or default_row_columns(rows, layout.racks_per_row)
+    return columns * layout.racks_per_row
+
+
 def hall_of(layout: Layout, gpus: int, gpus_per_node: int) -> Hall:
     """Place the racks of ``gpus`` GPUs on the floor and measure every link class.
 

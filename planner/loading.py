@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import re
+import stat
 import tomllib
 from importlib import resources
 from pathlib import Path
@@ -19,23 +22,210 @@ M = TypeVar("M", bound=BaseModel)
 
 DEFAULT_CATALOG = "default"
 
+#: Largest instance or catalog file read, in bytes (4 MiB; the shipped ones are a few kB). The
+#: size is checked before reading, and at most one byte more than this is ever read.
+MAX_TOML_BYTES = 4 * 2**20
+#: Largest file read otherwise, such as a design.json (64 MiB: to_json writes about 50 bytes per
+#: OCS circuit entry, so an OCS design of tens of thousands of GPUs runs to ten MB or more).
+MAX_FILE_BYTES = 64 * 2**20
+#: Deepest nesting of arrays and tables in an input file or a ``--set`` value; instances need 4.
+MAX_NESTING = 32
+#: Most digits in one number literal (a 64-bit integer has at most 19).
+MAX_NUMBER_DIGITS = 40
+#: Largest magnitude of an integer in an input (64-bit, what the solvers and numpy can hold).
+MAX_INT = 2**63 - 1
+#: Longest ``--set`` value, in characters.
+MAX_OVERRIDE_CHARS = 65_536
+#: Most dotted parts in a ``--set`` path (an instance is 4 levels deep).
+MAX_OVERRIDE_PARTS = 8
+#: Most schema errors listed in one message; the count of the others follows.
+MAX_ERRORS_SHOWN = 20
 
-def read_text(path: Path) -> str:
-    """A file's text, or an InputError that names the file and what went wrong."""
+
+def read_bytes(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of a regular file of at most ``max_bytes``, or an InputError naming the file.
+
+    Devices (``/dev/zero``), FIFOs, sockets and folders are refused before anything is read, and
+    so is a file larger than the cap; a file that grows while being read is cut at ``max_bytes +
+    1`` bytes and refused too, so memory stays bounded whatever the path points at.
+    """
+    source = str(path)
     try:
-        return path.read_text(encoding="utf-8")
+        # Non-blocking, so that opening a FIFO with no writer returns instead of hanging.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
-        raise InputError("file not found", source=str(path)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read the file ({exc})", source=str(path)) from None
+        raise InputError("file not found", source=source) from None
+    except IsADirectoryError:
+        raise InputError("is a folder, not a file", source=source) from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        raise InputError(f"cannot open the file ({_reason(exc)})", source=source) from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise InputError("is a folder, not a file", source=source)
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError(
+                "is not a regular file (a device, FIFO or socket); give the path of a file",
+                source=source,
+            )
+        if st.st_size > max_bytes:
+            raise InputError(_too_large(st.st_size, max_bytes), source=source)
+        chunks: list[bytes] = []
+        left = max_bytes + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 2**20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    except OSError as exc:
+        raise InputError(f"cannot read the file ({_reason(exc)})", source=source) from None
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > max_bytes:
+        raise InputError(_too_large(len(data), max_bytes), source=source)
+    return data
+
+
+def _reason(exc: Exception) -> str:
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+
+
+def _too_large(size: int, cap: int) -> str:
+    return f"the file is larger than the {cap // 2**20} MiB this command reads (at least {size:,} bytes)"
+
+
+def decode_text(data: bytes, *, source: str | None = None) -> str:
+    """UTF-8 text with LF or CRLF line ends and no NUL, or an InputError saying where it breaks."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise InputError(
+            f"line {line}, column {column}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
+            f"{exc.start}); save the file as UTF-8",
+            source=source,
+        ) from None
+    if (at := text.find("\x00")) >= 0:
+        raise InputError(
+            f"line {_line_at(text, at)}: a NUL character; not a text file", source=source
+        )
+    if (m := _LONE_CR.search(text)) is not None:
+        raise InputError(
+            f"line {_line_at(text, m.start())}: a carriage return not followed by a line feed; "
+            "end lines with LF or CRLF",
+            source=source,
+        )
+    check_syntax_limits(text, source=source)
+    return text
+
+
+_LONE_CR = re.compile(r"\r(?!\n)")
+#: Strings and comments (skipped), brackets (counted) and long digit runs (refused), in TOML and
+#: JSON alike: a JSON file has no ' or # outside its strings.
+_TOKENS = re.compile(
+    r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}]'
+    + rf"|[0-9][0-9_]{{{MAX_NUMBER_DIGITS},}}"
+)
+
+
+def _line_at(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
+
+
+def check_syntax_limits(text: str, *, source: str | None = None) -> None:
+    """Refuse nesting deeper than MAX_NESTING and numbers longer than MAX_NUMBER_DIGITS digits.
+
+    Runs before the TOML or JSON parser, whose recursion and integer conversion would otherwise
+    fail with a RecursionError or a ValueError and no line.
+    """
+    opening = text.count("[") + text.count("{")
+    if opening <= MAX_NESTING and not re.search(rf"[0-9_]{{{MAX_NUMBER_DIGITS + 1},}}", text):
+        return
+    depth = 0
+    for m in _TOKENS.finditer(text):
+        token = m.group()
+        if token in "[{":
+            depth += 1
+            if depth > MAX_NESTING:
+                raise InputError(
+                    f"line {_line_at(text, m.start())}: arrays or tables nested more than "
+                    f"{MAX_NESTING} deep",
+                    source=source,
+                )
+        elif token in "]}":
+            depth = max(0, depth - 1)
+        elif token[0].isdigit():
+            raise InputError(
+                f"line {_line_at(text, m.start())}: a number of more than {MAX_NUMBER_DIGITS} "
+                f"digits ({token[:12]}...)",
+                source=source,
+            )
+
+
+def read_text(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
+    """A file's text, or an InputError that names the file and what went wrong.
+
+    Only a regular file of at most ``max_bytes`` is read (see ``read_bytes``), and it must be
+    UTF-8 text within the syntax limits (see ``decode_text``).
+    """
+    return decode_text(read_bytes(Path(path), max_bytes=max_bytes), source=str(path))
+
+
+def parse_toml(text: str, *, source: str | None = None) -> dict[str, Any]:
+    """Parse TOML text already through ``decode_text``; InputError on a syntax error or limit."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"not valid TOML: {exc}", source=source) from None
+    except (RecursionError, ValueError) as exc:  # limits decode_text did not foresee
+        raise InputError(f"not valid TOML: {exc}", source=source) from None
+    check_data_limits(data, text=text, source=source)
+    return data
+
+
+def check_data_limits(data: Any, *, text: str | None = None, source: str | None = None) -> None:
+    """Refuse parsed data nested deeper than MAX_NESTING or holding integers beyond 64 bits.
+
+    Dotted keys and table headers (``a.b.c... = 1``) nest without brackets, so the depth is
+    checked again after parsing; iteratively, so that the check itself cannot recurse too deep.
+    """
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(data, ())]
+    while stack:
+        node, loc = stack.pop()
+        if len(loc) > MAX_NESTING:
+            where = _where(text, loc)
+            raise InputError(
+                f"{where}{_dotted(loc[:4])}...: nested more than {MAX_NESTING} deep", source=source
+            )
+        if isinstance(node, dict):
+            stack.extend((v, (*loc, str(k))) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, (*loc, i)) for i, v in enumerate(node))
+        elif isinstance(node, int) and not isinstance(node, bool) and abs(node) > MAX_INT:
+            raise InputError(
+                f"{_where(text, loc)}{_dotted(loc)}: integer beyond the 64-bit range "
+                f"(at most {MAX_INT:,} in magnitude)",
+                source=source,
+            )
+
+
+def _dotted(loc: tuple[str | int, ...]) -> str:
+    return ".".join(str(p) for p in loc) or "(top level)"
+
+
+def _where(text: str | None, loc: tuple[str | int, ...]) -> str:
+    if text is None:
+        return ""
+    line = key_line(text, loc)
+    return "" if line is None else f"line {line}: "
 
 
 def _read_toml(path: Path) -> tuple[dict[str, Any], str]:
-    text = read_text(path)
-    try:
-        return tomllib.loads(text), text
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"not valid TOML: {exc}", source=str(path)) from None
+    text = read_text(path, max_bytes=MAX_TOML_BYTES)
+    return parse_toml(text, source=str(path)), text
 
 
 def key_line(text: str, loc: tuple[int | str, ...]) -> int | None:
@@ -44,46 +234,64 @@ def key_line(text: str, loc: tuple[int | str, ...]) -> int | None:
     Follows ``[table]`` headers and ``key = value`` lines, which covers how instance files are
     written; inline tables and arrays of tables fall back to the nearest enclosing key.
     """
-    keys = [str(k) for k in loc if isinstance(k, str)]
+    keys = tuple(str(k) for k in loc if isinstance(k, str))
+    index = _key_lines(text)
+    for n in range(len(keys), 0, -1):
+        if (line := index.get(keys[:n])) is not None:
+            return line
+    return None
+
+
+_HEADER = re.compile(r"^\s*\[\[?\s*([A-Za-z0-9_.\-\s\"]+?)\s*\]\]?\s*(#.*)?$")
+_ASSIGN = re.compile(r"^\s*([A-Za-z0-9_\-\"]+(?:\s*\.\s*[A-Za-z0-9_\-\"]+)*)\s*=")
+
+
+@functools.lru_cache(maxsize=4)
+def _key_lines(text: str) -> dict[tuple[str, ...], int]:
+    """First line of every table header and key path of a TOML text, built once per text."""
     table: list[str] = []
-    best: int | None = None
-    best_depth = 0
-    header = re.compile(r"^\s*\[\[?\s*([A-Za-z0-9_.\-\s\"]+?)\s*\]\]?\s*(#.*)?$")
-    assign = re.compile(r"^\s*([A-Za-z0-9_\-\"]+(?:\s*\.\s*[A-Za-z0-9_\-\"]+)*)\s*=")
+    index: dict[tuple[str, ...], int] = {}
     for number, line in enumerate(text.splitlines(), start=1):
-        if m := header.match(line):
+        if m := _HEADER.match(line):
             table = [p.strip().strip('"') for p in m.group(1).split(".")]
             path = table
-        elif m := assign.match(line):
+        elif m := _ASSIGN.match(line):
             path = table + [p.strip().strip('"') for p in m.group(1).split(".")]
         else:
             continue
-        depth = 0
-        for a, b in zip(path, keys, strict=False):
-            if a != b:
-                break
-            depth += 1
-        if depth == len(path) and depth > best_depth:
-            best, best_depth = number, depth
-    return best
+        index.setdefault(tuple(path), number)
+    return index
 
 
 def _format_errors(exc: ValidationError, text: str | None) -> str:
+    errors = exc.errors(include_url=False)
     lines = []
-    for err in exc.errors(include_url=False):
+    for err in errors[:MAX_ERRORS_SHOWN]:
         loc = tuple(err["loc"])
         field = ".".join(str(p) for p in loc) or "(top level)"
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
             msg = "unknown field (check its spelling; `fabric-planner schema` lists the fields)"
         elif "input" in err and err["type"] not in ("missing",):
-            shown = json.dumps(err["input"], default=str)
-            msg = f"{msg}; got {shown[:80]}"
+            msg = f"{msg}; got {shown(err['input'])}"
         where = ""
         if text is not None and (line := key_line(text, loc)) is not None:
             where = f"line {line}: "
         lines.append(f"{where}{field}: {msg}")
+    if len(errors) > MAX_ERRORS_SHOWN:
+        lines.append(f"... and {len(errors) - MAX_ERRORS_SHOWN:,} more errors")
     return "\n  ".join(["invalid input:"] + lines)
+
+
+def shown(value: Any, limit: int = 80) -> str:
+    """A value as JSON, cut to ``limit`` characters, whatever its size or depth."""
+    if isinstance(value, str) and len(value) > limit:
+        value = value[:limit]
+    try:
+        text = json.dumps(value, default=str)
+    except (RecursionError, ValueError):
+        text = f"a {type(value).__name__} nested too deep to show"
+    return text[:limit]
 
 
 def validate_data(
@@ -124,16 +332,37 @@ def load_catalog(
 
 
 def parse_override(item: str) -> tuple[str, Any]:
-    """Parse a ``path=value`` override; the value is read as TOML, else taken as a string."""
+    """Parse a ``path=value`` override; the value is read as TOML, else taken as a string.
+
+    The value meets the limits of a file (nesting, number length, 64-bit integers) and is at
+    most MAX_OVERRIDE_CHARS long; the path has at most MAX_OVERRIDE_PARTS non-empty parts.
+    """
     if "=" not in item:
-        raise InputError(f"--set {item!r}: expected path=value, for example cluster.gpus=65536")
+        raise InputError(
+            f"--set {item[:80]!r}: expected path=value, for example cluster.gpus=65536"
+        )
     path, raw = (s.strip() for s in item.split("=", 1))
     if not path:
-        raise InputError(f"--set {item!r}: the field path is empty")
+        raise InputError(f"--set {item[:80]!r}: the field path is empty")
+    where = f"--set {path[:80]}"
+    parts = path.split(".")
+    if len(parts) > MAX_OVERRIDE_PARTS or not all(p.strip() for p in parts):
+        raise InputError(
+            f"{where}: expected a dotted field path of at most {MAX_OVERRIDE_PARTS} names, "
+            "for example verify.seed"
+        )
+    if len(raw) > MAX_OVERRIDE_CHARS:
+        raise InputError(f"{where}: the value is longer than {MAX_OVERRIDE_CHARS:,} characters")
+    if "\x00" in item or _LONE_CR.search(item):
+        raise InputError(f"{where}: the value holds a NUL or a lone carriage return")
+    check_syntax_limits(raw, source=where)
     try:
         value = tomllib.loads(f"v = {raw}")["v"]
     except tomllib.TOMLDecodeError:
         value = raw
+    except (RecursionError, ValueError) as exc:  # limits check_syntax_limits did not foresee
+        raise InputError(f"{where}: {exc}") from None
+    check_data_limits(value, source=where)
     return path, value
 
 

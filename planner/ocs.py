@@ -228,6 +228,8 @@ def engineer(
     if demand is not None and not ot.off_diagonal(demand).any():
         demand = None  # no traffic between blocks: nothing to engineer for, the mesh it is
     layer = layer_of(design)
+    if demand is not None and not (demand - np.diag(np.diag(demand)) > 0).any():
+        demand = None  # traffic that stays inside blocks asks nothing of the circuits: uniform
     problem = ot.TopologyProblem(
         blocks=layer.blocks,
         uplinks=(layer.uplinks,) * layer.blocks,

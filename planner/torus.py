@@ -131,13 +131,16 @@ def plan_torus(inst: Instance, catalog: Catalog) -> TorusPlan:
         )
     except ValueError as exc:
         raise InputError(f"torus: {exc}") from None
+    # No pod is built unless the sizing is optimal: then spares, cubes and chips are empty (null)
+    # and the reason says why, also when the spares were found but the OCS has too few ports.
+    built = sizing.status is Status.OPTIMAL and sizing.spares is not None
     pod_row = {
         "status": sizing.status.value,
         "cube": spec.cube,
         "slice_cubes": sizing.slice_cubes,
-        "spares": sizing.spares,
-        "cubes": sizing.cubes if sizing.spares is not None else None,
-        "chips": sizing.chips if sizing.spares is not None else None,
+        "spares": sizing.spares if built else None,
+        "cubes": sizing.cubes if built else None,
+        "chips": sizing.chips if built else None,
         "probability": sizing.probability,
         "ocs_model": device.name,
         "ocs_devices": sizing.ocs_devices,
@@ -163,7 +166,8 @@ def plan_torus(inst: Instance, catalog: Catalog) -> TorusPlan:
             need = to.slice_cubes(shape, spec.cube)
             cubes = list(range(next_cube, next_cube + need))
             next_cube += need
-            twist = to.tpu_twists(shape) if spec.twisted else None
+            # Only k x k x 2k and k x 2k x 2k shapes have a twisted torus; others stay plain.
+            twist = to.tpu_twists(shape) if spec.twisted and to.twistable(shape) else None
             sl = to.compose_slice(shape, cubes, spec.cube, twist or None)
             circuits = to.slice_circuits(sl)
             slices_rows.append(

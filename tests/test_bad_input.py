@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
+import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -170,3 +173,163 @@ def test_error_in_a_table_names_its_line(write_instance: Callable[..., Path]) ->
         InputError, match=r"line 8: search\.pin\.planes: .*greater than or equal to 1"
     ):
         load_instance(path)
+
+
+# ---- hostile files and values (issue 9): refused early, with the file, line or field ----------
+#: id -> (bytes of the instance file, words expected in the message)
+HOSTILE_FILES: dict[str, tuple[bytes, list[str]]] = {
+    "deep-arrays": (
+        (GOOD + "x = " + "[" * 5000 + "]" * 5000 + "\n").encode(),
+        ["line 16", "nested more than"],
+    ),
+    "deep-inline-tables": (
+        (GOOD + "x = " + "{a=" * 5000 + "1" + "}" * 5000 + "\n").encode(),
+        ["line 16", "nested more than"],
+    ),
+    "deep-dotted-key": (
+        GOOD.replace('name = "bad-input"', "name." + ".".join(["a"] * 3000) + " = 1").encode(),
+        ["name.a.a", "nested more than"],
+    ),
+    "int-of-5000-digits": (
+        _edit("gpus = 256", "gpus = " + "9" * 5000).encode(),
+        ["line 5", "more than 40 digits"],
+    ),
+    "int-beyond-64-bits": (
+        _edit("max_switch_hops = 3", "max_switch_hops = " + "9" * 30).encode(),
+        ["line 12", "constraints.max_switch_hops", "64-bit"],
+    ),
+    "latin-1": (
+        _edit("a small valid", "a sm\u00e9ll valid").encode("latin-1"),
+        ["line 2, column 20", "not UTF-8", "0xe9"],
+    ),
+    "lone-cr": (_edit("\n[cluster]", "\r[cluster]").encode(), ["line 3", "carriage return"]),
+    "nul": ((GOOD + "\x00").encode(), ["line 16", "NUL"]),
+    "too-large": (
+        (GOOD + "# padding\n" * (500_000)).encode(),
+        ["larger than the 4 MiB"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(HOSTILE_FILES))
+def test_hostile_file_is_refused_with_its_place(case: str, tmp_path: Path) -> None:
+    data, expected = HOSTILE_FILES[case]
+    path = tmp_path / "hostile.toml"
+    path.write_bytes(data)
+    with pytest.raises(InputError) as info:
+        load_instance(path)
+    for words in expected:
+        assert words in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [("/dev/zero", "not a regular file"), ("/dev/urandom", "not a regular file"), ("/", "folder")],
+)
+def test_devices_and_folders_are_never_read(path: str, expected: str) -> None:
+    with pytest.raises(InputError, match=expected):
+        load_instance(path)
+    with pytest.raises(InputError, match=expected):
+        load_catalog(path)
+
+
+def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="not a regular file"):
+        load_instance(fifo)
+
+
+def test_four_mib_of_unknown_keys_is_refused_fast(tmp_path: Path) -> None:
+    keys = "".join(f"unknown_{i} = {i}\n" for i in range(180_000))
+    path = tmp_path / "keys.toml"
+    path.write_text(GOOD.replace("[cluster]", keys + "[cluster]"), encoding="utf-8")
+    start = time.perf_counter()
+    with pytest.raises(InputError, match=r"unknown_0: unknown field[\s\S]*and 179,980 more errors"):
+        load_instance(path)
+    assert time.perf_counter() - start < 20
+
+
+@pytest.mark.parametrize(
+    ("item", "expected"),
+    [
+        ("cluster.gpus=" + "[" * 5000, "nested more than"),
+        ("cluster.gpus=" + "9" * 5000, "more than 40 digits"),
+        ("cluster.gpus=" + "9" * 25, "64-bit"),
+        ("cluster.nic=" + "{a=" * 3000 + "1" + "}" * 3000, "nested more than"),
+        ("." * 5000 + "=1", "dotted field path"),
+        ("cluster." + "a." * 20 + "b=1", "dotted field path"),
+        ("name=a\x00b", "NUL"),
+    ],
+)
+def test_set_values_meet_the_limits_of_a_file(item: str, expected: str) -> None:
+    with pytest.raises(InputError, match=expected):
+        parse_override(item)
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (
+            {"constraints.max_latency_ns": math.inf},
+            "constraints.max_latency_ns: Input should be a finite number",
+        ),
+        (
+            {"constraints.max_power_kw": math.nan},
+            "constraints.max_power_kw: Input should be a finite number",
+        ),
+        (
+            {"constraints.max_power_kw": 1e300},
+            "constraints.max_power_kw: Input should be less than or equal to 1",
+        ),
+        (
+            {"constraints.max_capex_usd": 1e18},
+            "constraints.max_capex_usd: Input should be less than or equal to 1",
+        ),
+        ({"objective.pue": math.inf}, "objective.pue: Input should be a finite number"),
+        ({"layout.row_columns": 1000}, "16,000 network rack positions"),
+        ({"verify.seed": 2**40}, "verify.seed"),
+        ({"verify.failures": [{"planes": 10**6}]}, "verify.failures.0.planes"),
+    ],
+)
+def test_values_the_machine_cannot_hold_are_refused(
+    change: dict[str, object], expected: str, write_instance: Callable[..., Path]
+) -> None:
+    inst = load_instance(write_instance(GOOD))
+    with pytest.raises(InputError) as info:
+        inst.with_changes({"cluster.gpus": 4096} | change)
+    assert expected in str(info.value)
+
+
+def test_the_largest_caps_still_give_a_design(write_instance: Callable[..., Path]) -> None:
+    from planner.api import plan
+
+    inst = load_instance(write_instance(GOOD)).with_changes(
+        {
+            "constraints.max_latency_ns": 1e9,
+            "constraints.max_power_kw": 1e7,
+            "constraints.max_capex_usd": 1e13,
+        }
+    )
+    result = plan(inst, verify=False, alternatives=False, time_limit_s=20)
+    assert result.found
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"verify.routing": ["spray"] * 200}, "verify.routing"),
+        ({"verify.traffic": [{"kind": "incast"}] * 500}, "verify.traffic"),
+        ({"verify.failures": [{"switches": ["leaf0"]}] * 500}, "verify.failures"),
+        ({"search.families": ["clos"] * 2000}, "search.families"),
+        ({"search.switch_models": ["sn5600"] * 2000}, "search.switch_models"),
+        ({"search.pin.switch_models": ["sn5600"] * 20}, "search.pin"),
+    ],
+)
+def test_lists_whose_every_entry_costs_a_run_are_bounded(
+    change: dict[str, object], expected: str, write_instance: Callable[..., Path]
+) -> None:
+    # 200 copies of one routing policy simulated the design 200 times.
+    inst = load_instance(write_instance(GOOD))
+    with pytest.raises(InputError, match=expected):
+        inst.with_changes(change)

@@ -16,6 +16,7 @@ from planner.layout import (
     LengthDistribution,
     default_row_columns,
     hall_of,
+    network_positions,
 )
 from planner.schema.instance import Layout
 
@@ -440,3 +441,29 @@ def test_layout_defaults() -> None:
 def test_bad_layout_rejected(fields: dict[str, Any], words: str) -> None:
     with pytest.raises(ValidationError, match=words):
         Layout(**fields)
+
+
+@pytest.mark.parametrize(
+    ("layout", "gpus", "gpus_per_node"),
+    [
+        (Layout(), 256, 8),
+        (Layout(row_columns=7), 4096, 8),
+        (Layout(racks_per_row=1, nodes_per_rack=1), 1000, 1),
+        (Layout(racks_per_row=64, row_columns=64), 1_000_000, 8),
+    ],
+)
+def test_network_positions_are_the_halls(layout: Layout, gpus: int, gpus_per_node: int) -> None:
+    # The schema bounds the hall by network_positions; it must count what hall_of builds.
+    hall = hall_of(layout, gpus, gpus_per_node)
+    assert network_positions(layout, gpus, gpus_per_node) == hall.columns * layout.racks_per_row
+
+
+def test_the_schema_refuses_a_hall_the_length_model_cannot_hold() -> None:
+    # row_columns = 1000 at 4,096 GPUs built 16,000 network positions and passed 8 GiB.
+    from planner.schema.instance import MAX_NETWORK_POSITIONS, Instance
+
+    base = {"name": "hall", "cluster": {"gpus": 4096}}
+    with pytest.raises(ValidationError, match="16,000 network rack positions"):
+        Instance.model_validate(base | {"layout": {"row_columns": 1000}})
+    fits = MAX_NETWORK_POSITIONS // 16
+    Instance.model_validate(base | {"layout": {"row_columns": fits}})

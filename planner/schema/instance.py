@@ -6,7 +6,7 @@ and a docstring that ``fabric-planner schema`` exports as the JSON Schema descri
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import Field, model_validator
 
@@ -16,6 +16,7 @@ from planner.schema.verify import Verify
 
 #: Families the planner can size today; later issues add the others of DESIGN section 1.
 Family = Literal["clos", "ocs_direct"]
+FAMILIES: tuple[str, ...] = get_args(Family)
 TierRole = Literal["leaf", "spine", "core"]
 
 
@@ -89,7 +90,8 @@ class Layout(Strict):
     the row ('middle_of_row') or just past its end ('end_of_row'); the optimiser chooses among them."""
     row_columns: int | None = Field(None, ge=1, le=1000)
     """Rows stand in this many columns side by side across the hall; when absent, chosen from the
-    rack count so that a hall of standard racks (0.6 m wide, 2.4 m row pitch) is near square."""
+    rack count so that a hall of standard racks (0.6 m wide, 2.4 m row pitch) is near square.
+    Columns times racks_per_row (the network rack positions) may be at most 4,096."""
     cross_aisle_m: float = Field(1.2, ge=0, le=50)
     """Width of the cross aisle between two columns of rows, in metres."""
     routing_overhead: float = Field(0.1, ge=0, le=2)
@@ -120,6 +122,13 @@ class Survive(Strict):
     """Tiers whose single-switch failure must be survived; a leaf failure cuts its GPUs off a plane."""
 
 
+#: Largest caps the models hold exactly (CP-SAT works in 64-bit integers: cents and milliwatts).
+#: A cap above them is refused with the field's name; leave a field out for no cap.
+MAX_LATENCY_CAP_NS = 1e9
+MAX_POWER_CAP_KW = 1e7
+MAX_CAPEX_CAP_USD = 1e13
+
+
 class Constraints(Strict):
     """What every acceptable design must meet."""
 
@@ -128,15 +137,18 @@ class Constraints(Strict):
     per tier, leaf first."""
     max_switch_hops: int | None = Field(None, ge=1, le=15)
     """Most switches on any GPU-to-GPU path."""
-    max_latency_ns: float | None = Field(None, gt=0)
+    max_latency_ns: float | None = Field(None, gt=0, le=MAX_LATENCY_CAP_NS)
     """Largest one-way latency of the longest path, in ns: switch port-to-port latency of every
-    switch crossed plus the media electronics (DSP/FEC) of every link."""
+    switch crossed plus the media electronics (DSP/FEC) of every link. A finite number of at most
+    1e9 (one second); leave the field out for no cap (inf is refused)."""
     survive: Survive | None = None
     """Single-switch failure tolerance; none when absent."""
-    max_power_kw: float | None = Field(None, gt=0)
-    """Cap on network power (switches and media), in kW."""
-    max_capex_usd: float | None = Field(None, gt=0)
-    """Cap on network capex, in US dollars."""
+    max_power_kw: float | None = Field(None, gt=0, le=MAX_POWER_CAP_KW)
+    """Cap on network power (switches and media), in kW. A finite number of at most 1e7 (10 GW);
+    leave the field out for no cap (inf is refused)."""
+    max_capex_usd: float | None = Field(None, gt=0, le=MAX_CAPEX_CAP_USD)
+    """Cap on network capex, in US dollars. A finite number of at most 1e13 (ten trillion
+    dollars, which CP-SAT's 64-bit cents hold); leave the field out for no cap (inf is refused)."""
 
     @model_validator(mode="after")
     def _check(self) -> Constraints:
@@ -198,15 +210,15 @@ class Pin(Strict):
     """Number of switch tiers."""
     switch_models: str | list[str] | None = None
     """Switch model per tier (leaf first), or one model for every tier."""
-    switches: list[int] | None = None
+    switches: list[int] | None = Field(None, max_length=3)
     """Switches per plane at each tier, leaf first."""
-    downlinks: list[int] | None = None
+    downlinks: list[int] | None = Field(None, max_length=3)
     """Ports facing down per switch at each tier (GPU ports on a leaf)."""
-    uplinks: list[int] | None = None
+    uplinks: list[int] | None = Field(None, max_length=3)
     """Ports facing up per switch at each tier below the top."""
-    parallel_links: list[int] | None = None
+    parallel_links: list[int] | None = Field(None, max_length=3)
     """Links from each switch to each switch it connects to above it, per tier below the top."""
-    pods: int | None = Field(None, ge=1)
+    pods: int | None = Field(None, ge=1, le=65_536)
     """Pods of a three-tier Clos."""
     leaf_placement: LeafPlacement | None = None
     """Where the leaves stand: 'top_of_rack', 'middle_of_row' or 'end_of_row'."""
@@ -221,6 +233,8 @@ class Pin(Strict):
 
     @model_validator(mode="after")
     def _check(self) -> Pin:
+        if isinstance(self.switch_models, list) and len(self.switch_models) > 3:
+            raise ValueError("switch_models: at most one model per tier (3)")
         for name in ("switches", "downlinks", "uplinks", "parallel_links"):
             values = getattr(self, name)
             if values is not None and any(v < 0 or v > 10_000_000 for v in values):
@@ -231,9 +245,11 @@ class Pin(Strict):
 class Search(Strict):
     """What the optimiser may choose from."""
 
-    families: list[Family] = Field(default_factory=lambda: list[Family](["clos"]), min_length=1)
-    """Topology families to consider."""
-    switch_models: list[str] | None = None
+    families: list[Family] = Field(
+        default_factory=lambda: list[Family](["clos"]), min_length=1, max_length=len(FAMILIES)
+    )
+    """Topology families to consider (each at most once)."""
+    switch_models: list[str] | None = Field(None, max_length=256)
     """Switch models allowed (catalog names); all of the catalog when absent."""
     catalog: str = "default"
     """'default' for the shipped catalog, or the path of a catalog file (relative to the instance)."""
@@ -241,7 +257,7 @@ class Search(Strict):
     """Most switch tiers a design may have."""
     mixed_switch_models: bool = True
     """Whether tiers may use different switch models."""
-    media_kinds: list[MediumKind] | None = Field(None, min_length=1)
+    media_kinds: list[MediumKind] | None = Field(None, min_length=1, max_length=16)
     """Media kinds allowed (dac, aec, sr, dr, fr, lpo); all of the catalog when absent."""
     cpo: bool = True
     """Whether switches with co-packaged optics may be chosen."""
@@ -251,21 +267,28 @@ class Search(Strict):
     pin: Pin = Field(default_factory=Pin)
     """Pinned decisions."""
 
+    @model_validator(mode="after")
+    def _check(self) -> Search:
+        if len(set(self.families)) != len(self.families):
+            raise ValueError(f"families {self.families}: names a family twice")
+        return self
+
 
 class Torus(Strict):
     """A TPU-style pod: cubes of accelerators joined into tori by optical circuit switches."""
 
     cube: int = Field(4, ge=1, le=16)
     """Chips along each side of a cube (4: 4 x 4 x 4 = 64 chips wired as a mesh inside)."""
-    slices: list[list[int]] = Field(min_length=1)
+    slices: list[list[int]] = Field(min_length=1, max_length=64)
     """Tori the pod must be able to offer at once, in chips per dimension (multiples of cube)."""
     twisted: bool = True
-    """Twist the wrap-around links of k x k x 2k and k x 2k x 2k slices (shorter paths)."""
+    """Twist the wrap-around links of k x k x 2k and k x 2k x 2k slices (shorter paths); slices
+    of other shapes stay plain tori."""
     cube_availability: float = Field(0.99, gt=0, lt=1)
     """Probability that a cube is healthy at a random moment."""
     target_availability: float = Field(0.999, gt=0, lt=1)
     """Probability with which every requested slice must be composable from healthy cubes."""
-    link_gbps: int = Field(400, gt=0)
+    link_gbps: int = Field(400, gt=0, le=6400)
     """Speed of every optical face link (one module at the cube end; the OCS is a mirror)."""
     ocs: str | None = None
     """OCS model from the catalog; the first one when absent."""
@@ -280,10 +303,18 @@ class Torus(Strict):
         return self
 
 
+#: What an instance's name may be: it names the report folder, so no path, no '..', no NUL.
+INSTANCE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
+
+#: Most network rack positions in a hall (columns x racks_per_row): the cable-length model
+#: measures every pair of them, about 1 GB of work at 4,096 (hall_of in planner/layout.py).
+MAX_NETWORK_POSITIONS = 4096
+
+
 class Instance(Strict):
     """One planning question: a cluster, its floor, its constraints, the objective and the search."""
 
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+    name: str = Field(pattern=INSTANCE_NAME_PATTERN)
     """Name of the instance; reports go to reports/<name>/."""
     description: str = ""
     """Free text shown in reports."""
@@ -296,6 +327,19 @@ class Instance(Strict):
     """Simulation of the chosen design: traffic, routing, failures and the verdict's threshold."""
     torus: Torus | None = None
     """A TPU-style torus pod planned with 'fabric-planner torus' (cluster is then ignored)."""
+
+    @model_validator(mode="after")
+    def _check_hall(self) -> Instance:
+        from planner.layout import network_positions  # layout depends on schema, not the reverse
+
+        positions = network_positions(self.layout, self.cluster.gpus, self.cluster.gpus_per_node)
+        if positions > MAX_NETWORK_POSITIONS:
+            raise ValueError(
+                f"layout: the hall has {positions:,} network rack positions (row_columns x "
+                f"racks_per_row), more than the {MAX_NETWORK_POSITIONS:,} the cable-length model "
+                "holds (its work grows with their square); use fewer row_columns or racks_per_row"
+            )
+        return self
 
     def with_changes(self, changes: dict[str, Any]) -> Instance:
         """A new, validated instance with dotted fields replaced: {"cluster.gpus": 65536}."""

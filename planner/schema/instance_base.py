@@ -6,6 +6,12 @@ from pydantic import BaseModel, ConfigDict
 
 
 class Strict(BaseModel):
-    """Base of every input model: frozen, no unknown fields, docstrings as descriptions."""
+    """Base of every input model: frozen, no unknown fields, docstrings as descriptions.
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    Every number must be finite: ``inf`` and ``nan`` are refused ("Input should be a finite
+    number") wherever a float is read, so a missing cap is written by leaving the field out.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, use_attribute_docstrings=True, allow_inf_nan=False
+    )

@@ -37,13 +37,13 @@ class TrafficSpec(Strict):
     groups: Literal["data_parallel", "consecutive"] = "data_parallel"
     """Collective groups: the same local GPU index across all nodes (data parallel), or
     ``group_size`` consecutive GPUs (expert parallel: n consecutive nodes)."""
-    group_size: int | None = Field(None, ge=2)
+    group_size: int | None = Field(None, ge=2, le=4_000_000)
     """GPUs per group for consecutive groups; for 'shift', how far each GPU sends (GPU g sends to
     g + group_size: with the GPUs of a block or pod, every block sends all it has to the next,
     the skewed demand of hot block pairs)."""
-    fan_in: int = Field(8, ge=1)
+    fan_in: int = Field(8, ge=1, le=4_000_000)
     """Senders into one receiver, for incast."""
-    pipeline_stages: int = Field(2, ge=2)
+    pipeline_stages: int = Field(2, ge=2, le=4_000_000)
     """Pipeline stages, for point-to-point between consecutive stages."""
 
     @model_validator(mode="after")
@@ -70,11 +70,11 @@ class FailureSpec(Strict):
 
     name: str = ""
     """Label in reports; made from the contents when empty."""
-    switches: list[str] = Field(default_factory=list)
+    switches: list[str] = Field(default_factory=list, max_length=4096)
     """Switches that fail, by role and index: 'spine0', 'leaf12', 'core3'."""
-    links: list[str] = Field(default_factory=list)
+    links: list[str] = Field(default_factory=list, max_length=4096)
     """Links that fail, as 'lower-upper' switch pairs ('leaf3-spine1'); one parallel link each."""
-    planes: int = Field(0, ge=0)
+    planes: int = Field(0, ge=0, le=16)
     """Whole planes lost."""
 
     @property
@@ -99,24 +99,32 @@ class Verify(Strict):
     enabled: bool = True
     """Simulate the design after solving (the CLI's --no-verify turns it off)."""
     routing: list[RoutingName] = Field(
-        default_factory=lambda: list[RoutingName](["ecmp", "spray"]), min_length=1
+        default_factory=lambda: list[RoutingName](["ecmp", "spray"]), min_length=1, max_length=2
     )
-    """Routing policies to simulate: per-flow ECMP and packet spraying."""
+    """Routing policies to simulate: per-flow ECMP and packet spraying (each at most once)."""
     verdict_routing: RoutingName = "spray"
     """The policy the verdict is judged under (the one the fabric will run)."""
-    seed: int = Field(1, ge=0)
-    """Seed of ECMP hashing, random patterns and Monte Carlo draws."""
+    seed: int = Field(1, ge=0, le=2**32 - 1)
+    """Seed of ECMP hashing, random patterns and Monte Carlo draws (32 bits)."""
     min_throughput_fraction: float = Field(0.9, gt=0, le=1)
     """A healthy design must reach this fraction of the ideal (NIC-limited) throughput."""
-    traffic: list[TrafficSpec] = Field(default_factory=_default_traffic, min_length=1)
-    """What to simulate."""
-    failures: list[FailureSpec] = Field(default_factory=list)
-    """Named failure scenarios."""
+    traffic: list[TrafficSpec] = Field(
+        default_factory=_default_traffic, min_length=1, max_length=32
+    )
+    """What to simulate (at most 32 patterns: each is simulated under every routing and failure)."""
+    failures: list[FailureSpec] = Field(default_factory=list, max_length=64)
+    """Named failure scenarios (at most 64)."""
     single_switch_failures: bool = True
     """Also fail one switch of every tier that constraints.survive protects."""
     monte_carlo_trials: int = Field(0, ge=0, le=10_000)
     """Monte Carlo trials over link failures drawn from the media AFRs (0 = off)."""
     mttr_hours: float = Field(24.0, gt=0, le=8766)
     """Mean time to repair a failed link, in hours."""
-    bound_max_variables: int = Field(50_000, ge=0)
+    bound_max_variables: int = Field(50_000, ge=0, le=10_000_000)
     """Largest optimal-routing LP built for the bound (0 = never)."""
+
+    @model_validator(mode="after")
+    def _check(self) -> Verify:
+        if len(set(self.routing)) != len(self.routing):
+            raise ValueError(f"routing {self.routing}: names a policy twice")
+        return self

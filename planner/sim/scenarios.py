@@ -13,7 +13,8 @@ from planner.schema.instance import HOURS_PER_YEAR
 from planner.schema.verify import FailureSpec
 from planner.sim.fabric import Fabric, IntArray
 
-_NAME = re.compile(r"^(gpu|leaf|spine|core)(\d+)$")
+#: A switch by role and index; 'ocsN' names an OCS device of a direct-connect design.
+_NAME = re.compile(r"^(gpu|leaf|spine|core|circuit|ocs)(\d+)$")
 
 
 @dataclass(frozen=True)
@@ -33,8 +34,11 @@ def node_of(fabric: Fabric, name: str) -> int:
     m = _NAME.match(name.strip())
     roles = list(fabric.roles)
     if not m or m.group(1) not in roles:
+        known = [r + "N" for r in roles[1:]] + (
+            ["ocsN"] if fabric.circuit_device is not None else []
+        )
         raise InputError(
-            f"verify.failures: unknown switch {name!r}; expected one of {', '.join(r + 'N' for r in roles[1:])}"
+            f"verify.failures: unknown switch {name!r}; expected one of {', '.join(known)}"
         )
     tier, index = roles.index(m.group(1)), int(m.group(2))
     count = fabric.tier_offsets[tier + 1] - fabric.tier_offsets[tier]

@@ -1,0 +1,347 @@
+"""The design.json file: what ``validate`` and ``simulate`` read, checked as strictly as an instance.
+
+``Design.from_dict`` runs every design.json through ``parse_design`` before it builds the frozen
+dataclasses of ``planner.design``, so a wrong type, a null, an empty tier list, a zero or negative
+count, a bogus family or an unknown key is reported with its field path and what was expected
+(``tiers.0.switches: Input should be greater than or equal to 1; got 0``), never as a traceback.
+
+Types are strict (``"256"`` is not a count, ``true`` is not a number); every number is finite. The
+file's keys are the dataclasses' fields: a key that is not a field of the part it sits in is an
+error, and a field added to a dataclass later is accepted even before it gets a rule here. The
+rules are those of a single part and the shape the fabric builder needs (tiers numbered from 1 in
+order, one link class per tier, each naming its tier's role, one link speed, an OCS tier only on
+top of an ocs_direct design). ``check_structure`` then runs the validator's structural checks
+(ports, spread, wiring, circuits) on the built design: a design that fails them describes no
+fabric, and is bad input (exit 2) like a wrong type. Whether a buildable design meets its ratios,
+paths, media, failure tolerance, totals and catalog figures stays the validator's question
+(``fabric-planner validate``, exit 1 with violations).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from models.status import Status
+from planner.errors import InputError
+from planner.schema.instance import INSTANCE_NAME_PATTERN, Family
+
+if TYPE_CHECKING:
+    from planner.design import Design
+
+#: Largest block, device or circuit count in a circuit entry.
+MAX_INDEX = 10_000_000
+
+#: Roles a tier of a design may have.
+DesignRole = Literal["leaf", "spine", "core", "ocs"]
+
+
+class DesignFileError(InputError, ValueError):
+    """A design.json that breaks the schema; a ValueError too, for callers that expect one."""
+
+
+class _Part(BaseModel):
+    """A part of design.json: strict types, finite numbers, keys that are the dataclass's fields."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, strict=True, allow_inf_nan=False)
+    #: The dataclass of ``planner.design`` this part is read into.
+    of: ClassVar[str] = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            fields = _dataclass_fields(cls.of)
+            unknown = [str(k) for k in data if k not in fields]
+            if unknown:
+                raise ValueError(
+                    f"unknown field {unknown[0]!r} (a design.json written by fabric-planner has "
+                    f"{', '.join(sorted(fields))})"
+                )
+        return data
+
+
+def _dataclass_fields(name: str) -> set[str]:
+    from planner import design  # design imports this module lazily; no cycle at import time
+
+    return {f.name for f in dataclasses.fields(getattr(design, name))}
+
+
+def _count() -> Any:
+    return Field(ge=0, le=100_000_000)
+
+
+def _money() -> Any:
+    return Field(ge=0, le=1e15)
+
+
+class TierFile(_Part):
+    """One switch tier of one plane (``TierDesign``)."""
+
+    of: ClassVar[str] = "TierDesign"
+    level: int = Field(ge=1, le=4)
+    role: DesignRole
+    switch_model: str = Field(min_length=1, max_length=200)
+    port_speed_gbps: int = Field(ge=1, le=6400)
+    radix: int = Field(ge=1, le=4096)
+    switches: int = Field(ge=1, le=10_000_000)
+    downlinks: int = _count()
+    uplinks: int = _count()
+    fanout: int = _count()
+    parallel_links: int = _count()
+    cpo: bool
+    unit_cost_usd: float = _money()
+    unit_power_w: float = Field(ge=0, le=1e9)
+    latency_ns: int = Field(ge=0, le=10**9)
+    source: str = ""
+    cpo_lane_gbps: int | None = Field(None, ge=1, le=6400)
+    cpo_connector: str = ""
+    cpo_reach_m: float | None = Field(None, gt=0)
+    ocs: bool = False
+    insertion_loss_db: float | None = Field(None, ge=0, le=100)
+
+    @model_validator(mode="after")
+    def _ports(self) -> TierFile:
+        if self.downlinks + self.uplinks > self.radix:
+            raise ValueError(
+                f"downlinks ({self.downlinks}) + uplinks ({self.uplinks}) exceed the radix "
+                f"({self.radix})"
+            )
+        return self
+
+
+class LinkGroupFile(_Part):
+    """The links of one class that share a medium (``LinkGroup``)."""
+
+    of: ClassVar[str] = "LinkGroup"
+    medium: str = Field(min_length=1, max_length=200)
+    kind: str = Field(min_length=1, max_length=50)
+    links: int = _count()
+    min_length_m: float = Field(ge=0, le=100_000)
+    max_length_m: float = Field(ge=0, le=100_000)
+    pluggable_ends: int = Field(ge=0, le=2)
+    end_cost_usd: float = _money()
+    end_power_w: float = Field(ge=0, le=1e6)
+    cable_cost_usd: float = _money()
+    latency_ns: int = Field(ge=0, le=10**9)
+    reach_m: float = Field(gt=0, le=1e7)
+    afr: float = Field(ge=0, le=1)
+    copper: bool
+    lane_gbps: int | None = Field(None, ge=1, le=6400)
+    connector: str = ""
+    channel_loss_db: float | None = Field(None, ge=0, le=100)
+    source: str = ""
+
+
+class LinkClassFile(_Part):
+    """All links between two adjacent tiers of one plane (``LinkClass``)."""
+
+    of: ClassVar[str] = "LinkClass"
+    index: int = Field(ge=0, le=3)
+    lower_role: Literal["gpu", "leaf", "spine", "core"]
+    upper_role: DesignRole
+    links: int = _count()
+    speed_gbps: int = Field(ge=1, le=6400)
+    groups: list[LinkGroupFile] = Field(min_length=1, max_length=64)
+    placement: Literal["", "top_of_rack", "middle_of_row", "end_of_row"] = ""
+
+
+class RequirementsFile(_Part):
+    """The constraints the design was chosen under (``Requirements``)."""
+
+    of: ClassVar[str] = "Requirements"
+    max_oversubscription: list[float] = Field(max_length=3)
+    max_switch_hops: int | None = Field(ge=1, le=15)
+    max_latency_ns: float | None = Field(gt=0, le=1e9)
+    min_fraction_after_failure: float | None = Field(ge=0, le=1)
+    protected_tiers: list[int] = Field(max_length=4)
+    max_power_w: float | None = Field(gt=0, le=1e10)
+    max_capex_usd: float | None = Field(gt=0, le=1e13)
+
+    @field_validator("max_oversubscription")
+    @classmethod
+    def _ratios(cls, ratios: list[float]) -> list[float]:
+        if any(not 0.1 <= r <= 64 for r in ratios):
+            raise ValueError(f"expected ratios from 0.1 to 64, got {ratios}")
+        return ratios
+
+    @field_validator("protected_tiers")
+    @classmethod
+    def _levels(cls, levels: list[int]) -> list[int]:
+        if any(not 1 <= t <= 4 for t in levels):
+            raise ValueError(f"expected tier levels from 1 to 4, got {levels}")
+        return levels
+
+
+class DesignFile(_Part):
+    """A whole design.json (``Design``)."""
+
+    of: ClassVar[str] = "Design"
+    instance: str = Field(pattern=INSTANCE_NAME_PATTERN)
+    """The instance's name, as in the instance file (it names the report folder)."""
+    family: Family
+    status: str
+    gpus: int = Field(ge=1, le=4_000_000)
+    planes: int = Field(ge=1, le=16)
+    link_speed_gbps: int = Field(ge=1, le=6400)
+    tiers: list[TierFile] = Field(min_length=1, max_length=4)
+    link_classes: list[LinkClassFile] = Field(min_length=1, max_length=4)
+    requirements: RequirementsFile
+    energy_usd_per_w: float = Field(ge=0, le=1e6)
+    capex_weight: float = Field(ge=0, le=1000)
+    energy_weight: float = Field(ge=0, le=1000)
+    capex_usd: float = _money()
+    power_w: float = Field(ge=0, le=1e12)
+    objective_usd: float = Field(ge=-1e18, le=1e18)
+    bound_usd: float = Field(ge=-1e18, le=1e18)
+    pods: int = Field(1, ge=1, le=65_536)
+    leaves_per_pod: int = Field(0, ge=0, le=10_000_000)
+    gpus_per_node: int = Field(8, ge=1, le=256)
+    leaf_placement: Literal["", "top_of_rack", "middle_of_row", "end_of_row"] = ""
+    catalog: str = Field("default", min_length=1, max_length=4096)
+    solve_s: float = Field(0.0, ge=0)
+    notes: list[str] = Field(default_factory=list, max_length=10_000)
+    circuits: list[list[int]] = Field(default_factory=list, max_length=10_000_000)
+
+    @field_validator("status")
+    @classmethod
+    def _status(cls, value: str) -> str:
+        known = [s.value for s in Status]
+        if value not in known:
+            raise ValueError(f"unknown status {value!r}; expected one of {', '.join(known)}")
+        return value
+
+    @field_validator("circuits")
+    @classmethod
+    def _circuits(cls, rows: list[list[int]]) -> list[list[int]]:
+        for i, row in enumerate(rows):
+            if (
+                len(row) != 4
+                or not 0 <= row[0] < row[1] <= MAX_INDEX
+                or not 0 <= row[2] <= MAX_INDEX
+                or not 1 <= row[3] <= MAX_INDEX
+            ):
+                raise ValueError(
+                    f"entry {i} is {shown_row(row)}: expected [block a, block b, device, circuits] "
+                    f"with 0 <= a < b, device >= 0 and circuits >= 1, each at most {MAX_INDEX:,}"
+                )
+        return rows
+
+    @model_validator(mode="after")
+    def _shape(self) -> DesignFile:
+        levels = [t.level for t in self.tiers]
+        if levels != list(range(1, len(self.tiers) + 1)):
+            raise ValueError(f"tiers: levels must run 1, 2, ... in order, got {levels}")
+        if len(self.link_classes) != len(self.tiers):
+            raise ValueError(
+                f"link_classes: expected one per tier ({len(self.tiers)}), got "
+                f"{len(self.link_classes)}"
+            )
+        for i, (c, t) in enumerate(zip(self.link_classes, self.tiers, strict=True)):
+            if c.index != i or c.upper_role != t.role:
+                raise ValueError(
+                    f"link_classes.{i}: expected index {i} up to the {t.role} tier, got index "
+                    f"{c.index} up to {c.upper_role!r}"
+                )
+        ocs_tiers = [t.level for t in self.tiers if t.ocs or t.role == "ocs"]
+        if any(not (t.ocs and t.role == "ocs") for t in self.tiers if t.ocs or t.role == "ocs"):
+            raise ValueError("tiers: an OCS tier has role 'ocs' and ocs true, and only it")
+        if (self.family == "ocs_direct") != (
+            ocs_tiers == [len(self.tiers)] and len(self.tiers) >= 2
+        ):
+            raise ValueError(
+                "family: an ocs_direct design tops packet tiers with one OCS tier; "
+                f"a {self.family} design has OCS tiers at levels {ocs_tiers or 'none'}"
+            )
+        if any(c.speed_gbps != self.link_speed_gbps for c in self.link_classes):
+            raise ValueError(
+                f"link_classes: every class runs at link_speed_gbps ({self.link_speed_gbps})"
+            )
+        if self.circuits:
+            if not self.tiers[-1].ocs:
+                raise ValueError("circuits: only a design with an OCS layer has circuits")
+            if any(b >= self.pods or d >= self.tiers[-1].switches for _, b, d, _ in self.circuits):
+                raise ValueError(
+                    f"circuits: blocks must be below pods ({self.pods}) and devices below the "
+                    f"OCS count ({self.tiers[-1].switches})"
+                )
+        return self
+
+
+def check_structure(design: Design) -> None:
+    """Refuse a design whose ports, spread, wiring or circuits do not add up (DesignFileError).
+
+    No fabric can be built from such a design, so ``simulate`` could not run it; these are the
+    validator's structural checks (``planner.validation``). The others (ratios, paths, media,
+    failures, totals, catalog figures) judge a buildable design and stay ``validate``'s answer.
+    """
+    from planner.validation import check_circuits, check_ports, check_spread, check_wiring
+
+    try:
+        broken = [
+            str(v)
+            for check in (check_ports, check_spread, check_wiring, check_circuits)
+            for v in check(design)
+        ]
+    except (ArithmeticError, IndexError, KeyError, ValueError) as exc:
+        broken = [f"the tiers do not fit together ({exc})"]
+    if broken:
+        shown_lines = broken[:MAX_STRUCTURE_SHOWN]
+        if len(broken) > MAX_STRUCTURE_SHOWN:
+            shown_lines.append(f"... and {len(broken) - MAX_STRUCTURE_SHOWN} more")
+        raise DesignFileError("\n  ".join(["not a buildable fabric:"] + shown_lines))
+
+
+#: Most structural problems listed in one message.
+MAX_STRUCTURE_SHOWN = 20
+
+
+def parse_design(data: Any) -> dict[str, Any]:
+    """A design.json's data checked against ``DesignFile``: plain, validated, JSON-like data.
+
+    DesignFileError (an InputError and a ValueError) lists every field at fault, with its path.
+    """
+    from planner.loading import MAX_ERRORS_SHOWN, shown
+
+    if not isinstance(data, dict):
+        raise DesignFileError(
+            f"expected a JSON object written by fabric-planner (design.json), got {shown(data)}"
+        )
+    if any(isinstance(v, tuple) for v in data.values()):
+        data = _lists(data)  # to_dict output: tuples where JSON has arrays
+    # Every integer field has bounds, so no integer beyond 64 bits gets through, and no part
+    # nests deeper than the schema: no separate walk over the data (a large OCS design has
+    # millions of circuit entries).
+    try:
+        DesignFile.model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+        lines = []
+        for err in errors[:MAX_ERRORS_SHOWN]:
+            field = ".".join(str(p) for p in err["loc"]) or "(top level)"
+            # A rule of ours (value_error) says what it got; pydantic's own messages do not.
+            plain = err["type"] in ("missing", "value_error")
+            got = "" if plain else f"; got {shown(err.get('input'))}"
+            lines.append(f"{field}: {err['msg']}{got}")
+        if len(errors) > MAX_ERRORS_SHOWN:
+            lines.append(f"... and {len(errors) - MAX_ERRORS_SHOWN:,} more errors")
+        raise DesignFileError("\n  ".join(["invalid design:"] + lines)) from None
+    return dict(data)  # strict validation converts nothing: this is what was checked
+
+
+def _lists(value: Any) -> Any:
+    """``to_dict`` output (tuples) as JSON data (lists); the depth is already checked."""
+    if isinstance(value, dict):
+        return {k: _lists(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_lists(v) for v in value]
+    return value
+
+
+def shown_row(row: list[int]) -> str:
+    """A circuit entry for a message, however long it is."""
+    from planner.loading import shown
+
+    return shown(row, limit=60)

@@ -1,0 +1,1324 @@
+"""Generator of malformed and hostile inputs for every command of the CLI (issue 9).
+
+Each case is a folder of files, a command line run inside that folder, the exit statuses it may
+end with, and words its message must hold (the file or the field at fault). The cases are made
+from the example instances and from a real design.json, deterministically (fixed seeds), so a
+failure names a case that can be re-run alone. ``python -m tests.hostile.generator`` prints the
+counts per command and input kind.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+INSTANCES = REPO / "instances"
+
+#: Every command of the CLI.
+COMMANDS = (
+    "solve",
+    "evaluate",
+    "compare-fabrics",
+    "torus",
+    "simulate",
+    "validate",
+    "catalog",
+    "schema",
+)
+
+#: Real designs written by the planner, by name: "small" (small-256, one switch), "h100"
+#: (h100-1k, leaf and spine) and "ocs" (1,024 GPUs, OCS direct-connect).
+Designs = dict[str, dict[str, Any]]
+#: A file's content: bytes, or an edit of a real design.json's data made when the case runs.
+DesignEdit = Callable[[Designs], Any]
+Content = bytes | DesignEdit | None
+"""None: make a FIFO at that path."""
+
+BAD = frozenset({2})
+NONE_OR_BAD = frozenset({1, 2})
+ANY_ANSWER = frozenset({0, 1, 2})
+
+
+@dataclass(frozen=True)
+class Case:
+    """One hostile run: files in a fresh folder, a command line, what it may end with."""
+
+    id: str
+    command: str
+    kind: str
+    args: tuple[str, ...]
+    files: dict[str, Content] = field(default_factory=dict)
+    exit: frozenset[int] = BAD
+    words: tuple[str, ...] = ()
+    """Words the message must hold (stderr), e.g. the file and the field at fault."""
+    outputs: tuple[str, ...] = ("out",)
+    """Folders (relative to the case folder) the command may write into."""
+    output_side: str = ""
+    """Why the case fails today because of a part owned elsewhere (the output side: cli.py,
+    report.py, api.py; or the catalog schema, or the OCS models): marks it xfail, non-strict, so
+    the merge of that side turns it on."""
+
+
+def small_text() -> str:
+    return (INSTANCES / "small-256.toml").read_text(encoding="utf-8")
+
+
+def torus_text() -> str:
+    return (INSTANCES / "tpu-pod-4k.toml").read_text(encoding="utf-8")
+
+
+def _edit(text: str, old: str, new: str) -> str:
+    assert old in text, old
+    return text.replace(old, new, 1)
+
+
+def _design_json(
+    edit: Callable[[dict[str, Any]], None] | None = None, base: str = "small"
+) -> DesignEdit:
+    def make(designs: Designs) -> Any:
+        data = json.loads(json.dumps(designs[base]))
+        if edit is not None:
+            edit(data)
+        return data
+
+    return make
+
+
+# ---- hostile instance files ------------------------------------------------------------------
+def hostile_instances() -> list[tuple[str, str, Content, tuple[str, ...]]]:
+    """(name, input kind, content, words) of instance files that no command may accept."""
+    s = small_text()
+    deep = "[" * 5000 + "]" * 5000
+    keys_10mb = "".join(f"unknown_key_{i:07d} = {i}\n" for i in range(400_000))
+    keys_3mb = "".join(f"unknown_{i} = {i}\n" for i in range(150_000))
+    cases: list[tuple[str, str, Content, tuple[str, ...]]] = [
+        ("deep-arrays", "deep nesting", (s + f"x = {deep}\n").encode(), ("nested more than",)),
+        (
+            "deep-inline-tables",
+            "deep nesting",
+            (s + "x = " + "{a=" * 5000 + "1" + "}" * 5000 + "\n").encode(),
+            ("nested more than",),
+        ),
+        (
+            "deep-dotted-key",
+            "deep nesting",
+            _edit(s, 'name = "small-256"', "name." + ".".join(["a"] * 3000) + " = 1").encode(),
+            ("nested more than",),
+        ),
+        (
+            "deep-table-header",
+            "deep nesting",
+            (s + "\n[" + ".".join(["t"] * 3000) + "]\nx = 1\n").encode(),
+            ("nested more than",),
+        ),
+        (
+            "int-5000-digits",
+            "huge int",
+            _edit(s, "gpus = 256", "gpus = " + "7" * 5000).encode(),
+            ("line 7", "digits"),
+        ),
+        (
+            "int-30-digits",
+            "huge int",
+            _edit(s, "max_switch_hops = 3", "max_switch_hops = " + "9" * 30).encode(),
+            ("constraints.max_switch_hops", "64-bit"),
+        ),
+        (
+            "float-5000-digits",
+            "huge int",
+            _edit(
+                s, "max_oversubscription = 1.0", "max_oversubscription = 1." + "0" * 5000
+            ).encode(),
+            ("digits",),
+        ),
+        (
+            "latin-1",
+            "bad utf-8",
+            _edit(s, "A small lab", "A sm\u00e9ll lab").encode("latin-1"),
+            ("line 3", "UTF-8", "0xe9"),
+        ),
+        ("utf-16", "bad utf-8", s.encode("utf-16"), ("UTF-8",)),
+        ("lone-cr", "lone cr", _edit(s, "\n[layout]", "\r[layout]").encode(), ("carriage return",)),
+        ("cr-only-file", "lone cr", s.replace("\n", "\r").encode(), ("line 1", "carriage return")),
+        ("nul-byte", "nul", (s + "\x00\x00").encode(), ("NUL",)),
+        ("huge-10mb-unknown-keys", "huge file", (s + keys_10mb).encode(), ("4 MiB",)),
+        ("empty-file", "instance toml", b"", ("name", "Field required")),
+        (
+            "binary-garbage",
+            "bad utf-8",
+            bytes(random.Random(9).randrange(256) for _ in range(4096)),
+            ("UTF-8",),
+        ),
+        ("toml-syntax", "instance toml", _edit(s, "[cluster]", "[cluster").encode(), ("TOML",)),
+        ("bom", "instance toml", b"\xef\xbb\xbf" + s.encode(), ("TOML",)),
+        (
+            "name-dotdot",
+            "name with ..",
+            _edit(s, '"small-256"', '"../../escape"').encode(),
+            ("name", "pattern"),
+        ),
+        (
+            "name-slash",
+            "name with /",
+            _edit(s, '"small-256"', '"a/b"').encode(),
+            ("name", "pattern"),
+        ),
+        (
+            "name-absolute",
+            "absolute path",
+            _edit(s, '"small-256"', '"/tmp/escape"').encode(),
+            ("name", "pattern"),
+        ),
+        (
+            "name-nul",
+            "nul in name",
+            _edit(s, '"small-256"', '"a\\u0000b"').encode(),
+            ("name", "pattern"),
+        ),
+        (
+            "name-empty",
+            "instance toml",
+            _edit(s, '"small-256"', '""').encode(),
+            ("name", "pattern"),
+        ),
+        (
+            "latency-inf",
+            "inf budget",
+            _edit(s, "max_switch_hops = 3", "max_switch_hops = 3\nmax_latency_ns = inf").encode(),
+            ("constraints.max_latency_ns", "finite"),
+        ),
+        (
+            "latency-nan",
+            "inf budget",
+            _edit(s, "max_switch_hops = 3", "max_switch_hops = 3\nmax_latency_ns = nan").encode(),
+            ("constraints.max_latency_ns", "finite"),
+        ),
+        (
+            "power-1e300",
+            "inf budget",
+            _edit(s, "max_switch_hops = 3", "max_switch_hops = 3\nmax_power_kw = 1e300").encode(),
+            ("constraints.max_power_kw", "less than or equal"),
+        ),
+        (
+            "capex-1e18",
+            "inf budget",
+            _edit(s, "max_switch_hops = 3", "max_switch_hops = 3\nmax_capex_usd = 1e18").encode(),
+            ("constraints.max_capex_usd", "less than or equal"),
+        ),
+        (
+            "capex-minus-inf",
+            "inf budget",
+            _edit(s, "max_switch_hops = 3", "max_switch_hops = 3\nmax_capex_usd = -inf").encode(),
+            ("constraints.max_capex_usd",),
+        ),
+        (
+            "row-columns-1000",
+            "exhausting value",
+            _edit(
+                _edit(s, "gpus = 256", "gpus = 4096"),
+                "racks_per_row = 8",
+                "racks_per_row = 16\nrow_columns = 1000",
+            ).encode(),
+            ("layout", "network rack positions"),
+        ),
+        (
+            "gpus-zero",
+            "zero count",
+            _edit(s, "gpus = 256", "gpus = 0").encode(),
+            ("cluster.gpus", "greater than or equal to 1"),
+        ),
+        (
+            "gpus-negative",
+            "negative count",
+            _edit(s, "gpus = 256", "gpus = -256").encode(),
+            ("cluster.gpus",),
+        ),
+        (
+            "gpus-string",
+            "wrong type",
+            _edit(s, "gpus = 256", 'gpus = "many"').encode(),
+            ("cluster.gpus", "integer"),
+        ),
+        (
+            "cluster-scalar",
+            "wrong type",
+            _edit(s, "[cluster]\n", "cluster = 5\n[cluster_]\n").encode(),
+            ("cluster",),
+        ),
+        (
+            "unknown-top-key",
+            "instance toml",
+            ("surprise = 1\n" + s).encode(),
+            ("surprise", "unknown field"),
+        ),
+        (
+            "monte-carlo-100k",
+            "exhausting value",
+            (s + "\n[verify]\nmonte_carlo_trials = 100000\n").encode(),
+            ("verify.monte_carlo_trials",),
+        ),
+        (
+            "seed-beyond-32-bits",
+            "exhausting value",
+            (s + "\n[verify]\nseed = 1099511627776\n").encode(),
+            ("verify.seed",),
+        ),
+        (
+            "bogus-family",
+            "bogus family",
+            (s + '\n[search]\nfamilies = ["dragonfly"]\n').encode(),
+            ("search.families",),
+        ),
+        (
+            "fan-in-huge",
+            "exhausting value",
+            (s + '\n[verify]\ntraffic = [{kind = "incast", fan_in = 100000000}]\n').encode(),
+            ("verify.traffic.0.fan_in",),
+        ),
+        (
+            "torus-slices-not-cubes",
+            "instance toml",
+            _edit(
+                torus_text(),
+                "slices = [[4, 4, 8], [8, 8, 16], [16, 16, 8]]",
+                "slices = [[1, 1, 1]]",
+            ).encode(),
+            ("torus", "multiple of the cube"),
+        ),
+        (
+            "torus-cube-zero",
+            "zero count",
+            _edit(torus_text(), "cube = 4", "cube = 0").encode(),
+            ("torus.cube",),
+        ),
+        (
+            "torus-availability-one",
+            "instance toml",
+            _edit(torus_text(), "cube_availability = 0.995", "cube_availability = 1.0").encode(),
+            ("torus.cube_availability",),
+        ),
+        (
+            "torus-link-inf",
+            "inf budget",
+            _edit(torus_text(), "link_gbps = 400", "link_gbps = inf").encode(),
+            ("torus.link_gbps",),
+        ),
+    ]
+    # The same file under the cap (3 MB of unknown keys): parsed, then refused fast.
+    cases.append(
+        (
+            "large-3mb-unknown-keys",
+            "huge file",
+            _edit(s, "[cluster]", keys_3mb + "[cluster]").encode(),
+            ("unknown field", "more errors"),
+        )
+    )
+    return cases
+
+
+def hostile_catalogs() -> list[tuple[str, str, Content, tuple[str, ...], str]]:
+    """(name, input kind, content, words, output-side reason) of catalog files."""
+    cat = (REPO / "planner" / "catalog" / "default.toml").read_text(encoding="utf-8")
+    price = re.search(r"^cost_usd = [0-9_.]+$", cat, re.M)
+    assert price is not None
+    with_price = lambda v: cat.replace(price.group(), f"cost_usd = {v}", 1).encode()  # noqa: E731
+    return [
+        (
+            "deep",
+            "deep nesting",
+            (cat + "x = " + "[" * 5000 + "]" * 5000).encode(),
+            ("nested",),
+            "",
+        ),
+        ("latin-1", "bad utf-8", ("# caf\u00e9\n" + cat).encode("latin-1"), ("UTF-8",), ""),
+        ("lone-cr", "lone cr", ("# a\rb\n" + cat).encode(), ("carriage return",), ""),
+        ("nul", "nul", (cat + "\x00").encode(), ("NUL",), ""),
+        ("huge", "huge file", cat.encode() + b"# " + b"x" * (5 * 2**20) + b"\n", ("MiB",), ""),
+        ("empty", "catalog file", b"", ("switch",), ""),
+        ("price-inf", "inf budget", with_price("inf"), ("cost_usd", "finite"), ""),
+        ("price-nan", "inf budget", with_price("nan"), ("cost_usd", "finite"), ""),
+        ("price-string", "wrong type", with_price('"cheap"'), ("cost_usd",), ""),
+        ("price-negative", "negative count", with_price("-5"), ("cost_usd",), ""),
+        ("big-int", "huge int", with_price("9" * 4400), ("digits",), ""),
+        ("unknown-key", "catalog file", ("surprise = 1\n" + cat).encode(), ("surprise",), ""),
+        ("syntax", "catalog file", (cat + "\n[[switch]\n").encode(), ("TOML",), ""),
+    ]
+
+
+def design_mutations() -> list[tuple[str, str, DesignEdit, tuple[str, ...]]]:
+    """(name, input kind, design edit, words) of design.json files that must be refused."""
+
+    def setter(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
+        def edit(d: dict[str, Any]) -> None:
+            *parents, last = path.split(".")
+            node: Any = d
+            for p in parents:
+                node = node[int(p)] if isinstance(node, list) else node[p]
+            if isinstance(node, list):
+                node[int(last)] = value
+            else:
+                node[last] = value
+
+        return edit
+
+    def drop(key: str) -> Callable[[dict[str, Any]], None]:
+        return lambda d: d.pop(key)
+
+    m: list[tuple[str, str, Callable[[dict[str, Any]], None], tuple[str, ...]]] = [
+        ("tiers-empty", "empty tiers", setter("tiers", []), ("tiers",)),
+        ("tiers-null", "null", setter("tiers", None), ("tiers",)),
+        ("gpus-null", "null", setter("gpus", None), ("gpus",)),
+        ("requirements-null", "null", setter("requirements", None), ("requirements",)),
+        ("switches-zero", "zero count", setter("tiers.0.switches", 0), ("tiers.0.switches",)),
+        (
+            "switches-negative",
+            "negative count",
+            setter("tiers.0.switches", -1),
+            ("tiers.0.switches",),
+        ),
+        ("planes-zero", "zero count", setter("planes", 0), ("planes",)),
+        ("planes-negative", "negative count", setter("planes", -2), ("planes",)),
+        ("gpus-zero", "zero count", setter("gpus", 0), ("gpus",)),
+        ("radix-zero", "zero count", setter("tiers.0.radix", 0), ("tiers.0.radix",)),
+        (
+            "links-negative",
+            "negative count",
+            setter("link_classes.0.links", -5),
+            ("link_classes.0.links",),
+        ),
+        (
+            "group-links-negative",
+            "negative count",
+            setter("link_classes.0.groups.0.links", -5),
+            ("link_classes.0.groups.0.links",),
+        ),
+        ("gpus-string", "wrong type", setter("gpus", "256"), ("gpus",)),
+        ("planes-float", "wrong type", setter("planes", 1.5), ("planes",)),
+        ("cpo-string", "wrong type", setter("tiers.0.cpo", "no"), ("tiers.0.cpo",)),
+        ("tiers-object", "wrong type", setter("tiers", {"0": {}}), ("tiers",)),
+        ("tier-list", "wrong type", setter("tiers.0", [1, 2]), ("tiers.0",)),
+        ("family-bogus", "bogus family", setter("family", "dragonfly"), ("family",)),
+        ("family-null", "bogus family", setter("family", None), ("family",)),
+        ("family-number", "bogus family", setter("family", 7), ("family",)),
+        ("status-bogus", "design json", setter("status", "splendid"), ("status",)),
+        ("unknown-key", "design json", setter("bogus", 1), ("bogus",)),
+        ("unknown-tier-key", "design json", setter("tiers.0.bogus", 1), ("bogus",)),
+        ("missing-tiers", "design json", drop("tiers"), ("tiers",)),
+        ("missing-gpus", "design json", drop("gpus"), ("gpus",)),
+        ("name-dotdot", "name with ..", setter("instance", "../escape"), ("instance",)),
+        (
+            "name-dotdot-deep",
+            "name with ..",
+            setter("instance", "../../../../tmp/escape"),
+            ("instance",),
+        ),
+        ("name-slash", "name with /", setter("instance", "a/b"), ("instance",)),
+        ("name-absolute", "absolute path", setter("instance", "/tmp/escape"), ("instance",)),
+        ("name-nul", "nul in name", setter("instance", "a\x00b"), ("instance",)),
+        ("name-empty", "design json", setter("instance", ""), ("instance",)),
+        ("name-dot", "name with ..", setter("instance", "."), ("instance",)),
+        ("capex-huge", "inf budget", setter("capex_usd", 1e300), ("capex_usd",)),
+        ("ports-over-radix", "design json", setter("tiers.0.downlinks", 100_000), ("tiers.0",)),
+        ("afr-negative", "negative count", setter("link_classes.0.groups.0.afr", -0.1), ("afr",)),
+        ("classes-empty", "empty tiers", setter("link_classes", []), ("link_classes",)),
+        ("groups-empty", "empty tiers", setter("link_classes.0.groups", []), ("groups",)),
+        ("circuits-bogus", "design json", setter("circuits", [[0, 0, 0, 0]]), ("circuits",)),
+        ("circuits-string", "wrong type", setter("circuits", "all"), ("circuits",)),
+        ("pods-huge", "huge int", setter("pods", 10**30), ("pods",)),
+        ("level-zero", "zero count", setter("tiers.0.level", 0), ("tiers.0.level",)),
+        ("role-bogus", "bogus family", setter("tiers.0.role", "router"), ("tiers.0.role",)),
+    ]
+    out = [(n, k, _design_json(e), w) for n, k, e, w in m]
+    # Well-typed files whose counts describe no fabric (simulate ran them into an IndexError).
+    unbuildable = [
+        ("h100", "gpus", 4_000_000),
+        ("h100", "tiers.0.switches", 1),
+        ("h100", "tiers.1.switches", 1),
+        ("h100", "tiers.0.downlinks", 1),
+        ("h100", "tiers.0.fanout", 1000),
+        ("h100", "tiers.0.parallel_links", 0),
+        ("h100", "tiers.0.switches", 10_000_000),
+        ("h100", "link_classes.1.links", 1),
+        ("h100", "tiers.0.uplinks", 0),
+        ("h100", "link_speed_gbps", 1),
+        ("ocs", "circuits.0.3", 1000),
+        ("ocs", "circuits.0.2", 7),
+        ("ocs", "pods", 2),
+        ("ocs", "tiers.2.switches", 1),
+        ("ocs", "family", "clos"),
+        ("ocs", "tiers.2.ocs", False),
+        ("small", "family", "ocs_direct"),
+    ]
+    out.append(
+        (
+            "circuits-1m-entries",
+            "huge file",
+            _design_json(setter("circuits", [[0, 1, 0, 1]] * 1_000_000), "ocs"),
+            ("circuits on device 0",),
+        )
+    )
+    for base, path, value in unbuildable:
+        out.append(
+            (
+                f"unbuildable-{base}-{path}-{value}",
+                "counts that do not add up",
+                _design_json(setter(path, value), base),
+                (),
+            )
+        )
+    return out
+
+
+def design_texts() -> list[tuple[str, str, Content, tuple[str, ...]]]:
+    """(name, input kind, raw content, words) of design.json files that are not JSON designs."""
+    deep = "[" * 100_000 + "]" * 100_000
+    return [
+        ("deep-json", "deep nesting", ('{"tiers": ' + deep + "}").encode(), ("nested more than",)),
+        (
+            "deep-json-objects",
+            "deep nesting",
+            ('{"a":' * 50_000 + "1" + "}" * 50_000).encode(),
+            ("nested more than",),
+        ),
+        ("int-5000-digits", "huge int", ('{"gpus": ' + "9" * 5000 + "}").encode(), ("digits",)),
+        ("latin-1", "bad utf-8", '{"instance": "caf\u00e9"}'.encode("latin-1"), ("UTF-8",)),
+        ("lone-cr", "lone cr", b'{"instance":\r "x"}', ("carriage return",)),
+        ("nul", "nul", b'{"instance": "x"}\x00', ("NUL",)),
+        ("not-json", "design json", b"{not json", ("not valid JSON",)),
+        ("array", "design json", b"[1, 2, 3]", ("JSON object",)),
+        ("string", "design json", b'"design"', ("JSON object",)),
+        ("null", "null", b"null", ("JSON object",)),
+        ("empty", "design json", b"", ("JSON",)),
+        ("nan", "inf budget", b'{"gpus": NaN}', ("gpus",)),
+        ("huge", "huge file", b'{"notes": ["' + b"x" * (65 * 2**20) + b'"]}', ("MiB",)),
+    ]
+
+
+# ---- --set values ----------------------------------------------------------------------------
+def hostile_sets() -> list[tuple[str, str, tuple[str, ...], tuple[str, ...]]]:
+    """(name, input kind, --set items, words) that every command must refuse."""
+    return [
+        (
+            "deep-array",
+            "deep nesting",
+            ("cluster.gpus=" + "[" * 5000 + "]" * 5000,),
+            ("nested more than",),
+        ),
+        (
+            "deep-table",
+            "deep nesting",
+            ("cluster.nic=" + "{a=" * 3000 + "1" + "}" * 3000,),
+            ("nested more than",),
+        ),
+        ("int-5000-digits", "huge int", ("cluster.gpus=" + "9" * 5000,), ("digits",)),
+        ("int-30-digits", "huge int", ("cluster.gpus=" + "9" * 30,), ("64-bit",)),
+        ("path-5000-dots", "deep nesting", ("." * 5000 + "=1",), ("dotted field path",)),
+        (
+            "path-20-parts",
+            "deep nesting",
+            ("cluster." + "a." * 20 + "b=1",),
+            ("dotted field path",),
+        ),
+        ("value-nul", "nul", ("name=a\x00b",), ("NUL",)),
+        ("latency-inf", "inf budget", ("constraints.max_latency_ns=inf",), ("max_latency_ns",)),
+        ("latency-nan", "inf budget", ("constraints.max_latency_ns=nan",), ("max_latency_ns",)),
+        ("power-1e300", "inf budget", ("constraints.max_power_kw=1e300",), ("max_power_kw",)),
+        ("capex-1e18", "inf budget", ("constraints.max_capex_usd=1e18",), ("max_capex_usd",)),
+        ("capex-inf", "inf budget", ("constraints.max_capex_usd=inf",), ("max_capex_usd",)),
+        (
+            "row-columns",
+            "exhausting value",
+            ("cluster.gpus=4096", "layout.row_columns=1000"),
+            ("network rack positions",),
+        ),
+        (
+            "monte-carlo-100k",
+            "exhausting value",
+            ("verify.monte_carlo_trials=100000",),
+            ("monte_carlo_trials",),
+        ),
+        ("name-dotdot", "name with ..", ('name="../escape"',), ("name",)),
+        ("name-absolute", "absolute path", ('name="/tmp/escape"',), ("name",)),
+        ("gpus-negative", "negative count", ("cluster.gpus=-8",), ("cluster.gpus",)),
+        ("gpus-zero", "zero count", ("cluster.gpus=0",), ("cluster.gpus",)),
+        ("gpus-string", "wrong type", ('cluster.gpus="lots"',), ("cluster.gpus",)),
+        ("cluster-scalar", "wrong type", ("cluster=1",), ("cluster",)),
+        ("family-bogus", "bogus family", ('search.families=["dragonfly"]',), ("search.families",)),
+        ("catalog-device", "device", ('search.catalog="/dev/zero"',), ("/dev/zero",)),
+        ("seed-negative", "negative count", ("verify.seed=-1",), ("verify.seed",)),
+        ("no-equals", "--set values", ("nonsense",), ("path=value",)),
+        ("empty-path", "--set values", ("=5",), ("path",)),
+        ("traffic-bogus", "--set values", ('verify.traffic=[{kind="nope"}]',), ("verify.traffic",)),
+        (
+            "failures-planes-huge",
+            "exhausting value",
+            ("verify.failures=[{planes=100000}]",),
+            ("verify.failures",),
+        ),
+        ("value-too-long", "huge file", ("description=" + "x" * 70_000,), ("longer than",)),
+        # Lists as long as the value cap allows: each entry costs a simulation or a solve.
+        (
+            "routing-200",
+            "exhausting value",
+            ("verify.routing=[" + '"spray",' * 200 + "]",),
+            ("verify.routing",),
+        ),
+        (
+            "traffic-500",
+            "exhausting value",
+            ("verify.traffic=[" + '{kind="incast"},' * 500 + "]",),
+            ("verify.traffic",),
+        ),
+        (
+            "failures-500",
+            "exhausting value",
+            ("verify.failures=[" + '{switches=["leaf0"]},' * 500 + "]",),
+            ("verify.failures",),
+        ),
+        (
+            "families-2000",
+            "exhausting value",
+            ("search.families=[" + '"clos",' * 2000 + "]",),
+            ("search.families",),
+        ),
+        (
+            "switch-models-2000",
+            "exhausting value",
+            ("search.switch_models=[" + '"sn5600",' * 2000 + "]",),
+            ("search.switch_models",),
+        ),
+        (
+            "pin-switches-1000",
+            "exhausting value",
+            ("search.pin.switches=[" + "1," * 1000 + "]",),
+            ("search.pin.switches",),
+        ),
+    ]
+
+
+# ---- mutations of the example instances --------------------------------------------------------
+#: Values no field of an instance accepts: a table of an unknown key, non-finite numbers, an
+#: integer beyond 64 bits, arrays nested too deep.
+POISON = ("{ hostile = 1 }", "inf", "-inf", "nan", "9" * 25, "[" * 40 + "]" * 40)
+
+
+def instance_mutations(per_instance: int = 8, seed: int = 2026) -> list[tuple[str, str, bytes]]:
+    """(name, example, text) of example instances with one value replaced or one key misspelt."""
+    rng = random.Random(seed)
+    out: list[tuple[str, str, bytes]] = []
+    assign = re.compile(r"^(\s*)([A-Za-z0-9_]+)(\s*=\s*)(.+)$")
+    for path in sorted(INSTANCES.glob("*.toml")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        in_string = False
+        spots = []
+        for i, line in enumerate(lines):
+            if line.count('"""') % 2:
+                in_string = not in_string
+                continue
+            if not in_string and assign.match(line) and not line.lstrip().startswith("#"):
+                spots.append(i)
+        for n in range(per_instance):
+            i = rng.choice(spots)
+            m = assign.match(lines[i])
+            assert m is not None
+            if n % 4 == 3:
+                new = f"{m.group(1)}{m.group(2)}_misspelt{m.group(3)}{m.group(4)}"
+            else:
+                new = f"{m.group(1)}{m.group(2)}{m.group(3)}{rng.choice(POISON)}"
+            text = "\n".join(lines[:i] + [new] + lines[i + 1 :]) + "\n"
+            out.append((f"{path.stem}-{n}-{m.group(2)}", path.stem, text.encode()))
+    return out
+
+
+def design_random_mutations(
+    count: int = 40, seed: int = 7, base: str = "small"
+) -> list[tuple[str, DesignEdit]]:
+    """Random leaves of the real design.json replaced by random values (may stay valid)."""
+    values: list[Any] = [None, -1, 0, "x", [], {}, 1e308, True, 10**30, -0.5, "../x", [[]]]
+
+    def make(rng_seed: int) -> DesignEdit:
+        def edit(designs: Designs) -> Any:
+            rng = random.Random(rng_seed)
+            data = json.loads(json.dumps(designs[base]))
+            leaves: list[tuple[Any, Any]] = []
+            stack: list[Any] = [data]
+            while stack:
+                node = stack.pop()
+                items = node.items() if isinstance(node, dict) else enumerate(node)
+                for k, v in items:
+                    leaves.append((node, k))
+                    if isinstance(v, dict | list):
+                        stack.append(v)
+            node, key = rng.choice(leaves)
+            node[key] = rng.choice(values)
+            return data
+
+        return edit
+
+    return [(f"random-{base}-{i}", make(seed * 1000 + i)) for i in range(count)]
+
+
+# ---- the cases ---------------------------------------------------------------------------------
+def _instance_args(command: str) -> tuple[str, ...]:
+    return {
+        "solve": ("solve", "instance.toml", "-o", "out", "--no-verify", "--time-limit", "5", "-q"),
+        "evaluate": (
+            "evaluate",
+            "instance.toml",
+            "-o",
+            "out",
+            "--no-verify",
+            "--time-limit",
+            "5",
+            "-q",
+        ),
+        "compare-fabrics": (
+            "compare-fabrics",
+            "instance.toml",
+            "-o",
+            "out",
+            "--time-limit",
+            "5",
+            "-q",
+        ),
+        "torus": ("torus", "instance.toml", "-o", "out"),
+        "simulate": ("simulate", "design.json", "--instance", "instance.toml", "-o", "out", "-q"),
+    }[command]
+
+
+INSTANCE_COMMANDS = ("solve", "evaluate", "compare-fabrics", "torus", "simulate")
+REAL_DESIGN = _design_json()
+
+
+def cases() -> list[Case]:
+    """Every generated case, in a fixed order."""
+    out: list[Case] = []
+    small = small_text().encode()
+
+    for name, kind, content, words in hostile_instances():
+        for command in INSTANCE_COMMANDS:
+            files: dict[str, Content] = {"instance.toml": content}
+            kind_here = f"instance: {kind}"
+            if command == "simulate":
+                files["design.json"] = REAL_DESIGN
+                kind_here = f"--instance: {kind}"
+            out.append(
+                Case(
+                    f"{command}/instance/{name}",
+                    command,
+                    kind_here,
+                    _instance_args(command),
+                    files,
+                    words=("instance.toml", *words),
+                )
+            )
+
+    for name, kind, items, words in hostile_sets():
+        for command in INSTANCE_COMMANDS:
+            files = {"instance.toml": small}
+            args = _instance_args(command)
+            if command == "torus":
+                files = {"instance.toml": torus_text().encode()}
+            expected = words
+            if command == "simulate":
+                # simulate takes verify.* only: the others are refused by name.
+                files["design.json"] = REAL_DESIGN
+                args = ("simulate", "design.json", "-o", "out", "-q")
+                heads = [i.split("=", 1)[0][:20] for i in items]
+                others = [h for h in heads if not h.startswith("verify.")]
+                expected = (others[0] or "path",) if others else words
+            elif command == "evaluate" and name == "catalog-device":
+                expected = ("search.pin",)  # evaluate asks for its pins before it reads a catalog
+            set_args = tuple(a for i in items for a in ("--set", i))
+            out.append(
+                Case(
+                    f"{command}/set/{name}",
+                    command,
+                    f"--set: {kind}",
+                    args + set_args,
+                    files,
+                    words=expected,
+                )
+            )
+
+    devices = [
+        ("dev-zero", "device", "/dev/zero", ("/dev/zero", "not a regular file")),
+        ("dev-urandom", "device", "/dev/urandom", ("/dev/urandom", "not a regular file")),
+        ("fifo", "device", "fifo.toml", ("fifo.toml", "not a regular file")),
+        ("folder", "device", "folder", ("folder", "folder")),
+        ("missing", "device", "missing.toml", ("missing.toml", "not found")),
+        ("nul-in-path", "nul in name", "a\x00b.toml", ("null byte",)),
+        ("dotdot-path", "name with ..", "../../../../../../../dev/zero", ("not a regular file",)),
+    ]
+    for name, kind, target, words in devices:
+        files = {"fifo.toml": None, "folder/keep": b"", "design.json": REAL_DESIGN}
+        for command in INSTANCE_COMMANDS:
+            args = tuple(target if a == "instance.toml" else a for a in _instance_args(command))
+            where = "--instance" if command == "simulate" else "instance"
+            out.append(
+                Case(
+                    f"{command}/{where.strip('-')}-path/{name}",
+                    command,
+                    f"{where}: {kind}",
+                    args,
+                    dict(files),
+                    words=words,
+                )
+            )
+        for command, args in (
+            ("validate", ("validate", target)),
+            ("simulate", ("simulate", target, "-o", "out", "-q")),
+            ("catalog", ("catalog", "--catalog", target)),
+            ("validate", ("validate", "design.json", "--catalog", target)),
+        ):
+            out.append(
+                Case(
+                    f"{command}/path/{'catalog-' if '--catalog' in args else ''}{name}",
+                    command,
+                    f"{'catalog file: ' if '--catalog' in args else 'design.json: '}{kind}",
+                    args,
+                    dict(files),
+                    words=words,
+                )
+            )
+        text = small_text().replace("[layout]", f'[search]\ncatalog = "{target}"\n\n[layout]')
+        out.append(
+            Case(
+                f"solve/search-catalog/{name}",
+                "solve",
+                f"search.catalog: {kind}",
+                _instance_args("solve"),
+                {**files, "instance.toml": text.encode()},
+                words=("NUL",) if "\x00" in target else words,
+            )
+        )
+
+    for name, kind, content, words, reason in hostile_catalogs():
+        files = {"catalog.toml": content, "design.json": REAL_DESIGN}
+        text = small_text().replace("[layout]", '[search]\ncatalog = "catalog.toml"\n\n[layout]')
+        runs = [
+            ("catalog", ("catalog", "--catalog", "catalog.toml")),
+            ("validate", ("validate", "design.json", "--catalog", "catalog.toml")),
+            ("solve", _instance_args("solve")),
+            ("compare-fabrics", _instance_args("compare-fabrics")),
+        ]
+        for command, args in runs:
+            out.append(
+                Case(
+                    f"{command}/catalog/{name}",
+                    command,
+                    f"catalog file: {kind}",
+                    args,
+                    {**files, "instance.toml": text.encode()},
+                    words=("catalog.toml", *words),
+                    output_side=reason,
+                )
+            )
+
+    for name, kind, edit, words in design_mutations():
+        for command, args in (
+            ("validate", ("validate", "design.json")),
+            # No -o: the design's own instance name would choose the folder.
+            ("simulate", ("simulate", "design.json", "-q")),
+        ):
+            out.append(
+                Case(
+                    f"{command}/design/{name}",
+                    command,
+                    f"design.json: {kind}",
+                    args,
+                    {"design.json": edit},
+                    words=("design.json", *words),
+                    outputs=("reports",),
+                )
+            )
+    # The catalog a design names is read by validate like any other catalog file.
+    for name, kind, target, words in (
+        ("dev-zero", "device", "/dev/zero", ("/dev/zero", "not a regular file")),
+        ("folder", "device", "/", ("folder",)),
+        ("missing", "device", "missing.toml", ("missing.toml", "not found")),
+        ("passwd", "name with ..", "../../../../../../etc/passwd", ("passwd",)),
+    ):
+        out.append(
+            Case(
+                f"validate/design-catalog/{name}",
+                "validate",
+                f"design.json: {kind}",
+                ("validate", "design.json"),
+                {"design.json": _design_json(lambda d, t=target: d.update(catalog=t))},
+                words=words,
+            )
+        )
+    for name, kind, content, words in design_texts():
+        for command, args in (
+            ("validate", ("validate", "design.json")),
+            ("simulate", ("simulate", "design.json", "-o", "out", "-q")),
+        ):
+            out.append(
+                Case(
+                    f"{command}/design-text/{name}",
+                    command,
+                    f"design.json: {kind}",
+                    args,
+                    {"design.json": content},
+                    words=("design.json", *words),
+                )
+            )
+    randoms = [
+        (name, edit, both)
+        for base, count, both in (("small", 40, True), ("h100", 30, False), ("ocs", 30, False))
+        for name, edit in design_random_mutations(count, base=base)
+    ]
+    for i, (name, edit, both) in enumerate(randoms):
+        runs = [("validate", ("validate", "design.json"))]
+        if both or i % 3 == 0:  # simulate a third of the larger designs' mutations (time)
+            runs.append(("simulate", ("simulate", "design.json", "-o", "out", "-q")))
+        for command, args in runs:
+            out.append(
+                Case(
+                    f"{command}/design-random/{name}",
+                    command,
+                    "design.json: random mutation",
+                    args,
+                    {"design.json": edit},
+                    exit=ANY_ANSWER,
+                )
+            )
+
+    commands = ("solve", "evaluate", "compare-fabrics", "torus")
+    for i, (name, _example, text) in enumerate(instance_mutations()):
+        command = commands[i % len(commands)]
+        out.append(
+            Case(
+                f"{command}/example-mutation/{name}",
+                command,
+                "instance: example mutation",
+                _instance_args(command),
+                {"instance.toml": text},
+                words=("instance.toml",),
+            )
+        )
+
+    for name, args, words in (
+        ("unknown-option", ("schema", "--bogus"), ("--bogus",)),
+        ("extra-argument", ("schema", "extra"), ("extra",)),
+        ("catalog-value", ("schema", "--catalog=yes"), ("--catalog",)),
+        ("nul-argument", ("schema", "\x00"), ()),
+        ("catalog-kind-bogus", ("catalog", "--kind", "router"), ("--kind",)),
+    ):
+        command = args[0]
+        out.append(Case(f"{command}/usage/{name}", command, "command line", args, words=words))
+
+    out += runtime_cases()
+
+    # Legitimately valid inputs at the edges: they must give an answer (0 or 1), not a traceback.
+    edge_caps = (
+        "constraints.max_latency_ns=1e9",
+        "constraints.max_power_kw=1e7",
+        "constraints.max_capex_usd=1e13",
+    )
+    out += [
+        Case(
+            "solve/valid/largest-caps",
+            "solve",
+            "--set: edge of the caps",
+            _instance_args("solve") + tuple(a for c in edge_caps for a in ("--set", c)),
+            {"instance.toml": small},
+            exit=frozenset({0}),
+        ),
+        Case(
+            "torus/valid/untwistable-slice",
+            "torus",
+            "instance: valid edge",
+            _instance_args("torus") + ("--set", "torus.slices=[[4,4,4],[4,4,8]]"),
+            {"instance.toml": torus_text().encode()},
+            exit=frozenset({0}),
+        ),
+        Case(
+            "torus/valid/pod-too-large-for-ocs",
+            "torus",
+            "instance: valid edge",
+            _instance_args("torus") + ("--set", "torus.slices=[[16,16,16],[16,16,16],[16,16,16]]"),
+            {"instance.toml": torus_text().encode()},
+            exit=frozenset({1}),
+        ),
+        Case(
+            "torus/valid/cube-of-one",
+            "torus",
+            "instance: valid edge",
+            _instance_args("torus") + ("--set", "torus.cube=1", "--set", "torus.twisted=false"),
+            {"instance.toml": torus_text().encode()},
+            exit=NONE_OR_BAD,
+        ),
+        Case(
+            "validate/valid/real-design",
+            "validate",
+            "design.json: valid",
+            ("validate", "design.json"),
+            {"design.json": REAL_DESIGN},
+            exit=frozenset({0}),
+        ),
+        Case(
+            "schema/valid/instance",
+            "schema",
+            "command line",
+            ("schema",),
+            exit=frozenset({0}),
+        ),
+        Case(
+            "catalog/valid/default",
+            "catalog",
+            "command line",
+            ("catalog",),
+            exit=frozenset({0}),
+        ),
+        Case(
+            "solve/valid/leaf-lost-on-one-plane",
+            "solve",
+            "--set: failures",
+            ("solve", "instance.toml", "-o", "out", "--time-limit", "5", "-q")
+            + (
+                "--set",
+                'verify.failures=[{switches=["leaf0"]}]',
+                "--set",
+                "verify.routing=['spray']",
+            ),
+            {"instance.toml": small},
+            exit=frozenset({0, 1}),
+            output_side="output side (report.py): report.md cannot format an infinite time "
+            "(OverflowError in report._fmt)",
+        ),
+    ]
+    return out
+
+
+def runtime_cases() -> list[Case]:
+    """Inputs the schema accepts that drive the solver, the simulator or the torus planner to odd
+    corners (one GPU, shifts and groups that stay inside a block, 10,000 Monte Carlo trials, OCS
+    failures, odd slices): they must end in an answer or a clear error."""
+    small = small_text().encode()
+    ocs65 = (INSTANCES / "ocs-65k.toml").read_bytes()
+    h100 = (INSTANCES / "h100-1k.toml").read_bytes()
+    torus = torus_text().encode()
+    cat = (REPO / "planner" / "catalog" / "default.toml").read_text(encoding="utf-8")
+    huge_price = re.sub(r"^cost_usd = [0-9_.]+$", "cost_usd = 1e300", cat, count=1, flags=re.M)
+    answer = frozenset({0, 1})
+    solve = ("solve", "instance.toml", "-o", "out", "--time-limit", "5", "-q")
+    compare = ("compare-fabrics", "instance.toml", "-o", "out", "--time-limit", "5", "-q")
+    torus_args = ("torus", "instance.toml", "-o", "out")
+    simulate = ("simulate", "design.json", "-o", "out", "-q")
+
+    def sets(*items: str) -> tuple[str, ...]:
+        return tuple(a for i in items for a in ("--set", i))
+
+    runs: list[tuple[str, str, tuple[str, ...], dict[str, Content], frozenset[int], str]] = [
+        (
+            "compare-fabrics/runtime/one-node",
+            "compare-fabrics",
+            compare + sets("cluster.gpus=8"),
+            {"instance.toml": small},
+            answer,
+            "",
+        ),
+        (
+            "compare-fabrics/runtime/two-gpus",
+            "compare-fabrics",
+            compare + sets("cluster.gpus=2", "cluster.gpus_per_node=1"),
+            {"instance.toml": small},
+            answer,
+            "",
+        ),
+        (
+            "compare-fabrics/runtime/one-gpu",
+            "compare-fabrics",
+            compare + sets("cluster.gpus=1", "cluster.gpus_per_node=1"),
+            {"instance.toml": small},
+            BAD,
+            "output side (api.py): api.compare_fabrics does not turn the simulator's ValueError ('needs at least 2 GPUs') into an InputError, as api.plan does",
+        ),
+        (
+            "compare-fabrics/runtime/groups-inside-blocks",
+            "compare-fabrics",
+            compare
+            + sets(
+                "cluster.gpus=1024",
+                'verify.traffic=[{kind="all_to_all",groups="consecutive",group_size=2}]',
+            ),
+            {"instance.toml": ocs65},
+            answer,
+            "OCS side (api._theta, models.ocs_topology): a demand that never leaves a block has "
+            "no finite throughput scale, the circulant LP is unbounded (RuntimeError); the "
+            "engineering itself no longer fails (planner/ocs.py)",
+        ),
+        (
+            "compare-fabrics/runtime/shift-beyond-cluster",
+            "compare-fabrics",
+            compare + sets("cluster.gpus=1024"),
+            {"instance.toml": ocs65},
+            BAD,
+            "",
+        ),
+        (
+            "compare-fabrics/runtime/odd-gpus",
+            "compare-fabrics",
+            compare + sets("cluster.gpus=1032", 'verify.traffic=[{kind="random_permutation"}]'),
+            {"instance.toml": ocs65},
+            answer,
+            "",
+        ),
+        (
+            "compare-fabrics/runtime/torus-instance",
+            "compare-fabrics",
+            compare,
+            {"instance.toml": torus},
+            answer,
+            "",
+        ),
+        (
+            "torus/runtime/cube-of-two",
+            "torus",
+            torus_args + sets("torus.cube=2", "torus.slices=[[2,2,4],[2,4,4],[4,4,8]]"),
+            {"instance.toml": torus},
+            answer,
+            "",
+        ),
+        (
+            "torus/runtime/cube-of-three",
+            "torus",
+            torus_args + sets("torus.cube=3", "torus.slices=[[3,3,6]]"),
+            {"instance.toml": torus},
+            answer,
+            "",
+        ),
+        (
+            "torus/runtime/long-slice",
+            "torus",
+            torus_args + sets("torus.slices=[[8,4,4]]"),
+            {"instance.toml": torus},
+            answer,
+            "",
+        ),
+        (
+            "torus/runtime/availability-half",
+            "torus",
+            torus_args + sets("torus.cube_availability=0.5"),
+            {"instance.toml": torus},
+            answer,
+            "",
+        ),
+        (
+            "torus/runtime/target-tiny",
+            "torus",
+            torus_args + sets("torus.target_availability=0.01"),
+            {"instance.toml": torus},
+            answer,
+            "",
+        ),
+        (
+            "torus/runtime/unknown-ocs",
+            "torus",
+            torus_args + sets('torus.ocs="nope"'),
+            {"instance.toml": torus},
+            BAD,
+            "",
+        ),
+        (
+            "torus/runtime/no-medium",
+            "torus",
+            torus_args + sets("torus.link_gbps=800"),
+            {"instance.toml": torus},
+            BAD,
+            "",
+        ),
+        ("torus/runtime/no-torus-section", "torus", torus_args, {"instance.toml": small}, BAD, ""),
+        (
+            "solve/runtime/one-gpu",
+            "solve",
+            solve + sets("cluster.gpus=1", "cluster.gpus_per_node=1"),
+            {"instance.toml": small},
+            BAD,
+            "",
+        ),
+        (
+            "solve/runtime/capex-cap-one-dollar",
+            "solve",
+            solve + sets("constraints.max_capex_usd=1"),
+            {"instance.toml": small},
+            frozenset({1}),
+            "",
+        ),
+        (
+            "solve/runtime/latency-cap-one-ns",
+            "solve",
+            solve + sets("constraints.max_latency_ns=1"),
+            {"instance.toml": small},
+            frozenset({1}),
+            "",
+        ),
+        (
+            "solve/runtime/no-switch-models",
+            "solve",
+            solve + sets("search.switch_models=[]"),
+            {"instance.toml": small},
+            NONE_OR_BAD,
+            "",
+        ),
+        (
+            "solve/runtime/one-rack-per-row",
+            "solve",
+            solve + sets("layout.racks_per_row=1", "layout.nodes_per_rack=1"),
+            {"instance.toml": small},
+            answer,
+            "",
+        ),
+        (
+            "solve/runtime/zero-weights",
+            "solve",
+            solve + sets("objective.capex_weight=0", "objective.energy_weight=0"),
+            {"instance.toml": small},
+            answer,
+            "",
+        ),
+        (
+            "solve/runtime/monte-carlo-10000",
+            "solve",
+            solve + sets("verify.monte_carlo_trials=10000"),
+            {"instance.toml": small},
+            answer,
+            "output side (report.py): report.md cannot format the infinite time of a cut-off Monte Carlo trial (OverflowError in report._fmt)",
+        ),
+        (
+            "solve/runtime/h100-leaf-lost",
+            "solve",
+            solve + sets('verify.failures=[{switches=["leaf0"]}]'),
+            {"instance.toml": h100},
+            answer,
+            "output side (report.py): report.md cannot format the infinite time of a leaf lost on a single plane (OverflowError in report._fmt)",
+        ),
+        (
+            "solve/runtime/catalog-price-1e300",
+            "solve",
+            ("solve", "instance.toml", "-o", "out", "--no-verify", "--time-limit", "5", "-q")
+            + sets('search.catalog="catalog.toml"'),
+            {"instance.toml": small, "catalog.toml": huge_price.encode()},
+            BAD,
+            "catalog side (planner/schema/catalog.py): the catalog schema admits cost_usd = 1e300, which no model can "
+            "hold (scaling now says so with a ValueError; the catalog schema should bound it)",
+        ),
+        (
+            "simulate/runtime/monte-carlo-10000",
+            "simulate",
+            simulate + sets("verify.monte_carlo_trials=10000"),
+            {"design.json": _design_json()},
+            answer,
+            "",
+        ),
+        (
+            "simulate/runtime/ocs-device-down",
+            "simulate",
+            simulate + sets('verify.failures=[{switches=["ocs0"]}]'),
+            {"design.json": _design_json(base="ocs")},
+            answer,
+            "",
+        ),
+        (
+            "simulate/runtime/ocs-device-unknown",
+            "simulate",
+            simulate + sets('verify.failures=[{switches=["ocs99"]}]'),
+            {"design.json": _design_json(base="ocs")},
+            BAD,
+            "",
+        ),
+        (
+            "simulate/runtime/every-spine-down",
+            "simulate",
+            simulate
+            + sets(
+                'verify.failures=[{switches=["spine0","spine1","spine2","spine3","spine4","spine5","spine6","spine7","spine8","spine9","spine10","spine11","spine12","spine13","spine14","spine15"]}]'
+            ),
+            {"design.json": _design_json(base="h100")},
+            answer,
+            "",
+        ),
+        (
+            "simulate/runtime/only-plane-lost",
+            "simulate",
+            simulate + sets("verify.failures=[{planes=1}]"),
+            {"design.json": _design_json()},
+            BAD,
+            "",
+        ),
+        (
+            "simulate/runtime/shift-onto-itself",
+            "simulate",
+            simulate + sets('verify.traffic=[{kind="shift",group_size=256}]'),
+            {"design.json": _design_json()},
+            BAD,
+            "",
+        ),
+        (
+            "simulate/runtime/incast-wider-than-cluster",
+            "simulate",
+            simulate + sets('verify.traffic=[{kind="incast",fan_in=1000}]'),
+            {"design.json": _design_json()},
+            answer,
+            "",
+        ),
+        (
+            "simulate/runtime/groups-larger-than-cluster",
+            "simulate",
+            simulate
+            + sets('verify.traffic=[{kind="all_to_all",groups="consecutive",group_size=4000000}]'),
+            {"design.json": _design_json()},
+            BAD,
+            "",
+        ),
+        (
+            "simulate/runtime/self-link",
+            "simulate",
+            simulate + sets('verify.failures=[{links=["leaf0-leaf0"]}]'),
+            {"design.json": _design_json()},
+            BAD,
+            "",
+        ),
+    ]
+    return [
+        Case(cid, command, "runtime: odd valid input", args, files, exit=codes, output_side=reason)
+        for cid, command, args, files, codes, reason in runs
+    ]
+
+
+def counts(all_cases: list[Case]) -> tuple[Counter[str], Counter[str]]:
+    """Cases per command and per input kind (the part of the kind before any ':' detail)."""
+    return Counter(c.command for c in all_cases), Counter(c.kind for c in all_cases)
+
+
+def main() -> None:
+    """Print the counts per command and input kind."""
+    all_cases = cases()
+    by_command, by_kind = counts(all_cases)
+    print(f"{len(all_cases)} cases")
+    print("per command:")
+    for k, v in sorted(by_command.items()):
+        print(f"  {k:<18} {v}")
+    print("per input kind:")
+    for k, v in sorted(by_kind.items()):
+        print(f"  {k:<40} {v}")
+    print(f"marked output side (xfail): {sum(1 for c in all_cases if c.output_side)}")
+    inputs = sorted({c.kind.split(":")[0] for c in all_cases})
+    print("command x input:")
+    print(" " * 18 + "".join(f"{i[:14]:>15}" for i in inputs))
+    for command in COMMANDS:
+        row = Counter(c.kind.split(":")[0] for c in all_cases if c.command == command)
+        print(f"{command:<18}" + "".join(f"{row.get(i, 0):>15}" for i in inputs))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,192 @@
+"""The hostile-input generator run against the CLI (issue 9's acceptance test).
+
+Every case runs in a fresh folder. It must end with an allowed exit status (2 for bad input in
+most cases), a message naming the file or field at fault, no traceback, no file outside the
+output folder, within 60 s. Most cases run in-process through typer's CliRunner; a sample runs
+as real subprocesses under a 2 GiB address-space limit (RLIMIT_AS) and a 60 s timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from planner.cli import app
+from planner.errors import InputError
+from tests.hostile.generator import COMMANDS, Case, Designs, cases, counts
+
+ALL = cases()
+BY_ID = {c.id: c for c in ALL}
+#: Wall-clock and memory limits of one case.
+TIME_LIMIT_S = 60.0
+MEMORY_LIMIT_BYTES = 2 * 2**30
+#: Cases also run as subprocesses: devices, huge and deep files, huge numbers, names that try to
+#: leave the folder, over several commands.
+SUBPROCESS_SAMPLE = (
+    "solve/instance-path/dev-zero",
+    "simulate/path/dev-urandom",
+    "catalog/path/catalog-fifo",
+    "torus/instance/huge-10mb-unknown-keys",
+    "compare-fabrics/instance/deep-arrays",
+    "evaluate/set/int-5000-digits",
+    "validate/design-text/huge",
+    "simulate/design/name-dotdot",
+    "solve/instance/row-columns-1000",
+    "schema/usage/unknown-option",
+)
+
+
+@pytest.fixture(scope="module")
+def designs() -> Designs:
+    """Real design.json data written by the planner (see ``generator.Designs``)."""
+    from planner.api import load_instance, plan
+    from planner.schema.instance import Instance
+    from tests.hostile.generator import INSTANCES
+
+    ocs = Instance.model_validate(
+        {
+            "name": "ocs",
+            "cluster": {"gpus": 1024, "gpus_per_node": 8, "nic_gbps": 400, "nic_ports": [1]},
+            "search": {"families": ["ocs_direct"]},
+        }
+    )
+    out: Designs = {}
+    for name, inst in (
+        ("small", load_instance(INSTANCES / "small-256.toml")),
+        ("h100", load_instance(INSTANCES / "h100-1k.toml")),
+        ("ocs", ocs),
+    ):
+        result = plan(inst, verify=False, alternatives=False, time_limit_s=30)
+        assert result.design is not None
+        out[name] = json.loads(result.design.to_json())
+    return out
+
+
+def materialise(case: Case, folder: Path, designs: Designs) -> None:
+    """Write the case's files into ``folder`` (None: a FIFO)."""
+    for name, content in case.files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if content is None:
+            os.mkfifo(path)
+        elif isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            made = content(designs)
+            path.write_bytes(made if isinstance(made, bytes) else json.dumps(made).encode())
+
+
+def snapshot(root: Path) -> set[str]:
+    """Every path under ``root`` (files and folders), relative, symlinks not followed."""
+    found = set()
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            found.add(os.path.relpath(os.path.join(dirpath, name), root))
+    return found
+
+
+def run_in_process(args: tuple[str, ...]) -> tuple[int, str, str]:
+    """Exit status, stdout and stderr of the CLI run in this process, as ``main`` would end."""
+    result = CliRunner().invoke(app, list(args), catch_exceptions=True)
+    exc = result.exception
+    stderr = result.stderr
+    if exc is None or isinstance(exc, SystemExit):
+        return result.exit_code, result.stdout, stderr
+    if isinstance(exc, InputError):  # main() turns an escaping InputError into exit status 2
+        return 2, result.stdout, stderr + f"error: {exc}\n"
+    text = "".join(traceback.format_exception(exc))
+    return 99, result.stdout, stderr + text
+
+
+def run_subprocess(args: tuple[str, ...], cwd: Path) -> tuple[int, str, str]:
+    """Exit status, stdout and stderr of ``python -m planner`` under the memory and time limits."""
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "planner", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        errors="replace",
+        preexec_fn=limit,
+        timeout=TIME_LIMIT_S,
+        env=os.environ | {"PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def check(case: Case, code: int, stdout: str, stderr: str, work: Path, before: set[str]) -> None:
+    """The acceptance rules of one case."""
+    assert "Traceback" not in stderr, stderr[-3000:]
+    assert "Traceback" not in stdout, stdout[-3000:]
+    assert code in case.exit, f"exit {code}, expected {sorted(case.exit)}:\n{stderr[-2000:]}"
+    if code == 2:
+        assert stderr.strip(), "no message on stderr"
+    if code == 1:  # validate lists its violations on stdout; the others explain on stderr
+        assert (stderr + stdout).strip(), "no message"
+    for words in case.words:
+        assert words in stderr, f"{words!r} not in the message:\n{stderr[-2000:]}"
+    new = snapshot(work) - before
+    outside = sorted(
+        p for p in new if not any(p == o or p.startswith(o + os.sep) for o in case.outputs)
+    )
+    assert not outside, f"files written outside {case.outputs}: {outside[:5]}"
+
+
+def _param(case: Case) -> Any:
+    marks = []
+    if case.output_side:
+        marks.append(pytest.mark.xfail(strict=False, reason=case.output_side))
+    return pytest.param(case, id=case.id, marks=marks)
+
+
+@pytest.mark.parametrize("case", [_param(c) for c in ALL])
+def test_hostile_input_in_process(
+    case: Case, designs: Designs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = tmp_path / "case"
+    work.mkdir()
+    materialise(case, work, designs)
+    before, around = snapshot(work), set(os.listdir(tmp_path.parent))
+    escaped_before = Path("/tmp/escape").exists()
+    monkeypatch.chdir(work)
+    start = time.perf_counter()
+    code, stdout, stderr = run_in_process(case.args)
+    elapsed = time.perf_counter() - start
+    check(case, code, stdout, stderr, work, before)
+    assert set(os.listdir(tmp_path.parent)) <= around | {tmp_path.name}, "a file escaped upwards"
+    assert escaped_before or not Path("/tmp/escape").exists(), "a name chose /tmp/escape"
+    assert elapsed < TIME_LIMIT_S
+
+
+@pytest.mark.parametrize("case_id", SUBPROCESS_SAMPLE)
+def test_hostile_input_in_a_subprocess(case_id: str, designs: Designs, tmp_path: Path) -> None:
+    case = BY_ID[case_id]
+    work = tmp_path / "case"
+    work.mkdir()
+    materialise(case, work, designs)
+    before = snapshot(work)
+    code, stdout, stderr = run_subprocess(case.args, work)
+    check(case, code, stdout, stderr, work, before)
+
+
+def test_the_generator_is_broad() -> None:
+    by_command, by_kind = counts(ALL)
+    assert len(ALL) >= 300
+    assert set(by_command) == set(COMMANDS)
+    assert len(BY_ID) == len(ALL), "case ids repeat"
+    for kind in ("deep nesting", "huge int", "bad utf-8", "lone cr", "device", "huge file"):
+        assert any(kind in k for k in by_kind), kind
+    assert set(SUBPROCESS_SAMPLE) <= set(BY_ID)
