@@ -334,13 +334,20 @@ def compare_fabrics(
         if d is None:
             rows.append(row)
             continue
-        sim = _simulate(
-            d,
-            inst.verify.model_copy(
-                update={"failures": [], "single_switch_failures": False, "monte_carlo_trials": 0}
-            ),
-            progress=sim_progress,
-        )
+        try:
+            sim = _simulate(
+                d,
+                inst.verify.model_copy(
+                    update={
+                        "failures": [],
+                        "single_switch_failures": False,
+                        "monte_carlo_trials": 0,
+                    }
+                ),
+                progress=sim_progress,
+            )
+        except ValueError as exc:  # traffic that does not fit the cluster, as in plan()
+            raise InputError(f"verify: {exc}") from None
         results[name] = replace(result, sim=sim)
         row.update(
             circuits_for={"electrical": None, "ocs_direct": "uniform"}.get(name, "verify traffic"),

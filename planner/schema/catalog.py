@@ -12,6 +12,10 @@ from planner.schema.instance_base import Strict
 MediumKind = Literal["dac", "aec", "sr", "dr", "fr", "lpo"]
 #: The link protocol a switch speaks; one plane speaks one protocol end to end, NIC included.
 Protocol = Literal["infiniband", "ethernet"]
+#: Largest price of one catalog unit, USD, and largest power, W: far above any real part, and
+#: within what the models' integer units hold (``models.scaling``).
+MAX_UNIT_COST_USD = 1e9
+MAX_UNIT_POWER_W = 1e7
 #: A module or plug form factor ('osfp', 'qsfp-dd', 'qsfp112', ...).
 FORM_FACTOR_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
 #: Media kinds that are copper (no optics at either end).
@@ -83,9 +87,9 @@ class Switch(Strict):
     """Aggregate switching capacity in Gb/s."""
     port_configs: list[PortConfig] = Field(min_length=1)
     """Every logical port configuration (64x800G, 128x400G by breakout, ...)."""
-    cost_usd: float = Field(ge=0)
+    cost_usd: float = Field(ge=0, le=MAX_UNIT_COST_USD)
     """System price without pluggable optics (with its optical engines when CPO)."""
-    power_w: float = Field(ge=0)
+    power_w: float = Field(ge=0, le=MAX_UNIT_POWER_W)
     """Typical power without pluggable optics (with its optical engines when CPO)."""
     latency_ns: int = Field(ge=0)
     """Port-to-port latency in ns."""
@@ -164,9 +168,9 @@ class Medium(Strict):
     kind: MediumKind
     speed_gbps: int = Field(gt=0)
     reach_m: float = Field(gt=0)
-    cost_usd_per_end: float = Field(ge=0)
-    power_w_per_end: float = Field(ge=0)
-    cable_cost_usd: float = Field(0.0, ge=0)
+    cost_usd_per_end: float = Field(ge=0, le=MAX_UNIT_COST_USD)
+    power_w_per_end: float = Field(ge=0, le=MAX_UNIT_POWER_W)
+    cable_cost_usd: float = Field(0.0, ge=0, le=MAX_UNIT_COST_USD)
     """Per link: the fibre for optics; 0 for copper assemblies priced in their ends."""
     latency_ns: int = Field(0, ge=0)
     """Electronics latency (DSP, FEC, retimer) added per link, one way."""
@@ -245,8 +249,8 @@ class Ocs(Strict):
     description: str = ""
     ports: int = Field(ge=2, le=4096)
     """Bidirectional ports (a circuit joins two of them)."""
-    cost_usd: float = Field(ge=0)
-    power_w: float = Field(ge=0)
+    cost_usd: float = Field(ge=0, le=MAX_UNIT_COST_USD)
+    power_w: float = Field(ge=0, le=MAX_UNIT_POWER_W)
     insertion_loss_db: float = Field(ge=0, le=20)
     """Optical loss a circuit adds, in dB; a medium must have the budget for it."""
     reconfiguration_ms: float = Field(ge=0)
@@ -271,8 +275,8 @@ class Nic(Strict):
     speed_gbps: int = Field(gt=0)
     port_splits: list[int] = Field(min_length=1)
     """Into how many ports (planes) the NIC's lanes may be split."""
-    cost_usd: float = Field(ge=0)
-    power_w: float = Field(ge=0)
+    cost_usd: float = Field(ge=0, le=MAX_UNIT_COST_USD)
+    power_w: float = Field(ge=0, le=MAX_UNIT_POWER_W)
     cage: Cage
     """The module cage the NIC's lanes leave through."""
     nics_per_cage: int = Field(1, ge=1, le=8)

@@ -101,6 +101,10 @@ class TierFile(_Part):
     cpo_reach_m: float | None = Field(None, gt=0)
     ocs: bool = False
     insertion_loss_db: float | None = Field(None, ge=0, le=100)
+    protocol: Literal["", "infiniband", "ethernet"] = ""
+    cage_form_factor: str = Field("", max_length=50)
+    cage_lane_gbps: int | None = Field(None, ge=1, le=400)
+    ports_per_cage: int = Field(0, ge=0, le=64)
 
     @model_validator(mode="after")
     def _ports(self) -> TierFile:
@@ -133,6 +137,18 @@ class LinkGroupFile(_Part):
     connector: str = ""
     channel_loss_db: float | None = Field(None, ge=0, le=100)
     source: str = ""
+    lower_ports_per_module: int = Field(1, ge=0, le=64)
+    upper_ports_per_module: int = Field(1, ge=0, le=64)
+    host_lane_gbps: list[int] = Field(default_factory=list, max_length=16)
+    form_factors: list[str] = Field(default_factory=list, max_length=16)
+    ns_per_m: float = Field(0.0, ge=0, le=100)
+
+    @field_validator("host_lane_gbps")
+    @classmethod
+    def _lanes(cls, rates: list[int]) -> list[int]:
+        if any(r < 1 or r > 400 for r in rates):
+            raise ValueError("host lane rates run from 1 to 400 Gb/s")
+        return rates
 
 
 class LinkClassFile(_Part):
@@ -203,6 +219,11 @@ class DesignFile(_Part):
     catalog: str = Field("default", min_length=1, max_length=4096)
     solve_s: float = Field(0.0, ge=0)
     notes: list[str] = Field(default_factory=list, max_length=10_000)
+    nic: str = Field("", max_length=200)
+    nic_form_factor: str = Field("", max_length=50)
+    nic_lane_gbps: int | None = Field(None, ge=1, le=400)
+    nics_per_cage: int = Field(1, ge=1, le=8)
+    protocol: Literal["", "infiniband", "ethernet"] = ""
     circuits: list[list[int]] = Field(default_factory=list, max_length=10_000_000)
 
     @field_validator("status")

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from planner.cli import EXIT_FAILS
+
 REPO = Path(__file__).resolve().parents[2]
 INSTANCES = REPO / "instances"
 
@@ -991,9 +993,7 @@ def cases() -> list[Case]:
                 "verify.routing=['spray']",
             ),
             {"instance.toml": small},
-            exit=frozenset({0, 1}),
-            output_side="output side (report.py): report.md cannot format an infinite time "
-            "(OverflowError in report._fmt)",
+            exit=frozenset({0, 1, EXIT_FAILS}),
         ),
     ]
     return out
@@ -1009,7 +1009,7 @@ def runtime_cases() -> list[Case]:
     torus = torus_text().encode()
     cat = (REPO / "planner" / "catalog" / "default.toml").read_text(encoding="utf-8")
     huge_price = re.sub(r"^cost_usd = [0-9_.]+$", "cost_usd = 1e300", cat, count=1, flags=re.M)
-    answer = frozenset({0, 1})
+    answer = frozenset({0, 1, EXIT_FAILS})  # a design (meets or fails its verification), or none
     solve = ("solve", "instance.toml", "-o", "out", "--time-limit", "5", "-q")
     compare = ("compare-fabrics", "instance.toml", "-o", "out", "--time-limit", "5", "-q")
     torus_args = ("torus", "instance.toml", "-o", "out")
@@ -1041,7 +1041,7 @@ def runtime_cases() -> list[Case]:
             compare + sets("cluster.gpus=1", "cluster.gpus_per_node=1"),
             {"instance.toml": small},
             BAD,
-            "output side (api.py): api.compare_fabrics does not turn the simulator's ValueError ('needs at least 2 GPUs') into an InputError, as api.plan does",
+            "",
         ),
         (
             "compare-fabrics/runtime/groups-inside-blocks",
@@ -1053,9 +1053,7 @@ def runtime_cases() -> list[Case]:
             ),
             {"instance.toml": ocs65},
             answer,
-            "OCS side (api._theta, models.ocs_topology): a demand that never leaves a block has "
-            "no finite throughput scale, the circulant LP is unbounded (RuntimeError); the "
-            "engineering itself no longer fails (planner/ocs.py)",
+            "",
         ),
         (
             "compare-fabrics/runtime/shift-beyond-cluster",
@@ -1192,7 +1190,7 @@ def runtime_cases() -> list[Case]:
             solve + sets("verify.monte_carlo_trials=10000"),
             {"instance.toml": small},
             answer,
-            "output side (report.py): report.md cannot format the infinite time of a cut-off Monte Carlo trial (OverflowError in report._fmt)",
+            "",
         ),
         (
             "solve/runtime/h100-leaf-lost",
@@ -1200,7 +1198,7 @@ def runtime_cases() -> list[Case]:
             solve + sets('verify.failures=[{switches=["leaf0"]}]'),
             {"instance.toml": h100},
             answer,
-            "output side (report.py): report.md cannot format the infinite time of a leaf lost on a single plane (OverflowError in report._fmt)",
+            "",
         ),
         (
             "solve/runtime/catalog-price-1e300",
@@ -1209,8 +1207,7 @@ def runtime_cases() -> list[Case]:
             + sets('search.catalog="catalog.toml"'),
             {"instance.toml": small, "catalog.toml": huge_price.encode()},
             BAD,
-            "catalog side (planner/schema/catalog.py): the catalog schema admits cost_usd = 1e300, which no model can "
-            "hold (scaling now says so with a ValueError; the catalog schema should bound it)",
+            "",
         ),
         (
             "simulate/runtime/monte-carlo-10000",
@@ -1251,7 +1248,7 @@ def runtime_cases() -> list[Case]:
             "simulate/runtime/only-plane-lost",
             "simulate",
             simulate + sets("verify.failures=[{planes=1}]"),
-            {"design.json": _design_json()},
+            {"design.json": _design_json(base="h100")},  # one plane: losing it loses all
             BAD,
             "",
         ),
