@@ -52,7 +52,7 @@ OCS_CONNECTORS_LOSS_DB = 0.5
 #: The connector a medium needs to go through an OCS: one duplex fibre pair, one OCS port.
 OCS_CONNECTOR = "lc-duplex"
 #: Propagation delay in optical fibre, ns per metre: group index ~1.47 of silica fibre
-#: (c / 1.47 = 2.04e8 m/s), the figure DESIGN section 1 and the public-figures sheet give.
+#: (c / 1.47 = 2.04e8 m/s), the usual figure for single-mode and multimode fibre.
 FIBRE_NS_PER_M = 4.9
 #: Propagation delay in twinax copper, ns per metre (NVIDIA MCP4Y10 800G passive DAC
 #: specification: 4.5 ns/m).

@@ -14,7 +14,7 @@ from planner.schema.catalog import MediumKind
 from planner.schema.instance_base import Strict
 from planner.schema.verify import Verify
 
-#: Families the planner can size today; later issues add the others of DESIGN section 1.
+#: Families the planner can size today (rail-optimized, rail-only, dragonfly and torus come later).
 Family = Literal["clos", "ocs_direct"]
 FAMILIES: tuple[str, ...] = get_args(Family)
 TierRole = Literal["leaf", "spine", "core"]

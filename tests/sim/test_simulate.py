@@ -183,3 +183,36 @@ def test_cli_solve_writes_the_simulation(tmp_path: Path) -> None:
     for name in ("sim_collectives", "sim_links", "sim_failures"):
         assert (out / f"{name}.parquet").exists()
     assert "simulation:" in solved.stdout
+
+
+@pytest.mark.parametrize(("fraction", "verdict"), [(0.5 * (1 - 1e-12), "meets"), (0.499, "fails")])
+def test_verdict_forgives_float_noise_only(fraction: float, verdict: str) -> None:
+    """0.4999999999995 of ideal meets a 0.5 requirement (float noise); 0.499 does not."""
+    from types import SimpleNamespace
+
+    import polars as pl
+
+    from planner.schema.verify import Verify
+    from planner.sim.simulate import judge
+
+    collectives = pl.DataFrame(
+        {
+            "scenario": ["healthy"],
+            "routing": ["spray"],
+            "pattern": ["shift"],
+            "fraction_of_ideal": [fraction],
+        }
+    )
+    failures = pl.DataFrame(
+        {"trial": [], "scenario": [], "pattern": [], "fraction_of_healthy": []},
+        schema={
+            "trial": pl.Int64,
+            "scenario": pl.Utf8,
+            "pattern": pl.Utf8,
+            "fraction_of_healthy": pl.Float64,
+        },
+    )
+    design = SimpleNamespace(requirements=SimpleNamespace(min_fraction_after_failure=None))
+    verify = Verify.model_validate({"verdict_routing": "spray", "min_throughput_fraction": 0.5})
+    got, _, _ = judge(design, verify, collectives, failures, [])  # type: ignore[arg-type]
+    assert got == verdict
