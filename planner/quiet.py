@@ -3,7 +3,7 @@
 HiGHS prints its banner (``Running HiGHS ...``, ``Includes third-party software ...``) straight to
 file descriptor 1 the first time a ``highspy.Highs`` object is built in a process, before any
 ``output_flag`` or PuLP ``msg=False`` can take effect (PuLP's HiGHS adapter sets the flag only
-after building the object, ``models/ocs_topology.py`` likewise). It prints it once per process,
+after building the object, ``models/ocs_topology/lp.py`` likewise). It prints it once per process,
 so building the first one here with descriptor 1 pointed at /dev/null silences it for good.
 """
 
