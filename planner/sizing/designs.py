@@ -1,0 +1,210 @@
+"""The Clos adapter, output side: a structure's solution to a Design with every unit figure."""
+
+from __future__ import annotations
+
+from models import cabling as cb
+from models import clos_sizing as cs
+from planner.design import Design, LinkClass, LinkGroup, Requirements, TierDesign
+from planner.layout import LengthDistribution, hall_of
+from planner.schema.catalog import Catalog, Ocs
+from planner.schema.instance import Instance
+from planner.sizing.problems import Structure, class_lengths, nic_of, roles_of
+
+
+def design_of(
+    inst: Instance, structure: Structure, sol: cs.SizingSolution, catalog: Catalog
+) -> Design:
+    """Turn a structure's solution into a Design carrying every unit figure it was priced with."""
+    assert structure.problem is not None
+    assert sol.capex_usd is not None
+    assert sol.power_w is not None
+    p = structure.problem
+    speed = inst.cluster.nic_gbps // structure.planes
+    roles = roles_of(structure.family, p.tiers)
+    tiers = []
+    for ts in sol.tier_solutions:
+        if p.top_ocs and ts.level == p.tiers:
+            tiers.append(_ocs_tier(catalog.ocs_named(ts.switch_model), ts, speed))
+            continue
+        sw = catalog.switch_named(ts.switch_model)
+        tiers.append(
+            TierDesign(
+                level=ts.level,
+                role=roles[ts.level - 1],
+                switch_model=sw.name,
+                port_speed_gbps=speed,
+                radix=sw.radix_at(speed) or 0,
+                switches=ts.switches,
+                downlinks=ts.downlinks,
+                uplinks=ts.uplinks,
+                fanout=ts.fanout,
+                parallel_links=ts.parallel_links,
+                cpo=sw.cpo,
+                unit_cost_usd=sw.cost_usd,
+                unit_power_w=sw.power_w,
+                latency_ns=sw.latency_ns,
+                source=sw.source.get("cost_usd", ""),
+                cpo_lane_gbps=sw.cpo_optics.lane_gbps if sw.cpo_optics else None,
+                cpo_connector=sw.cpo_optics.connector if sw.cpo_optics else "",
+                cpo_reach_m=sw.cpo_optics.reach_m if sw.cpo_optics else None,
+                protocol=sw.protocol,
+                cage_form_factor=sw.cage.form_factor if sw.cage else "",
+                cage_lane_gbps=sw.cage.lane_gbps if sw.cage else None,
+                ports_per_cage=sw.ports_per_cage(speed),
+            )
+        )
+    hall = hall_of(inst.layout, inst.cluster.gpus, inst.cluster.gpus_per_node)
+    nic = nic_of(inst, catalog)
+    nic_k = 1 if nic is None else nic.ports_per_cage(structure.planes)
+    classes = []
+    for c, plan in enumerate(sol.plans):
+        upper_options = p.switch_options[c]
+        links = p.endpoints if c == 0 else tiers[c - 1].switches * tiers[c - 1].uplinks
+        lower_k = nic_k if c == 0 else tiers[c - 1].ports_per_cage
+        upper_k = tiers[c].ports_per_cage
+        classes.append(
+            LinkClass(
+                index=c,
+                lower_role="gpu" if c == 0 else roles[c - 1],
+                upper_role=roles[c],
+                links=links,
+                speed_gbps=speed,
+                groups=link_groups(
+                    p.cabling[c],
+                    plan,
+                    links,
+                    class_lengths(hall, c, plan.placement, upper_options),
+                    catalog,
+                    (lower_k, upper_k),
+                ),
+                placement=plan.placement or "",
+            )
+        )
+    r = p.requirements
+    return Design(
+        instance=inst.name,
+        family=structure.family,
+        status=sol.status,
+        gpus=p.endpoints,
+        planes=p.planes,
+        link_speed_gbps=speed,
+        tiers=tuple(tiers),
+        link_classes=tuple(classes),
+        requirements=Requirements(
+            max_oversubscription=tuple(float(x) for x in r.max_oversubscription),
+            max_switch_hops=r.max_switch_hops,
+            max_latency_ns=r.max_latency_ns,
+            min_fraction_after_failure=None
+            if r.min_fraction_after_failure is None
+            else float(r.min_fraction_after_failure),
+            protected_tiers=tuple(sorted(r.protected_tiers)),
+            max_power_w=r.max_power_w,
+            max_capex_usd=r.max_capex_usd,
+        ),
+        energy_usd_per_w=p.energy_usd_per_w,
+        capex_weight=p.capex_weight,
+        energy_weight=p.energy_weight,
+        capex_usd=sol.capex_usd,
+        power_w=sol.power_w,
+        objective_usd=sol.objective_usd or 0.0,
+        bound_usd=sol.bound_usd if sol.bound_usd is not None else sol.objective_usd or 0.0,
+        pods=sol.pods,
+        leaves_per_pod=sol.leaves_per_pod,
+        gpus_per_node=inst.cluster.gpus_per_node,
+        leaf_placement=sol.placement,
+        catalog=inst.search.catalog,
+        solve_s=sol.wall_s,
+        nic="" if nic is None else nic.name,
+        nic_form_factor="" if nic is None else nic.cage.form_factor,
+        nic_lane_gbps=None if nic is None else nic.cage.lane_gbps,
+        nics_per_cage=1 if nic is None else nic.nics_per_cage,
+        protocol=next((t.protocol for t in tiers if t.protocol), ""),
+    )
+
+
+def _ocs_tier(o: Ocs, ts: cs.TierSolution, speed: int) -> TierDesign:
+    """The OCS layer of a direct-connect design as a tier: devices, ports used per device."""
+    return TierDesign(
+        level=ts.level,
+        role="ocs",
+        switch_model=o.name,
+        port_speed_gbps=speed,
+        radix=o.ports,
+        switches=ts.switches,
+        downlinks=ts.downlinks,
+        uplinks=0,
+        fanout=0,
+        parallel_links=0,
+        cpo=False,
+        unit_cost_usd=o.cost_usd,
+        unit_power_w=o.power_w,
+        latency_ns=0,
+        source=o.source.get("cost_usd", ""),
+        ocs=True,
+        insertion_loss_db=o.insertion_loss_db,
+    )
+
+
+def link_groups(
+    cab: cs.ClassCabling,
+    plan: cb.CablePlan,
+    links: int,
+    dist: LengthDistribution,
+    catalog: Catalog,
+    ports_per_module: tuple[int, int] = (1, 1),
+) -> tuple[LinkGroup, ...]:
+    """The links of one class by medium: the plan's bands with their counts, merged by medium.
+
+    ``ports_per_module`` gives the logical links one module carries at the lower and the upper
+    end (the cage's ports at the link speed); an end without a module (CPO, OCS) gets 0.
+    """
+    lower_k = max(ports_per_module[0], 1) if cb.pluggable(plan.lower_engine) else 0
+    upper_k = max(ports_per_module[1], 1) if cb.pluggable(plan.upper_engine) else 0
+    tails = cab.tails_for(plan)
+    counts = cb.band_counts(tails, links)
+    # Consecutive bands on the same medium make one group; a medium that comes back after
+    # another (a cap can make that optimal) starts a new group, so groups never overlap.
+    runs: list[tuple[str, int, int, float, float]] = []
+    low = 0.0
+    for j, use in enumerate(plan.bands):
+        edge = tails.thresholds_m[j]
+        span = dist.within(low, edge)
+        low = edge
+        if use is None or counts[j] == 0 or span is None:
+            continue
+        key = (use.medium.name, use.ends)
+        if runs and runs[-1][:2] == key:
+            name, ends, count, shortest, _ = runs[-1]
+            runs[-1] = (name, ends, count + counts[j], shortest, span[1])
+        else:
+            runs.append((*key, counts[j], span[0], span[1]))
+    groups = []
+    for name, ends, count, shortest, longest in runs:
+        m = catalog.medium_named(name)
+        groups.append(
+            LinkGroup(
+                medium=m.name,
+                kind=m.kind,
+                links=int(count),
+                min_length_m=float(shortest),
+                max_length_m=float(longest),
+                pluggable_ends=ends,
+                end_cost_usd=m.cost_usd_per_end,
+                end_power_w=m.power_w_per_end,
+                cable_cost_usd=m.cable_cost_usd,
+                latency_ns=m.latency_ns,
+                reach_m=m.reach_m,
+                afr=m.afr,
+                copper=m.copper,
+                lane_gbps=m.lane_gbps,
+                connector=m.connector,
+                channel_loss_db=m.channel_loss_db,
+                source=m.source.get("cost_usd_per_end", ""),
+                lower_ports_per_module=lower_k,
+                upper_ports_per_module=upper_k,
+                host_lane_gbps=m.host_lanes,
+                form_factors=tuple(m.form_factors),
+                ns_per_m=cb.COPPER_NS_PER_M if m.copper else cb.FIBRE_NS_PER_M,
+            )
+        )
+    return tuple(groups)

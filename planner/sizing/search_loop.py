@@ -1,0 +1,138 @@
+"""The search loop: solve every structure, pick the best, prove a bound, canonical ties."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import replace
+
+from models import clos_sizing as cs
+from models.status import Status
+from planner.design import Design
+from planner.schema.catalog import Catalog
+from planner.schema.instance import Instance
+from planner.sizing.designs import design_of
+from planner.sizing.diagnosis import explain_infeasible
+from planner.sizing.problems import (
+    Outcome,
+    Progress,
+    SizingResult,
+    Structure,
+    _solve,
+    allowed_switches,
+    restrict_to,
+    structures_of,
+)
+
+#: Relative tolerance under which a design's objective counts as equal to the proven bound.
+OPTIMALITY_RTOL = 1e-6
+#: Time for choosing the canonical design among those of the optimal objective.
+TIE_BREAK_TIME_S = 10.0
+#: Least time for it, even when the search used up the time limit.
+TIE_BREAK_MIN_S = 1.0
+
+
+def _pin_allows(inst: Instance, switch_model: str, tiers: int) -> bool:
+    pin = inst.search.pin
+    return all(pin.model_for(t) in (None, switch_model) for t in range(1, tiers + 1))
+
+
+def search(
+    inst: Instance,
+    catalog: Catalog,
+    *,
+    time_limit_s: float = 60.0,
+    progress: Progress | None = None,
+    alternatives: bool = True,
+) -> SizingResult:
+    """Solve every structure, pick the best design, prove a bound, and explain infeasibility."""
+    start = time.perf_counter()
+    deadline = start + time_limit_s
+    structures = structures_of(inst, catalog)
+    mixed = inst.search.mixed_switch_models
+    names = [s.name for s in allowed_switches(inst, catalog)]
+    main: list[tuple[Structure, str | None, cs.SizingProblem]] = []
+    extra: list[tuple[Structure, str | None, cs.SizingProblem]] = []
+    for st in structures:
+        if st.problem is None:
+            continue
+        if mixed:
+            main.append((st, None, st.problem))
+        for model_name in names:
+            restricted = restrict_to(st.problem, model_name)
+            if restricted is None or not _pin_allows(inst, model_name, st.tiers):
+                continue
+            (extra if mixed else main).append((st, model_name, restricted))
+    jobs = main + (extra if alternatives or not mixed else [])
+    outcomes: list[Outcome] = []
+    problems: dict[int, cs.SizingProblem] = {}
+    for done, (st, name, problem) in enumerate(jobs, start=1):
+        remaining = deadline - time.perf_counter()
+        share = min(remaining, 4 * remaining / (len(jobs) - done + 1))
+        if share <= 0:
+            sol = cs.SizingSolution(
+                Status.TIME_LIMIT, st.planes, st.tiers, None, None, None, None, 0.0
+            )
+        else:
+            sol = _solve(problem, share)
+        problems[len(outcomes)] = problem
+        outcomes.append(Outcome(st, name, sol))
+        if progress is not None:
+            progress(done, len(jobs), f"{st.label}, {name or 'any switch'}: {sol.status.value}")
+    decisive = [o for o in outcomes if (o.switch_model is None) == mixed]
+    best = min(
+        (o for o in decisive if o.solution.status.has_solution),
+        key=lambda o: o.solution.objective_usd or math.inf,
+        default=None,
+    )
+    bound = _global_bound(decisive)
+    wall = time.perf_counter() - start
+    if best is None:
+        proven = all(o.solution.status is Status.INFEASIBLE for o in decisive)
+        status = Status.INFEASIBLE if proven else Status.TIME_LIMIT
+        explanation = (
+            tuple(explain_infeasible(inst, catalog, structures))
+            if proven
+            else ("the time limit ran out before any design was found; raise --time-limit",)
+        )
+        return SizingResult(
+            status, None, bound, tuple(outcomes), explanation, wall, tuple(structures)
+        )
+    sol = best.solution
+    if sol.status is Status.OPTIMAL:
+        # Same instance, same design: among equal-cost designs take the canonical one.
+        problem = problems[next(i for i, o in enumerate(outcomes) if o is best)]
+        left = max(TIE_BREAK_MIN_S, deadline - time.perf_counter())
+        sol = cs.solve_canonical(cs.build(problem), sol, min(TIE_BREAK_TIME_S, left))
+    assert sol.objective_usd is not None
+    glob = sol.objective_usd if bound is None else min(bound, sol.objective_usd)
+    optimal = sol.objective_usd - glob <= OPTIMALITY_RTOL * max(1.0, abs(sol.objective_usd))
+    status = Status.OPTIMAL if optimal else Status.FEASIBLE
+    design = design_of(inst, best.structure, sol, catalog)
+    design = _with_search_figures(design, status, glob, wall)
+    return SizingResult(status, design, glob, tuple(outcomes), (), wall, tuple(structures))
+
+
+def _global_bound(decisive: list[Outcome]) -> float | None:
+    """Min over structures of each structure's proven bound (infeasible ones bound nothing)."""
+    per_structure: dict[tuple[int, int], float] = {}
+    for o in decisive:
+        key = (o.structure.planes, o.structure.tiers)
+        sol = o.solution
+        if sol.status is Status.INFEASIBLE:
+            b = math.inf
+        elif sol.bound_usd is None:
+            b = -math.inf
+        else:
+            b = sol.bound_usd
+        per_structure[key] = min(per_structure.get(key, math.inf), b)
+    if not per_structure:
+        return None
+    low = min(per_structure.values())
+    if low == math.inf:
+        return None
+    return max(low, 0.0)
+
+
+def _with_search_figures(d: Design, status: Status, bound: float, wall: float) -> Design:
+    return replace(d, status=status, bound_usd=bound, solve_s=wall)
