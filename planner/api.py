@@ -12,6 +12,7 @@ import polars as pl
 
 from models.status import Status
 from planner import ocs
+from planner.alternatives import alternatives_table
 from planner.checks import check_instance
 from planner.design import Design
 from planner.errors import InputError
@@ -20,7 +21,7 @@ from planner.loading import load_catalog
 from planner.loading import load_instance as _load_instance
 from planner.optics import SCENARIOS, comparison_table, scenario_instance
 from planner.quiet import silence_highs_banner
-from planner.report import alternatives_table, summary_table
+from planner.report import summary_table
 from planner.schema.catalog import Catalog
 from planner.schema.instance import DEFAULT_TIME_LIMIT_S, Instance
 from planner.schema.verify import Verify
@@ -68,12 +69,13 @@ class PlanResult:
     @property
     def summary(self) -> pl.DataFrame:
         """One row: the headline figures (the README's `summary` columns)."""
-        return summary_table(self.instance, self.search, self.sim)
+        s = self.search
+        return summary_table(self.instance, s.status, s.design, s.bound_usd, s.wall_s, self.sim)
 
     @property
     def alternatives(self) -> pl.DataFrame:
         """The best design of every structure and switch option, side by side."""
-        return alternatives_table(self.instance, self.search)
+        return alternatives_table(self.search)
 
     @property
     def bom(self) -> pl.DataFrame:
