@@ -283,6 +283,41 @@ def catalog_entries(catalog: Catalog, kind: str) -> list[dict[str, Any]]:
     return [entry.model_dump(mode="json") for entry in getattr(catalog, kind)]
 
 
+def catalog_csv(catalog: Catalog, kinds: list[str]) -> str:
+    """``catalog --format csv``: one kind's table, or every kind's with a kind column."""
+    tables = [catalog_table(catalog, k) for k in kinds]
+    if len(kinds) == 1:
+        return tables[0].write_csv()
+    return pl.concat(
+        [
+            t.select(pl.lit(k).alias("kind_of_component"), pl.all())
+            for k, t in zip(kinds, tables, strict=True)
+        ],
+        how="diagonal_relaxed",
+    ).write_csv()
+
+
+def catalog_lines(catalog: Catalog, kinds: list[str]) -> list[str]:
+    """``catalog --format table``: each kind's name and aligned table, a blank line between."""
+    lines: list[str] = []
+    with pl.Config(
+        tbl_rows=-1,
+        tbl_cols=-1,
+        tbl_width_chars=60_000,
+        fmt_str_lengths=60_000,
+        fmt_table_cell_list_len=-1,
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+        tbl_formatting="ASCII_MARKDOWN",
+    ):
+        for i, k in enumerate(kinds):
+            if i:
+                lines.append("")
+            lines.append(f"{k}:")
+            lines.append(str(catalog_table(catalog, k)))
+    return lines
+
+
 # ---- the report folder ---------------------------------------------------------------------
 def prepare_outdir(outdir: Path, *, force: bool = False) -> None:
     """Refuse a folder that is a file or holds someone else's files (unless ``force``) early."""
