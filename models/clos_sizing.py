@@ -84,10 +84,9 @@ from models.cabling import (
     band_counts,
     plans_for,
 )
-from models.cp_sat import CP_SAT_STATUS
 from models.hops import hops
 from models.scaling import units_to_usd, units_to_w, usd_to_units, w_to_units
-from models.status import Status
+from models.status import Status, status_of
 
 
 @dataclass(frozen=True)
@@ -812,7 +811,7 @@ def solve(built: BuiltModel, options: SolveOptions = SolveOptions()) -> SizingSo
     start = time.perf_counter()
     code = solver.solve(built.model)
     wall = time.perf_counter() - start
-    status = CP_SAT_STATUS.get(code, Status.ERROR)
+    status = status_of("cp_sat", code)
     _, _, usd_per_unit = objective_coefficients(p)
     if status is Status.INFEASIBLE:
         return SizingSolution(status, p.planes, p.tiers, None, None, None, None, wall)
@@ -847,7 +846,7 @@ def solve_canonical(
     start = time.perf_counter()
     code = solver.solve(model)
     wall = time.perf_counter() - start
-    if not CP_SAT_STATUS.get(code, Status.ERROR).has_solution:
+    if not status_of("cp_sat", code).has_solution:
         return solution
     return _read(built, solver, Status.OPTIMAL, solution.bound_usd, solution.wall_s + wall)
 

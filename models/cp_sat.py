@@ -1,17 +1,18 @@
-"""CP-SAT adapter facts: how its status codes map to ours."""
+"""CP-SAT adapter facts. Its status map lives with every other solver's in ``models.status``.
+
+``CP_SAT_STATUS`` is re-exported here, typed for lookups by ``CpSolverStatus``, for the modules
+that still import it from this one (``models.ocs_assignment``).
+"""
 
 from __future__ import annotations
 
-from ortools.sat.python import cp_model
+from typing import TYPE_CHECKING, cast
 
+from models.status import CP_SAT_STATUS as _CP_SAT_STATUS
 from models.status import Status
 
-#: CP-SAT status code -> our status. FEASIBLE means a solution without a proof of optimality,
-#: which with a time limit set is what CP-SAT returns when the limit stops it.
-CP_SAT_STATUS: dict[cp_model.CpSolverStatus | int, Status] = {
-    cp_model.OPTIMAL: Status.OPTIMAL,
-    cp_model.FEASIBLE: Status.FEASIBLE,
-    cp_model.INFEASIBLE: Status.INFEASIBLE,
-    cp_model.UNKNOWN: Status.TIME_LIMIT,
-    cp_model.MODEL_INVALID: Status.ERROR,
-}
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
+
+#: The same table as ``models.status.CP_SAT_STATUS``.
+CP_SAT_STATUS = cast("dict[cp_model.CpSolverStatus | int, Status]", _CP_SAT_STATUS)

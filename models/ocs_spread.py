@@ -35,8 +35,7 @@ from dataclasses import dataclass, replace
 
 from ortools.sat.python import cp_model
 
-from models.cp_sat import CP_SAT_STATUS
-from models.status import Status
+from models.status import Status, status_of
 
 Pair = tuple[int, int]
 Key = tuple[int, int, int]
@@ -269,7 +268,7 @@ def spread(p: SpreadProblem, time_limit_s: float = 10.0) -> Spread:
         solver = cp_model.CpSolver()
         solver.parameters.max_time_in_seconds = max(0.01, time_limit_s)
         solver.parameters.num_workers = 1
-        status = CP_SAT_STATUS.get(solver.solve(built.model), Status.ERROR)
+        status = status_of("cp_sat", solver.solve(built.model))
         if status.has_solution:
             found = {key: 1 for key, var in built.z.items() if solver.value(var)}
             return Spread(Status.OPTIMAL, split(p, found), time.perf_counter() - start)

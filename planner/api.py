@@ -1,47 +1,86 @@
-"""The public Python API: everything the CLI does, as functions returning plain objects."""
+"""The public Python API: everything the CLI does, as functions returning plain objects.
+
+Importing this module is cheap: the solver libraries (OR-Tools, PuLP/HiGHS, SciPy) and the
+modules that use them load on the first call that needs them (``_load_solvers``), so a command
+whose input is bad is reported before they load. The CLI imports nothing else from the planner.
+
+Planning: ``plan``, ``evaluate``, ``compare_optics``, ``compare_fabrics``, ``plan_torus``,
+``simulate``, ``validate``, ``verify_demand``. Input: ``load_instance``, ``load_catalog``,
+``catalog_for``, ``load_design``, ``parse_override``, ``DEFAULT_CATALOG``. Output:
+``write_reports``, ``write_table``, ``write_sim_reports``, ``write_set``, ``prepare_outdir``,
+``claimed``, ``export_htsim``, ``headline``, ``catalog_table``, ``catalog_entries``,
+``catalog_csv``, ``catalog_lines``,
+``json_text``, ``safe_name``. Types: ``Instance``, ``Catalog``, ``Verify``, ``Design``,
+``Status``, ``InputError``, ``PlanResult``. Running a command: ``interruptible`` (Ctrl-C stops
+CP-SAT solves too).
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
 import polars as pl
 
-from models.status import Status
-from planner import ocs
+from models.status import Status as Status
 from planner.checks import check_instance
-from planner.design import Design
-from planner.errors import InputError
+from planner.design import Design as Design
+from planner.errors import InputError as InputError
+from planner.interrupt import interruptible as interruptible
 from planner.interrupt import patch_cp_sat
-from planner.loading import load_catalog
+from planner.loading import DEFAULT_CATALOG as DEFAULT_CATALOG
+from planner.loading import load_catalog as load_catalog
 from planner.loading import load_instance as _load_instance
-from planner.optics import SCENARIOS, comparison_table, scenario_instance
+from planner.loading import parse_override as parse_override
+from planner.loading import read_text
+from planner.output import Writer, text_writer
+from planner.output import claimed as claimed
+from planner.output import json_text as json_text
+from planner.output import safe_name as safe_name
+from planner.output import write_set as write_set
 from planner.quiet import silence_highs_banner
-from planner.report import alternatives_table, summary_table
-from planner.schema.catalog import Catalog
-from planner.schema.instance import DEFAULT_TIME_LIMIT_S, Instance
-from planner.schema.verify import Verify
-from planner.sim.simulate import (
-    COLLECTIVES_SCHEMA,
-    FAILURES_SCHEMA,
-    SimProgress,
-    SimResult,
-    build_traffic,
-)
-from planner.sim.simulate import LINKS_SCHEMA as SIM_LINKS_SCHEMA
-from planner.sim.simulate import simulate as _simulate
-from planner.sizing import Progress, SizingResult, search
-from planner.torus import TorusPlan
-from planner.torus import plan_torus as _plan_torus
+from planner.report import catalog_csv as catalog_csv
+from planner.report import catalog_entries as catalog_entries
+from planner.report import catalog_lines as catalog_lines
+from planner.report import catalog_table as catalog_table
+from planner.report import headline as headline
+from planner.report import prepare_outdir as prepare_outdir
+from planner.report import summary_table
+from planner.report import write_reports as write_reports
+from planner.report import write_sim_reports as write_sim_reports
+from planner.report import write_table as write_table
+from planner.schema.catalog import Catalog as Catalog
+from planner.schema.instance import DEFAULT_TIME_LIMIT_S as DEFAULT_TIME_LIMIT_S
+from planner.schema.instance import Instance as Instance
+from planner.schema.verify import Verify as Verify
 from planner.validation import Violation, validate_design
 
-# HiGHS's banner would land on stdout, in the middle of --json output (planner/quiet.py).
-silence_highs_banner()
-# CP-SAT is loaded now: let Ctrl-C stop its solves if a command asked for it (planner/interrupt.py).
-patch_cp_sat()
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from planner.sim.simulate import SimProgress, SimResult
+    from planner.sizing import Progress, SizingResult
+    from planner.torus import TorusPlan
+
+
+def _load_solvers() -> None:
+    """Load the search, the circuit engineering, the simulator and the torus, once.
+
+    Then HiGHS's banner is kept off stdout, where it would land in the middle of --json output
+    (``planner/quiet.py``), and CP-SAT is loaded, so Ctrl-C can stop its solves if a command
+    asked for it (``planner/interrupt.py``).
+    """
+    import planner.ocs
+    import planner.sim.simulate
+    import planner.sizing
+    import planner.torus  # noqa: F401
+
+    silence_highs_banner()
+    patch_cp_sat()
 
 
 @dataclass(frozen=True)
@@ -68,12 +107,15 @@ class PlanResult:
     @property
     def summary(self) -> pl.DataFrame:
         """One row: the headline figures (the README's `summary` columns)."""
-        return summary_table(self.instance, self.search, self.sim)
+        s = self.search
+        return summary_table(self.instance, s.status, s.design, s.bound_usd, s.wall_s, self.sim)
 
     @property
     def alternatives(self) -> pl.DataFrame:
         """The best design of every structure and switch option, side by side."""
-        return alternatives_table(self.instance, self.search)
+        from planner.alternatives import alternatives_table
+
+        return alternatives_table(self.search)
 
     @property
     def bom(self) -> pl.DataFrame:
@@ -85,16 +127,22 @@ class PlanResult:
     @property
     def sim_collectives(self) -> pl.DataFrame:
         """Simulated collectives and patterns: time, algbw, busbw, fraction of ideal and of the bound."""
+        from planner.sim.simulate import COLLECTIVES_SCHEMA
+
         return self.sim.collectives if self.sim else pl.DataFrame(schema=COLLECTIVES_SCHEMA)
 
     @property
     def sim_links(self) -> pl.DataFrame:
         """Link utilisation distribution per tier, direction, pattern and routing."""
+        from planner.sim.simulate import LINKS_SCHEMA as SIM_LINKS_SCHEMA
+
         return self.sim.links if self.sim else pl.DataFrame(schema=SIM_LINKS_SCHEMA)
 
     @property
     def sim_failures(self) -> pl.DataFrame:
         """Throughput under named failures and Monte Carlo draws, against the healthy fabric."""
+        from planner.sim.simulate import FAILURES_SCHEMA
+
         return self.sim.failures if self.sim else pl.DataFrame(schema=FAILURES_SCHEMA)
 
     @property
@@ -132,6 +180,11 @@ def plan(
     """
     catalog = catalog or catalog_for(inst)
     check_instance(inst, catalog)
+    _load_solvers()
+    from planner import ocs
+    from planner.sim.simulate import simulate as _simulate
+    from planner.sizing import search
+
     result = search(
         inst, catalog, time_limit_s=time_limit_s, progress=progress, alternatives=alternatives
     )
@@ -169,6 +222,12 @@ def verify_demand(design: Design, verify: Verify) -> npt.NDArray[np.float64]:
     The diagonal holds the bytes that stay inside a block: they use no circuit but are part of
     what the block injects, which scales the throughput (``models.ocs_topology``, Units).
     """
+    _load_solvers()
+    import numpy as np
+
+    from planner import ocs
+    from planner.sim.simulate import build_traffic
+
     n = design.pods
     total = np.zeros((n, n))
     blocks = ocs.block_of_gpus(design)
@@ -187,6 +246,9 @@ def simulate(
     design: Design, verify: Verify | None = None, *, progress: SimProgress | None = None
 ) -> SimResult:
     """Simulate a design under traffic, routing and failures (an instance's ``[verify]`` section)."""
+    _load_solvers()
+    from planner.sim.simulate import simulate as _simulate
+
     return _simulate(design, verify or Verify(), progress=progress)
 
 
@@ -244,6 +306,9 @@ def compare_optics(
     what it allows; ``table`` has one row per scenario (``planner.optics.COMPARISON_SCHEMA``).
     """
     catalog = catalog or catalog_for(inst)
+    _load_solvers()
+    from planner.optics import SCENARIOS, comparison_table, scenario_instance
+
     results = {
         name: plan(
             scenario_instance(inst, name),
@@ -302,6 +367,10 @@ def compare_fabrics(
     ``[verify]`` traffic (healthy fabric), one row per fabric, traffic and routing.
     """
     catalog = catalog or catalog_for(inst)
+    _load_solvers()
+    from planner import ocs
+    from planner.sim.simulate import simulate as _simulate
+
     fabrics = {
         "electrical": inst.with_changes({"search.families": ["clos"]}),
         "ocs_direct": inst.with_changes(
@@ -375,14 +444,70 @@ def compare_fabrics(
 
 def _theta(design: Design, inst: Instance) -> float:
     """Predicted fraction of ideal of the [verify] block demand on the design's circuits."""
+    from planner import ocs
+
     return ocs.throughput_fraction(design, verify_demand(design, inst.verify))
 
 
 def plan_torus(inst: Instance, *, catalog: Catalog | None = None) -> TorusPlan:
     """Size a TPU-style torus pod ([torus] section): cubes, spares, OCS, slices, a cube failure."""
+    _load_solvers()
+    from planner.torus import plan_torus as _plan_torus
+
     return _plan_torus(inst, catalog or catalog_for(inst))
 
 
 def validate(design: Design, catalog: Catalog | None = None) -> list[Violation]:
     """Independent check of a design: ports, spreads, ratios, hops, failure tolerance, totals."""
     return validate_design(design, catalog)
+
+
+def load_design(path: Path) -> Design:
+    """Read a design.json written by ``solve`` or ``evaluate``; InputError when it is not one."""
+    text = read_text(path)
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc}", source=str(path)) from None
+    if not isinstance(data, dict):
+        raise InputError(
+            "expected a JSON object written by fabric-planner (design.json)", source=str(path)
+        )
+    try:
+        return Design.from_dict(data)
+    except KeyError as exc:
+        raise InputError(f"not a design.json: missing field {exc}", source=str(path)) from None
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise InputError(f"not a design.json: {exc}", source=str(path)) from None
+
+
+def export_htsim(
+    design: Design, verify: Verify, *, note: Callable[[str], None] | None = None
+) -> dict[str, Writer]:
+    """Htsim topology (.topo) and connection matrix (.cm) of the first traffic's first phase.
+
+    Returns the files by name, for ``write_set`` or ``write_sim_reports(extra=...)``; they are
+    named after the design's instance, made safe (``safe_name``). A topology htsim cannot take
+    is left out and said through ``note``; a connection matrix that cannot be written is bad
+    input (InputError).
+    """
+    _load_solvers()
+    from planner.sim.fabric import build_fabric
+    from planner.sim.htsim import connection_matrix_text, topology_text
+    from planner.sim.simulate import build_traffic
+
+    fabric = build_fabric(design)
+    phase = build_traffic(verify.traffic[0], design, verify.seed).phases[0]
+    stem = safe_name(design.instance)
+    files = {}
+    try:
+        files[f"{stem}.topo"] = text_writer(topology_text(fabric))
+    except ValueError as exc:
+        if note is not None:
+            note(f"htsim topology not written: {exc}")
+    try:
+        cm = connection_matrix_text(fabric, phase.src, phase.dst, phase.size_bytes / fabric.planes)
+    except ValueError as exc:
+        raise InputError(f"htsim: {exc}") from None
+    files[f"{stem}.cm"] = text_writer(cm)
+    return files

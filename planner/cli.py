@@ -1,4 +1,4 @@
-"""The ``fabric-planner`` command line: a thin layer over ``planner.api`` and ``planner.report``.
+"""The ``fabric-planner`` command line: a thin layer over ``planner.api``, the only planner module it imports.
 
 Exit status (the README's table): 0 success; 1 no design exists (or ``validate`` found
 violations); 2 bad input, never with a traceback, only ``error: <message>``; 3 an internal error
@@ -20,19 +20,37 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
-import polars as pl
 import typer
 
-from models.status import Status
-from planner.design import Design
-from planner.errors import InputError
-from planner.interrupt import interruptible
-from planner.loading import DEFAULT_CATALOG, load_catalog, load_instance, parse_override, read_text
-from planner.output import claimed, json_text, safe_name, text_writer
-from planner.schema.catalog import Catalog
-from planner.schema.instance import DEFAULT_TIME_LIMIT_S, Instance
-from planner.schema.verify import Verify
-from planner.validation import validate_design
+# planner.api is cheap to import: the solver libraries load on its first call that needs them,
+# so bad input is reported before they load.
+from planner import api
+from planner.api import (
+    DEFAULT_CATALOG,
+    DEFAULT_TIME_LIMIT_S,
+    Catalog,
+    InputError,
+    Instance,
+    Status,
+    Verify,
+    catalog_csv,
+    catalog_entries,
+    catalog_lines,
+    claimed,
+    headline,
+    interruptible,
+    json_text,
+    load_catalog,
+    load_design,
+    load_instance,
+    parse_override,
+    prepare_outdir,
+    safe_name,
+    write_reports,
+    write_set,
+    write_sim_reports,
+    write_table,
+)
 
 #: Folder, relative to the current directory, under which ``solve`` writes reports/<instance name>/.
 DEFAULT_REPORTS_DIR = Path("reports")
@@ -216,10 +234,7 @@ def run_plan(
 ) -> int:
     """Load, plan (or evaluate), write the reports and print the outcome; return the exit status."""
     inst = load_with_changes(instance, changes)
-    # The solver libraries load only once the input is known to be good.
-    from planner import api
-    from planner.report import headline, write_reports
-
+    # The solver libraries load (in api.plan / api.evaluate) only once the input is known to be good.
     outdir = output if output is not None else DEFAULT_REPORTS_DIR / safe_name(inst.name)
     # Claim (and lock) the folder before spending the time limit, not after.
     with claimed(outdir, force=force):
@@ -331,8 +346,6 @@ def open_outdir(
 ) -> tuple[Instance, Path]:
     """Load the instance and check its report folder before any time is spent."""
     inst = load_with_changes(instance, changes)
-    from planner.report import prepare_outdir
-
     outdir = output if output is not None else DEFAULT_REPORTS_DIR / safe_name(inst.name)
     prepare_outdir(outdir, force=force)
     return inst, outdir
@@ -348,9 +361,6 @@ def torus(
     """Size a TPU-style torus pod ([torus]): cubes, spares, OCS devices, slices and circuits."""
     with user_errors():
         inst, outdir = open_outdir(instance, set_, output, force)
-        from planner import api
-        from planner.report import write_table
-
         with claimed(outdir, force=force):
             result = api.plan_torus(inst)
             write_table(dict(result.tables), outdir, force=force, command="torus")
@@ -395,9 +405,6 @@ def compare_fabrics(
     """Electrical Clos vs OCS direct-connect: price both, simulate both, write fabric_comparison."""
     with user_errors():
         inst, outdir = open_outdir(instance, set_, output, force)
-        from planner import api
-        from planner.report import write_table
-
         progress = None if quiet else ProgressLine()
         with claimed(outdir, force=force):
             try:
@@ -458,25 +465,6 @@ def evaluate(
     raise typer.Exit(code)
 
 
-def read_design(path: Path) -> Design:
-    """Read a design.json, with a clear message when it is not one."""
-    text = read_text(path)
-    try:
-        data: Any = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc}", source=str(path)) from None
-    if not isinstance(data, dict):
-        raise InputError(
-            "expected a JSON object written by fabric-planner (design.json)", source=str(path)
-        )
-    try:
-        return Design.from_dict(data)
-    except KeyError as exc:
-        raise InputError(f"not a design.json: missing field {exc}", source=str(path)) from None
-    except (TypeError, ValueError, AttributeError) as exc:
-        raise InputError(f"not a design.json: {exc}", source=str(path)) from None
-
-
 @app.command()
 def validate(
     design: Annotated[
@@ -493,10 +481,10 @@ def validate(
 ) -> None:
     """Check a design alone: ports, wiring, ratios, paths, failures, totals, catalog figures."""
     with user_errors():
-        d = read_design(design)
+        d = load_design(design)
         cat = load_catalog(catalog or d.catalog)
         try:
-            violations = validate_design(d, cat)
+            violations = api.validate(d, cat)
         except (TypeError, ValueError, AttributeError, ZeroDivisionError) as exc:
             raise InputError(
                 f"a field has the wrong type or value ({exc})", source=str(design)
@@ -564,11 +552,9 @@ def simulate_cmd(
 ) -> None:
     """Simulate a design under traffic, routing and failures; write the design's report set."""
     with user_errors():
-        design = read_design(design_json)
+        design = load_design(design_json)
         verify = verify_settings(instance, set_)
-        from planner import api  # the simulator loads only once the input is known to be good
-        from planner.report import prepare_outdir, write_sim_reports
-
+        # The simulator loads (in api.simulate) only once the input is known to be good.
         outdir = output if output is not None else DEFAULT_REPORTS_DIR / safe_name(design.instance)
         prepare_outdir(outdir, force=force)
         same = htsim is not None and htsim.resolve() == outdir.resolve()
@@ -585,11 +571,13 @@ def simulate_cmd(
             finally:
                 if progress is not None:
                     progress.close()
-            htsim_files = htsim_set(design, verify) if htsim is not None else {}
+            htsim_files = (
+                api.export_htsim(design, verify, note=lambda line: typer.echo(line, err=True))
+                if htsim is not None
+                else {}
+            )
             write_sim_reports(sim, outdir, design, force=force, extra=htsim_files if same else None)
             if htsim is not None and not same:
-                from planner.output import write_set
-
                 write_set(htsim, htsim_files, force=force, command="simulate --htsim")
         cols = ["pattern", "routing", "scenario", "time_s", "busbw_gbps", "fraction_of_ideal"]
         typer.echo(str(sim.collectives.select(cols)))
@@ -609,31 +597,6 @@ def _maybe_claimed(folder: Path | None, force: bool) -> Iterator[None]:
         yield
 
 
-def htsim_set(design: Design, verify: Verify) -> dict[str, Any]:
-    """Htsim topology and connection matrix of the first traffic's first phase, by file name.
-
-    The files are named after the design's instance, made safe (``planner.output.safe_name``).
-    """
-    from planner.sim.fabric import build_fabric
-    from planner.sim.htsim import connection_matrix_text, topology_text
-    from planner.sim.simulate import build_traffic
-
-    fabric = build_fabric(design)
-    phase = build_traffic(verify.traffic[0], design, verify.seed).phases[0]
-    stem = safe_name(design.instance)
-    files = {}
-    try:
-        files[f"{stem}.topo"] = text_writer(topology_text(fabric))
-    except ValueError as exc:
-        typer.echo(f"htsim topology not written: {exc}", err=True)
-    try:
-        cm = connection_matrix_text(fabric, phase.src, phase.dst, phase.size_bytes / fabric.planes)
-    except ValueError as exc:
-        raise InputError(f"htsim: {exc}") from None
-    files[f"{stem}.cm"] = text_writer(cm)
-    return files
-
-
 @app.command("catalog")
 def catalog_cmd(
     catalog: CatalogOpt = DEFAULT_CATALOG,
@@ -651,8 +614,6 @@ def catalog_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
 ) -> None:
     """List the catalog's components with their key figures and the source of each price."""
-    from planner.report import catalog_entries, catalog_table
-
     with user_errors():
         cat = load_catalog(catalog)
         kinds = [kind.value] if kind else [k.value for k in Kind]
@@ -662,36 +623,10 @@ def catalog_cmd(
             )
             raise typer.Exit(EXIT_FOUND)
         if fmt is Format.csv:
-            tables = [catalog_table(cat, k) for k in kinds]
-            if len(kinds) == 1:
-                typer.echo(tables[0].write_csv(), nl=False)
-            else:
-                typer.echo(
-                    pl.concat(
-                        [
-                            t.select(pl.lit(k).alias("kind_of_component"), pl.all())
-                            for k, t in zip(kinds, tables, strict=True)
-                        ],
-                        how="diagonal_relaxed",
-                    ).write_csv(),
-                    nl=False,
-                )
+            typer.echo(catalog_csv(cat, kinds), nl=False)
             raise typer.Exit(EXIT_FOUND)
-        with pl.Config(
-            tbl_rows=-1,
-            tbl_cols=-1,
-            tbl_width_chars=60_000,
-            fmt_str_lengths=60_000,
-            fmt_table_cell_list_len=-1,
-            tbl_hide_dataframe_shape=True,
-            tbl_hide_column_data_types=True,
-            tbl_formatting="ASCII_MARKDOWN",
-        ):
-            for i, k in enumerate(kinds):
-                if i:
-                    typer.echo("")
-                typer.echo(f"{k}:")
-                typer.echo(str(catalog_table(cat, k)))
+        for line in catalog_lines(cat, kinds):
+            typer.echo(line)
 
 
 @app.command()

@@ -46,46 +46,13 @@ from models import ocs_assignment as oa
 from models import ocs_spread as sp
 from models.status import Status
 from planner.design import Design
-
-Circuit = tuple[int, int, int, int]
-"""(block a, block b, device, circuits) with a < b."""
-
-CIRCUITS_SCHEMA = {
-    "block_a": pl.Int64,
-    "block_b": pl.Int64,
-    "device": pl.Int64,
-    "circuits": pl.Int64,
-}
-OCS_SCHEMA = {
-    "device": pl.Int64,
-    "model": pl.Utf8,
-    "ports": pl.Int64,
-    "ports_cabled": pl.Int64,
-    "ports_used": pl.Int64,
-    "ports_spare": pl.Int64,
-}
-
-
-@dataclass(frozen=True)
-class OcsLayer:
-    """The OCS layer of one plane as the assignment sees it."""
-
-    blocks: int
-    devices: int
-    ports_per_device: int
-    """Ports every block has on every device."""
-    spines: int = 1
-    """Spines per block; spine g of every block is cabled to devices g * D .. (g + 1) * D - 1."""
-
-    @property
-    def uplinks(self) -> int:
-        """Ports of one block into the OCS layer: circuits it can take part in."""
-        return self.devices * self.ports_per_device
-
-    @property
-    def devices_per_spine(self) -> int:
-        """D: the devices one spine is cabled to."""
-        return self.devices // self.spines
+from planner.ocs_layer import CIRCUITS_SCHEMA as CIRCUITS_SCHEMA
+from planner.ocs_layer import OCS_SCHEMA as OCS_SCHEMA
+from planner.ocs_layer import Circuit as Circuit
+from planner.ocs_layer import OcsLayer as OcsLayer
+from planner.ocs_layer import circuits_table as circuits_table
+from planner.ocs_layer import layer_of as layer_of
+from planner.ocs_layer import ocs_table as ocs_table
 
 
 @dataclass(frozen=True)
@@ -117,14 +84,6 @@ class Reconfiguration:
     requested: int
     realised: int
     wall_s: float
-
-
-def layer_of(design: Design) -> OcsLayer:
-    """Blocks, devices and ports per block per device of a direct-connect design."""
-    if design.family != "ocs_direct":
-        raise ValueError(f"not an OCS direct-connect design: {design.family!r}")
-    spine, ocs = design.tiers[1], design.tiers[2]
-    return OcsLayer(design.pods, ocs.switches, spine.parallel_links, ocs.switches // spine.fanout)
 
 
 def block_of_gpus(design: Design) -> npt.NDArray[np.int64]:
@@ -447,35 +406,3 @@ def reconfiguration_table(design: Design, device: int) -> pl.DataFrame:
 def with_circuits(design: Design, circuits: tuple[Circuit, ...]) -> Design:
     """The design carrying these circuits (per plane)."""
     return replace(design, circuits=tuple(sorted(circuits)))
-
-
-def circuits_table(design: Design) -> pl.DataFrame:
-    """One row per (block pair, device) with circuits, for one plane."""
-    rows = [
-        {"block_a": a, "block_b": b, "device": o, "circuits": k} for a, b, o, k in design.circuits
-    ]
-    return pl.DataFrame(rows, schema=CIRCUITS_SCHEMA)
-
-
-def ocs_table(design: Design) -> pl.DataFrame:
-    """Every OCS device of one plane: ports, ports cabled to blocks, used by circuits, spare."""
-    if design.family != "ocs_direct":
-        return pl.DataFrame(schema=OCS_SCHEMA)
-    layer = layer_of(design)
-    tier = design.tiers[2]
-    used = np.zeros(layer.devices, dtype=np.int64)
-    for _, _, o, k in design.circuits:
-        used[o] += 2 * k
-    cabled = layer.blocks * layer.ports_per_device
-    rows = [
-        {
-            "device": o,
-            "model": tier.switch_model,
-            "ports": tier.radix,
-            "ports_cabled": cabled,
-            "ports_used": int(used[o]),
-            "ports_spare": tier.radix - int(used[o]),
-        }
-        for o in range(layer.devices)
-    ]
-    return pl.DataFrame(rows, schema=OCS_SCHEMA)

@@ -1,7 +1,9 @@
 """Report tables (Polars) and the report folder: every figure a report shows is computed here, once.
 
-``summary_table`` and ``alternatives_table`` read a ``SizingResult`` (and its ``Design``);
-``write_reports`` writes them, the BOM and the link table as CSV and Parquet, with
+The report reads only plain data: the ``Design``, the simulation's ``SimResult`` and tables
+handed over by ``planner.api`` (``alternatives`` is computed from the search's records by
+``planner.alternatives``); it imports no solver. ``write_reports`` writes the summary, the
+alternatives, the BOM and the link table as CSV and Parquet, with
 ``design.json`` and a human summary ``report.md``, into one folder as one set, through
 ``planner.output`` (staging folder, manifest, lock; CSV rounded, Parquet exact).
 """
@@ -15,10 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from models.hops import hops
 from models.status import Status
-from planner import ocs
 from planner.design import Design
+from planner.ocs_layer import circuits_table, ocs_table
 from planner.output import MARKER as MARKER
 from planner.output import (
     Writer,
@@ -32,11 +33,10 @@ from planner.output import (
 )
 from planner.schema.catalog import Cage, Catalog
 from planner.schema.instance import Instance
-from planner.sim.simulate import SimResult
-from planner.sizing import Outcome, SizingResult, roles_of
 
 if TYPE_CHECKING:
     from planner.api import PlanResult
+    from planner.sim.simulate import SimResult
 
 #: Report tables written as CSV and Parquet, in this order.
 TABLES = ("summary", "alternatives", "bom", "links")
@@ -46,10 +46,6 @@ SIM_TABLES = ("sim_collectives", "sim_links", "sim_failures")
 OPTICS_TABLE = "optics_comparison"
 #: Tables written only when they apply (a stale one from an earlier run is removed).
 OPTIONAL_TABLES = (OPTICS_TABLE, "circuits", "ocs", "reconfiguration")
-#: Option name of the search that lets every tier use its own switch model.
-MIXED = "mixed"
-#: Relative tolerance under which a structure's bound counts as reaching an option's best objective.
-BOUND_RTOL = 1e-6
 
 SUMMARY_SCHEMA: dict[str, Any] = {
     "instance": pl.Utf8,
@@ -87,23 +83,6 @@ SUMMARY_SCHEMA: dict[str, Any] = {
     "sim_fraction_after_failure": pl.Float64,
 }
 
-ALTERNATIVES_SCHEMA: dict[str, Any] = {
-    "family": pl.Utf8,
-    "option": pl.Utf8,
-    "status": pl.Utf8,
-    "planes": pl.Int64,
-    "tiers": pl.Int64,
-    "switch_models": pl.Utf8,
-    "switches": pl.Int64,
-    "capex_usd": pl.Float64,
-    "energy_usd": pl.Float64,
-    "tco_usd": pl.Float64,
-    "power_kw": pl.Float64,
-    "max_switch_hops": pl.Int64,
-    "delta_tco_usd": pl.Float64,
-    "winner": pl.Boolean,
-}
-
 
 # ---- tables --------------------------------------------------------------------------------
 def _tier_models(pairs: Iterable[tuple[str, str]]) -> str:
@@ -112,22 +91,21 @@ def _tier_models(pairs: Iterable[tuple[str, str]]) -> str:
 
 
 def summary_table(
-    inst: Instance, result: SizingResult, sim: SimResult | None = None
+    inst: Instance,
+    status: Status,
+    design: Design | None,
+    bound_usd: float | None,
+    solve_s: float | None,
+    sim: SimResult | None = None,
 ) -> pl.DataFrame:
     """One row of headline figures; with no design, the row keeps instance, status and GPUs only.
 
-    With a simulation, the row also gives its verdict and the simulated throughput fractions
-    (the least over the traffic of each routing, healthy; the least kept under a failure).
+    ``status``, ``bound_usd`` and ``solve_s`` are the search's (``PlanResult.summary`` hands
+    them over). With a simulation, the row also gives its verdict and the simulated throughput
+    fractions (the least over the traffic of each routing, healthy; the least kept under a
+    failure).
     """
-    return _summary(
-        inst.name,
-        result.status,
-        inst.cluster.gpus,
-        result.bound_usd,
-        result.wall_s,
-        result.design,
-        sim,
-    )
+    return _summary(inst.name, status, inst.cluster.gpus, bound_usd, solve_s, design, sim)
 
 
 def design_summary(design: Design, sim: SimResult | None = None) -> pl.DataFrame:
@@ -189,106 +167,6 @@ def _summary(
             blast_radius_gpus=d.blast_radius_gpus,
         )
     return pl.DataFrame([row], schema=SUMMARY_SCHEMA)
-
-
-def _option_of(o: Outcome) -> str:
-    return o.switch_model if o.switch_model is not None else MIXED
-
-
-def _option_status(best: Outcome | None, outcomes: list[Outcome]) -> Status:
-    """Optimal when every other structure of the option is infeasible or bounded above the best."""
-    if best is None:
-        statuses = {o.solution.status for o in outcomes}
-        if statuses <= {Status.INFEASIBLE}:
-            return Status.INFEASIBLE
-        return Status.TIME_LIMIT if Status.TIME_LIMIT in statuses else Status.ERROR
-    obj = best.solution.objective_usd
-    assert obj is not None
-    floor = obj - BOUND_RTOL * max(1.0, abs(obj))
-    for o in outcomes:
-        sol = o.solution
-        if sol.status is Status.INFEASIBLE:
-            continue
-        if o is best:
-            if sol.status is not Status.OPTIMAL:
-                return Status.FEASIBLE
-            continue
-        if sol.bound_usd is None or sol.bound_usd < floor:
-            return Status.FEASIBLE
-    return Status.OPTIMAL
-
-
-def _winner_option(result: SizingResult) -> tuple[str, str] | None:
-    """The (family, option) whose search produced the design (mixed when mixed models were allowed)."""
-    d = result.design
-    if d is None:
-        return None
-    if any(o.switch_model is None for o in result.outcomes):
-        return d.family, MIXED
-    return d.family, d.tiers[0].switch_model
-
-
-def alternatives_table(inst: Instance, result: SizingResult) -> pl.DataFrame:
-    """Tabulate the best design of every switch option (each model alone, and mixed)."""
-    groups: dict[tuple[str, str], list[Outcome]] = {}
-    for o in result.outcomes:
-        groups.setdefault((o.structure.family, _option_of(o)), []).append(o)
-    winner = _winner_option(result)
-    rows: list[dict[str, Any]] = []
-    for (family, option), outcomes in groups.items():
-        found = [
-            o
-            for o in outcomes
-            if o.solution.status.has_solution and o.solution.objective_usd is not None
-        ]
-        best = min(found, key=lambda o: o.solution.objective_usd or math.inf, default=None)
-        row: dict[str, Any] = dict.fromkeys(ALTERNATIVES_SCHEMA)
-        row.update(
-            family=family,
-            option=option,
-            status=_option_status(best, outcomes).value,
-            winner=(family, option) == winner,
-        )
-        sol = best.solution if best else None
-        if (
-            best is not None
-            and sol is not None
-            and sol.capex_usd is not None
-            and sol.power_w is not None
-        ):
-            problem = best.structure.problem
-            assert problem is not None
-            energy = sol.power_w * problem.energy_usd_per_w
-            roles = roles_of(family, sol.tiers)
-            ocs = problem.top_ocs
-            packet = [t for t in sol.tier_solutions if not (ocs and t.level == sol.tiers)]
-            row.update(
-                planes=sol.planes,
-                tiers=sol.tiers,
-                switch_models=_tier_models(
-                    (roles[t.level - 1], t.switch_model) for t in sol.tier_solutions
-                ),
-                switches=sol.planes * sum(t.switches for t in packet),
-                capex_usd=sol.capex_usd,
-                energy_usd=energy,
-                tco_usd=sol.capex_usd + energy,
-                power_kw=sol.power_w / 1000.0,
-                max_switch_hops=hops(sol.tiers, int(ocs)),
-            )
-        rows.append(row)
-    table = pl.DataFrame(rows, schema=ALTERNATIVES_SCHEMA)
-    winner_tco = table.filter(pl.col("winner"))["tco_usd"]
-    base = winner_tco[0] if len(winner_tco) and winner_tco[0] is not None else None
-    table = table.with_columns(
-        (pl.col("tco_usd") - base).alias("delta_tco_usd")
-        if base is not None
-        else pl.lit(None, pl.Float64).alias("delta_tco_usd")
-    )
-    return table.sort(
-        ["tco_usd", "winner", "family", "option"],
-        descending=[False, True, False, False],
-        nulls_last=True,
-    )
 
 
 def _cage_text(cage: Cage | None, count: int | None) -> str:
@@ -405,6 +283,41 @@ def catalog_entries(catalog: Catalog, kind: str) -> list[dict[str, Any]]:
     return [entry.model_dump(mode="json") for entry in getattr(catalog, kind)]
 
 
+def catalog_csv(catalog: Catalog, kinds: list[str]) -> str:
+    """``catalog --format csv``: one kind's table, or every kind's with a kind column."""
+    tables = [catalog_table(catalog, k) for k in kinds]
+    if len(kinds) == 1:
+        return tables[0].write_csv()
+    return pl.concat(
+        [
+            t.select(pl.lit(k).alias("kind_of_component"), pl.all())
+            for k, t in zip(kinds, tables, strict=True)
+        ],
+        how="diagonal_relaxed",
+    ).write_csv()
+
+
+def catalog_lines(catalog: Catalog, kinds: list[str]) -> list[str]:
+    """``catalog --format table``: each kind's name and aligned table, a blank line between."""
+    lines: list[str] = []
+    with pl.Config(
+        tbl_rows=-1,
+        tbl_cols=-1,
+        tbl_width_chars=60_000,
+        fmt_str_lengths=60_000,
+        fmt_table_cell_list_len=-1,
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+        tbl_formatting="ASCII_MARKDOWN",
+    ):
+        for i, k in enumerate(kinds):
+            if i:
+                lines.append("")
+            lines.append(f"{k}:")
+            lines.append(str(catalog_table(catalog, k)))
+    return lines
+
+
 # ---- the report folder ---------------------------------------------------------------------
 def prepare_outdir(outdir: Path, *, force: bool = False) -> None:
     """Refuse a folder that is a file or holds someone else's files (unless ``force``) early."""
@@ -429,7 +342,7 @@ def plan_tables(plan_result: PlanResult) -> dict[str, pl.DataFrame]:
         tables[OPTICS_TABLE] = plan_result.optics_comparison
     d = plan_result.design
     if d is not None and d.family == "ocs_direct":
-        tables.update(circuits=ocs.circuits_table(d), ocs=ocs.ocs_table(d))
+        tables.update(circuits=circuits_table(d), ocs=ocs_table(d))
     if plan_result.reconfiguration is not None:
         tables["reconfiguration"] = plan_result.reconfiguration
     return tables
@@ -527,7 +440,7 @@ def write_sim_reports(
         "sim_failures": sim.failures,
     }
     if design.family == "ocs_direct":
-        tables.update(circuits=ocs.circuits_table(design), ocs=ocs.ocs_table(design))
+        tables.update(circuits=circuits_table(design), ocs=ocs_table(design))
     carried = _carried(outdir, design)
     if "alternatives.parquet" in carried:  # same design: report.md shows the search's options too
         tables["alternatives"] = pl.read_parquet(outdir / "alternatives.parquet")

@@ -50,7 +50,7 @@ import numpy.typing as npt
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from models.status import Status
+from models.status import Status, status_of
 from planner.sim.fabric import Fabric
 
 IntArray = npt.NDArray[np.int64]
@@ -65,15 +65,6 @@ MAX_LP_VARIABLES = 300_000
 LP_METHOD: Literal["highs-ipm"] = "highs-ipm"
 #: Relative tolerance under which the NIC bound counts as binding when it ties the fabric bound.
 BINDING_RTOL = 1e-9
-
-#: scipy.optimize.linprog status code -> our status (one table; linprog has no code for "skipped").
-LINPROG_STATUS: dict[int, Status] = {
-    0: Status.OPTIMAL,
-    1: Status.TIME_LIMIT,  # iteration or time limit reached
-    2: Status.INFEASIBLE,
-    3: Status.ERROR,  # unbounded: impossible with positive demand, so a modelling error
-    4: Status.ERROR,  # numerical difficulties
-}
 
 Binding = Literal["nic", "fabric"]
 
@@ -346,7 +337,7 @@ def max_concurrent_flow(
         bounds=(0, None),
         method=LP_METHOD,
     )
-    status = LINPROG_STATUS.get(int(res.status), Status.ERROR)
+    status = status_of("linprog", res.status)
     solve_s = time.perf_counter() - started
     if status is not Status.OPTIMAL or res.x is None:
         return BoundResult(

@@ -11,9 +11,10 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner, Result
 
+from planner.alternatives import ALTERNATIVES_SCHEMA
 from planner.cli import app
 from planner.design import Design
-from planner.report import ALTERNATIVES_SCHEMA, MARKER, SUMMARY_SCHEMA, TABLES
+from planner.report import MARKER, SUMMARY_SCHEMA, TABLES
 
 #: Absolute tolerance on report money figures, in dollars.
 USD_ATOL = 1e-6

@@ -1,0 +1,144 @@
+"""The ``alternatives`` table: the best design of every family and switch option of a search.
+
+It reads the search's records (``planner.sizing.Outcome``), so it lives beside them; the report
+receives the finished table (``PlanResult.alternatives``) and never a solver record.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import polars as pl
+
+from models.hops import hops
+from models.status import Status
+from planner.sizing import Outcome, SizingResult, roles_of
+
+#: Option name of the search that lets every tier use its own switch model.
+MIXED = "mixed"
+#: Relative tolerance under which a structure's bound counts as reaching an option's best objective.
+BOUND_RTOL = 1e-6
+
+ALTERNATIVES_SCHEMA: dict[str, Any] = {
+    "family": pl.Utf8,
+    "option": pl.Utf8,
+    "status": pl.Utf8,
+    "planes": pl.Int64,
+    "tiers": pl.Int64,
+    "switch_models": pl.Utf8,
+    "switches": pl.Int64,
+    "capex_usd": pl.Float64,
+    "energy_usd": pl.Float64,
+    "tco_usd": pl.Float64,
+    "power_kw": pl.Float64,
+    "max_switch_hops": pl.Int64,
+    "delta_tco_usd": pl.Float64,
+    "winner": pl.Boolean,
+}
+
+
+def _tier_models(pairs: Iterable[tuple[str, str]]) -> str:
+    """'leaf=sn5600 spine=sn5600' from (role, model) pairs."""
+    return " ".join(f"{role}={model}" for role, model in pairs)
+
+
+def _option_of(o: Outcome) -> str:
+    return o.switch_model if o.switch_model is not None else MIXED
+
+
+def _option_status(best: Outcome | None, outcomes: list[Outcome]) -> Status:
+    """Optimal when every other structure of the option is infeasible or bounded above the best."""
+    if best is None:
+        statuses = {o.solution.status for o in outcomes}
+        if statuses <= {Status.INFEASIBLE}:
+            return Status.INFEASIBLE
+        return Status.TIME_LIMIT if Status.TIME_LIMIT in statuses else Status.ERROR
+    obj = best.solution.objective_usd
+    assert obj is not None
+    floor = obj - BOUND_RTOL * max(1.0, abs(obj))
+    for o in outcomes:
+        sol = o.solution
+        if sol.status is Status.INFEASIBLE:
+            continue
+        if o is best:
+            if sol.status is not Status.OPTIMAL:
+                return Status.FEASIBLE
+            continue
+        if sol.bound_usd is None or sol.bound_usd < floor:
+            return Status.FEASIBLE
+    return Status.OPTIMAL
+
+
+def _winner_option(result: SizingResult) -> tuple[str, str] | None:
+    """The (family, option) whose search produced the design (mixed when mixed models were allowed)."""
+    d = result.design
+    if d is None:
+        return None
+    if any(o.switch_model is None for o in result.outcomes):
+        return d.family, MIXED
+    return d.family, d.tiers[0].switch_model
+
+
+def alternatives_table(result: SizingResult) -> pl.DataFrame:
+    """Tabulate the best design of every switch option (each model alone, and mixed)."""
+    groups: dict[tuple[str, str], list[Outcome]] = {}
+    for o in result.outcomes:
+        groups.setdefault((o.structure.family, _option_of(o)), []).append(o)
+    winner = _winner_option(result)
+    rows: list[dict[str, Any]] = []
+    for (family, option), outcomes in groups.items():
+        found = [
+            o
+            for o in outcomes
+            if o.solution.status.has_solution and o.solution.objective_usd is not None
+        ]
+        best = min(found, key=lambda o: o.solution.objective_usd or math.inf, default=None)
+        row: dict[str, Any] = dict.fromkeys(ALTERNATIVES_SCHEMA)
+        row.update(
+            family=family,
+            option=option,
+            status=_option_status(best, outcomes).value,
+            winner=(family, option) == winner,
+        )
+        sol = best.solution if best else None
+        if (
+            best is not None
+            and sol is not None
+            and sol.capex_usd is not None
+            and sol.power_w is not None
+        ):
+            problem = best.structure.problem
+            assert problem is not None
+            energy = sol.power_w * problem.energy_usd_per_w
+            roles = roles_of(family, sol.tiers)
+            ocs = problem.top_ocs
+            packet = [t for t in sol.tier_solutions if not (ocs and t.level == sol.tiers)]
+            row.update(
+                planes=sol.planes,
+                tiers=sol.tiers,
+                switch_models=_tier_models(
+                    (roles[t.level - 1], t.switch_model) for t in sol.tier_solutions
+                ),
+                switches=sol.planes * sum(t.switches for t in packet),
+                capex_usd=sol.capex_usd,
+                energy_usd=energy,
+                tco_usd=sol.capex_usd + energy,
+                power_kw=sol.power_w / 1000.0,
+                max_switch_hops=hops(sol.tiers, int(ocs)),
+            )
+        rows.append(row)
+    table = pl.DataFrame(rows, schema=ALTERNATIVES_SCHEMA)
+    winner_tco = table.filter(pl.col("winner"))["tco_usd"]
+    base = winner_tco[0] if len(winner_tco) and winner_tco[0] is not None else None
+    table = table.with_columns(
+        (pl.col("tco_usd") - base).alias("delta_tco_usd")
+        if base is not None
+        else pl.lit(None, pl.Float64).alias("delta_tco_usd")
+    )
+    return table.sort(
+        ["tco_usd", "winner", "family", "option"],
+        descending=[False, True, False, False],
+        nulls_last=True,
+    )
