@@ -16,10 +16,9 @@ from collections.abc import Mapping
 
 from ortools.sat.python import cp_model
 
-from models.cp_sat import CP_SAT_STATUS
 from models.ocs_assignment.data import Assignment, AssignmentProblem, Key, churn
 from models.ocs_assignment.model import BuiltAssignment
-from models.status import Status
+from models.status import Status, status_of
 
 # --------------------------------------------------------------------------- solve
 
@@ -32,7 +31,7 @@ def _run(
     solver.parameters.max_time_in_seconds = max(0.01, time_limit_s)
     solver.parameters.num_workers = workers
     solver.parameters.fix_variables_to_their_hinted_value = fixed_to_hint
-    status = CP_SAT_STATUS.get(solver.solve(built.model), Status.ERROR)
+    status = status_of("cp_sat", solver.solve(built.model))
     if not status.has_solution:
         return status, {}, math.nan
     y = {k: value for k, var in built.v.y.items() if (value := solver.value(var))}

@@ -165,7 +165,6 @@ from models.ocs_topology.lp import (
 )
 from models.ocs_topology.model import (
     CONSTRAINTS,
-    PULP_SOLUTION_STATUS,
     BuiltTopology,
     CirculantVars,
     Instance,
@@ -208,7 +207,6 @@ __all__ = [
     "NEW_TRANSIT_PER_PAIR",
     "OPTIMALITY_TOL",
     "PRICE_BAND",
-    "PULP_SOLUTION_STATUS",
     "PathLp",
     "PathVars",
     "REDUCED_COST_TOL",

@@ -25,7 +25,7 @@ from models.ocs_topology.data import (
     normalised_demand,
 )
 from models.ocs_topology.lp import Routing
-from models.status import Status
+from models.status import Status, status_of
 
 # --- PuLP plumbing --------------------------------------------------------------------------------
 
@@ -33,17 +33,6 @@ from models.status import Status
 def lp_name(family: str, *index: int) -> str:
     """A PuLP-safe name: the family with dots as underscores, then the indices."""
     return "_".join([family.replace(".", "_"), *(str(i) for i in index)])
-
-
-#: PuLP solution status -> ours. PuLP reports a MILP stopped by its time limit with a solution
-#: as LpStatusOptimal; its ``sol_status`` tells the two apart.
-PULP_SOLUTION_STATUS: dict[int, Status] = {
-    pulp.LpSolutionOptimal: Status.OPTIMAL,
-    pulp.LpSolutionIntegerFeasible: Status.FEASIBLE,
-    pulp.LpSolutionNoSolutionFound: Status.TIME_LIMIT,
-    pulp.LpSolutionInfeasible: Status.INFEASIBLE,
-    pulp.LpSolutionUnbounded: Status.ERROR,
-}
 
 
 class _HiGHSWithStart(pulp.HiGHS):  # type: ignore[misc]
@@ -82,7 +71,9 @@ def run_milp(
         start, msg=False, timeLimit=max(0.1, time_limit_s), gapRel=relative_gap
     )
     model.solve(solver)
-    status = PULP_SOLUTION_STATUS.get(model.sol_status, Status.ERROR)
+    # PuLP reports a MILP stopped by its time limit with a solution as LpStatusOptimal; its
+    # ``sol_status`` tells the two apart.
+    status = status_of("pulp", model.sol_status)
     bound = -float(model.solverModel.getInfo().mip_dual_bound)  # HiGHS minimised -theta
     bound = bound if math.isfinite(bound) else math.inf
     return MilpOutcome(status, read_x() if status.has_solution else None, bound)

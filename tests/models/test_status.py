@@ -63,12 +63,6 @@ def test_an_unknown_code_is_an_error(solver: Solver) -> None:
     assert status_of(solver, 99) is Status.ERROR
 
 
-def test_cp_sat_map_is_still_importable_from_the_adapter() -> None:
-    from models.cp_sat import CP_SAT_STATUS as ADAPTER_MAP
-
-    assert ADAPTER_MAP is CP_SAT_STATUS
-
-
 def test_the_status_module_loads_no_solver_library() -> None:
     code = (
         "import sys, models.status; "
