@@ -34,8 +34,15 @@ nic_gbps = 400
 nic_ports = [1, 2]
 """
 
-#: Verification that the small design cannot meet: ECMP judged, every flow must reach line rate.
-FAILING = ["--set", 'verify.verdict_routing="ecmp"', "--set", "verify.min_throughput_fraction=1.0"]
+#: Verification that the small design cannot meet: one plane (so two tiers, where ECMP hashes
+#: collide), ECMP judged, every flow must reach line rate.
+SIM_FAILING = [
+    "--set",
+    'verify.verdict_routing="ecmp"',
+    "--set",
+    "verify.min_throughput_fraction=1.0",
+]
+FAILING = ["--set", "cluster.nic_ports=[1]", *SIM_FAILING]
 
 
 def invoke(*args: str | Path, env: dict[str, str] | None = None) -> Result:
@@ -370,8 +377,8 @@ def test_a_failing_verdict_exits_4_unless_allowed(small: Path, tmp_path: Path) -
     assert allowed.exit_code == 0
 
 
-def test_simulate_exits_4_when_the_design_fails(solved: Path, tmp_path: Path) -> None:
-    result = invoke("simulate", solved / "design.json", "-o", tmp_path / "o", "-q", *FAILING)
+def test_simulate_exits_4_when_the_design_fails(two_tier: Path, tmp_path: Path) -> None:
+    result = invoke("simulate", two_tier / "design.json", "-o", tmp_path / "o", "-q", *SIM_FAILING)
     assert result.exit_code == EXIT_FAILS
 
 
@@ -380,9 +387,10 @@ def test_simulate_rewrites_summary_and_report_with_its_own_figures(
     small: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
-    assert invoke("solve", small, "-o", out, "-q").exit_code == 0
+    one_plane = ["--set", "cluster.nic_ports=[1]"]
+    assert invoke("solve", small, "-o", out, "-q", *one_plane).exit_code == 0
     assert pl.read_csv(out / "summary.csv")["verdict"][0] == "meets"
-    result = invoke("simulate", out / "design.json", "-o", out, "-q", *FAILING)
+    result = invoke("simulate", out / "design.json", "-o", out, "-q", *SIM_FAILING)
     assert result.exit_code == EXIT_FAILS
     summary = pl.read_csv(out / "summary.csv")
     collectives = pl.read_parquet(out / "sim_collectives.parquet")
