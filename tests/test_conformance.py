@@ -134,7 +134,8 @@ def test_a_failure_scenario_runs(family: str, simulated: SimResult) -> None:
     failures = simulated.failures
     assert failures.height >= 1
     for f in failures["fraction_of_healthy"].to_list():
-        assert f is not None and math.isfinite(f)
+        assert f is not None
+        assert math.isfinite(f)
         assert -FRACTION_TOL <= f <= 1 + FRACTION_TOL
     assert any(failed in str(s) for s in failures["scenario"].to_list()), failures
 
