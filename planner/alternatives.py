@@ -14,6 +14,7 @@ import polars as pl
 
 from models.hops import hops
 from models.status import Status
+from planner.families import family_of
 from planner.sizing import Outcome, SizingResult, roles_of
 
 #: Option name of the search that lets every tier use its own switch model.
@@ -113,8 +114,9 @@ def alternatives_table(result: SizingResult) -> pl.DataFrame:
             assert problem is not None
             energy = sol.power_w * problem.energy_usd_per_w
             roles = roles_of(family, sol.tiers)
-            ocs = problem.top_ocs
-            packet = [t for t in sol.tier_solutions if not (ocs and t.level == sol.tiers)]
+            circuits = family_of(family).circuit_level(sol.tiers)
+            ocs = circuits is not None
+            packet = [t for t in sol.tier_solutions if t.level != circuits]
             row.update(
                 planes=sol.planes,
                 tiers=sol.tiers,

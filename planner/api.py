@@ -29,6 +29,7 @@ from models.status import Status as Status
 from planner.checks import check_instance
 from planner.design import Design as Design
 from planner.errors import InputError as InputError
+from planner.families import CLOS, OCS_DIRECT, family_of
 from planner.interrupt import interruptible as interruptible
 from planner.interrupt import patch_cp_sat
 from planner.loading import DEFAULT_CATALOG as DEFAULT_CATALOG
@@ -181,24 +182,18 @@ def plan(
     catalog = catalog or catalog_for(inst)
     check_instance(inst, catalog)
     _load_solvers()
-    from planner import ocs
     from planner.sim.simulate import simulate as _simulate
     from planner.sizing import search
 
     result = search(
         inst, catalog, time_limit_s=time_limit_s, progress=progress, alternatives=alternatives
     )
-    if result.design is not None and result.design.family == "ocs_direct":
-        demand = (
-            None
-            if inst.search.ocs_demand == "uniform"
-            else verify_demand(result.design, inst.verify)
-        )
-        circuits = ocs.engineer(result.design, demand, time_limit_s=time_limit_s).circuits
-        result = replace(result, design=ocs.with_circuits(result.design, circuits))
     reconfiguration = None
-    if result.design is not None and result.design.family == "ocs_direct":
-        reconfiguration = ocs.reconfiguration_table(result.design, 0)
+    if result.design is not None:
+        family = family_of(result.design.family)
+        design = family.after_solve(result.design, inst, time_limit_s, verify_demand)
+        result = replace(result, design=design)
+        reconfiguration = family.search_tables(design).get("reconfiguration")
     sim = None
     if result.design is not None and (inst.verify.enabled if verify is None else verify):
         try:
@@ -372,9 +367,9 @@ def compare_fabrics(
     from planner.sim.simulate import simulate as _simulate
 
     fabrics = {
-        "electrical": inst.with_changes({"search.families": ["clos"]}),
-        "ocs_direct": inst.with_changes(
-            {"search.families": ["ocs_direct"], "search.ocs_demand": "uniform"}
+        "electrical": inst.with_changes({"search.families": [CLOS]}),
+        OCS_DIRECT: inst.with_changes(
+            {"search.families": [OCS_DIRECT], "search.ocs_demand": "uniform"}
         ),
     }
     results: dict[str, PlanResult] = {}
@@ -387,7 +382,7 @@ def compare_fabrics(
             alternatives=False,
             verify=False,
         )
-    base = results["ocs_direct"]
+    base = results[OCS_DIRECT]
     if base.design is not None:
         demand = verify_demand(base.design, inst.verify)
         engineered = ocs.engineer(base.design, demand, time_limit_s=time_limit_s)
@@ -419,7 +414,7 @@ def compare_fabrics(
             raise InputError(f"verify: {exc}") from None
         results[name] = replace(result, sim=sim)
         row.update(
-            circuits_for={"electrical": None, "ocs_direct": "uniform"}.get(name, "verify traffic"),
+            circuits_for={"electrical": None, OCS_DIRECT: "uniform"}.get(name, "verify traffic"),
             switch_models=" ".join(f"{t.role}={t.switch_model}" for t in d.tiers),
             switches=d.switches,
             ocs_devices=d.ocs_devices,
@@ -427,7 +422,7 @@ def compare_fabrics(
             power_kw=d.power_w / 1000.0,
             tco_usd=d.tco_usd,
             max_switch_hops=d.max_switch_hops,
-            throughput_scale=_theta(d, inst) if d.family == "ocs_direct" else None,
+            throughput_scale=family_of(d.family).throughput_scale(d, inst, verify_demand),
         )
         healthy = sim.collectives.filter(pl.col("scenario") == "healthy")
         for r in healthy.iter_rows(named=True):
@@ -440,13 +435,6 @@ def compare_fabrics(
                 }
             )
     return FabricComparison(pl.DataFrame(rows, schema=FABRIC_COMPARISON_SCHEMA), results)
-
-
-def _theta(design: Design, inst: Instance) -> float:
-    """Predicted fraction of ideal of the [verify] block demand on the design's circuits."""
-    from planner import ocs
-
-    return ocs.throughput_fraction(design, verify_demand(design, inst.verify))
 
 
 def plan_torus(inst: Instance, *, catalog: Catalog | None = None) -> TorusPlan:

@@ -54,9 +54,14 @@ class OcsLayer:
         return self.devices // self.spines
 
 
+def has_ocs_layer(design: Design) -> bool:
+    """Whether the design's top tier is OCS devices (the wiring of a direct-connect design)."""
+    return bool(design.tiers) and design.tiers[-1].ocs
+
+
 def layer_of(design: Design) -> OcsLayer:
     """Blocks, devices and ports per block per device of a direct-connect design."""
-    if design.family != "ocs_direct":
+    if not has_ocs_layer(design):
         raise ValueError(f"not an OCS direct-connect design: {design.family!r}")
     spine, ocs = design.tiers[1], design.tiers[2]
     return OcsLayer(design.pods, ocs.switches, spine.parallel_links, ocs.switches // spine.fanout)
@@ -72,7 +77,7 @@ def circuits_table(design: Design) -> pl.DataFrame:
 
 def ocs_table(design: Design) -> pl.DataFrame:
     """Every OCS device of one plane: ports, ports cabled to blocks, used by circuits, spare."""
-    if design.family != "ocs_direct":
+    if not has_ocs_layer(design):
         return pl.DataFrame(schema=OCS_SCHEMA)
     layer = layer_of(design)
     tier = design.tiers[2]

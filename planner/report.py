@@ -19,7 +19,7 @@ import polars as pl
 
 from models.status import Status
 from planner.design import Design
-from planner.ocs_layer import circuits_table, ocs_table
+from planner.families import family_of
 from planner.output import MARKER as MARKER
 from planner.output import (
     Writer,
@@ -341,8 +341,8 @@ def plan_tables(plan_result: PlanResult) -> dict[str, pl.DataFrame]:
     if plan_result.optics_comparison is not None:
         tables[OPTICS_TABLE] = plan_result.optics_comparison
     d = plan_result.design
-    if d is not None and d.family == "ocs_direct":
-        tables.update(circuits=circuits_table(d), ocs=ocs_table(d))
+    if d is not None:
+        tables.update(family_of(d.family).extra_tables(d))
     if plan_result.reconfiguration is not None:
         tables["reconfiguration"] = plan_result.reconfiguration
     return tables
@@ -439,8 +439,7 @@ def write_sim_reports(
         "sim_links": sim.links,
         "sim_failures": sim.failures,
     }
-    if design.family == "ocs_direct":
-        tables.update(circuits=circuits_table(design), ocs=ocs_table(design))
+    tables.update(family_of(design.family).extra_tables(design))
     carried = _carried(outdir, design)
     if "alternatives.parquet" in carried:  # same design: report.md shows the search's options too
         tables["alternatives"] = pl.read_parquet(outdir / "alternatives.parquet")

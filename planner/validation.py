@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from models.cabling import OCS_CONNECTOR, OCS_CONNECTORS_LOSS_DB
 from planner.design import Design, LinkGroup, TierDesign
+from planner.families import family_of
 from planner.schema.catalog import Catalog
 
 #: Relative tolerance on recomputed money and power totals (CP-SAT rounds each unit to a cent
@@ -549,36 +550,12 @@ def _check_nic_catalog(d: Design, catalog: Catalog) -> list[Violation]:
 
 
 def check_circuits(d: Design) -> list[Violation]:
-    """OCS circuits join two different blocks through a device within the ports cabled to it.
+    """The family's own checks: OCS circuits within the ports cabled, or no circuit at all.
 
-    Every block has the spine tier's ``parallel_links`` ports on every device (the wiring), so
-    the circuits of one block through one device never exceed that; each port carries one circuit.
+    A direct-connect design's circuits join two different blocks through a device within the
+    ports cabled to it; any other family carries none (``Family.check_design``).
     """
-    if d.family != "ocs_direct":
-        if d.circuits:
-            return [Violation("circuits", f"a {d.family} design has no OCS circuits")]
-        return []
-    out: list[Violation] = []
-    blocks, devices = d.pods, d.tiers[-1].switches
-    ports = d.tiers[1].parallel_links
-    used: dict[tuple[int, int], int] = {}
-    for a, b, o, k in d.circuits:
-        if not (0 <= a < b < blocks) or not (0 <= o < devices) or k < 1:
-            out.append(
-                Violation("circuits", f"circuit ({a}, {b}) x {k} on device {o} is not a valid one")
-            )
-            continue
-        for block in (a, b):
-            used[block, o] = used.get((block, o), 0) + k
-    for (block, o), k in sorted(used.items()):
-        if k > ports:
-            out.append(
-                Violation(
-                    "circuits",
-                    f"block {block} has {k} circuits on device {o} but {ports} ports cabled to it",
-                )
-            )
-    return out
+    return family_of(d.family).check_design(d)
 
 
 def _check_ocs_catalog(t: TierDesign, catalog: Catalog) -> list[Violation]:

@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from planner.design import Design
+from planner.families import family_of
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -145,12 +146,11 @@ def build_fabric(design: Design) -> Fabric:
     valley-free routing runs spine -> circuit -> spine and every directed link carries one
     direction of one circuit at the circuit's speed.
     """
-    if design.family not in ("clos", "ocs_direct"):
-        raise ValueError(
-            f"the simulator builds Clos and OCS fabrics; this design is {design.family!r}"
-        )
-    if design.family == "ocs_direct":
-        return _ocs_fabric(design)
+    return family_of(design.family).build_fabric(design)
+
+
+def clos_fabric(design: Design) -> Fabric:
+    """The fabric graph of one plane of a Clos design: tiered up-down wiring, leaf first."""
     tiers = design.tiers
     counts = [design.gpus] + [t.switches for t in tiers]
     offsets = tuple(int(x) for x in np.concatenate([[0], np.cumsum(counts)]))
@@ -195,7 +195,8 @@ def build_fabric(design: Design) -> Fabric:
     )
 
 
-def _ocs_fabric(design: Design) -> Fabric:
+def ocs_fabric(design: Design) -> Fabric:
+    """The fabric graph of one plane of a direct-connect design (see ``build_fabric``)."""
     leaf, spine, _ = design.tiers
     circuits = [(a, b, o) for a, b, o, k in design.circuits for _ in range(k)]
     counts = [design.gpus, leaf.switches, spine.switches, len(circuits)]

@@ -5,8 +5,9 @@ from __future__ import annotations
 from models import cabling as cb
 from models import clos_sizing as cs
 from planner.design import Design, LinkClass, LinkGroup, Requirements, TierDesign
+from planner.families import family_of
 from planner.layout import LengthDistribution, hall_of
-from planner.schema.catalog import Catalog, Ocs
+from planner.schema.catalog import Catalog
 from planner.schema.instance import Instance
 from planner.sizing.problems import Structure, class_lengths, nic_of, roles_of
 
@@ -20,11 +21,13 @@ def design_of(
     assert sol.power_w is not None
     p = structure.problem
     speed = inst.cluster.nic_gbps // structure.planes
+    family = family_of(structure.family)
     roles = roles_of(structure.family, p.tiers)
     tiers = []
     for ts in sol.tier_solutions:
-        if p.top_ocs and ts.level == p.tiers:
-            tiers.append(_ocs_tier(catalog.ocs_named(ts.switch_model), ts, speed))
+        special = family.tier_design(catalog, ts, speed)
+        if special is not None:
+            tiers.append(special)
             continue
         sw = catalog.switch_named(ts.switch_model)
         tiers.append(
@@ -119,29 +122,6 @@ def design_of(
         nic_lane_gbps=None if nic is None else nic.cage.lane_gbps,
         nics_per_cage=1 if nic is None else nic.nics_per_cage,
         protocol=next((t.protocol for t in tiers if t.protocol), ""),
-    )
-
-
-def _ocs_tier(o: Ocs, ts: cs.TierSolution, speed: int) -> TierDesign:
-    """The OCS layer of a direct-connect design as a tier: devices, ports used per device."""
-    return TierDesign(
-        level=ts.level,
-        role="ocs",
-        switch_model=o.name,
-        port_speed_gbps=speed,
-        radix=o.ports,
-        switches=ts.switches,
-        downlinks=ts.downlinks,
-        uplinks=0,
-        fanout=0,
-        parallel_links=0,
-        cpo=False,
-        unit_cost_usd=o.cost_usd,
-        unit_power_w=o.power_w,
-        latency_ns=0,
-        source=o.source.get("cost_usd", ""),
-        ocs=True,
-        insertion_loss_db=o.insertion_loss_db,
     )
 
 

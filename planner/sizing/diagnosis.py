@@ -160,23 +160,23 @@ def _freeing_pins(problem: cs.SizingProblem) -> list[str]:
     return found
 
 
-def _describe(inst: Instance, family: str, st: Structure, sol: cs.SizingSolution) -> str:
+def _describe(inst: Instance, rule: str, st: Structure, sol: cs.SizingSolution) -> str:
     c = inst.constraints
     shape = st.label
-    if family == "tier.oversubscription":
+    if rule == "tier.oversubscription":
         worst = max((t.downlinks / t.uplinks for t in sol.tier_solutions if t.uplinks), default=0.0)
         return (
             f"max_oversubscription = {c.max_oversubscription} conflicts with the other constraints: "
             f"without it the best design ({shape}) runs at {worst:.2f}:1"
         )
-    if family == "path.hops":
+    if rule == "path.hops":
         return (
             f"max_switch_hops = {c.max_switch_hops} is too few: the best design without it ({shape}) "
             f"crosses {cs.switch_hops(st.problem) if st.problem else '?'} switches"
         )
-    if family == "path.latency":
+    if rule == "path.latency":
         return f"max_latency_ns = {c.max_latency_ns} is too low for every structure and switch in the catalog"
-    if family == "failure.single_switch":
+    if rule == "failure.single_switch":
         s = c.survive
         assert s is not None
         need = cs.min_fanout_for_failure(
@@ -195,10 +195,10 @@ def _describe(inst: Instance, family: str, st: Structure, sol: cs.SizingSolution
             f"survive: keeping {s.min_bandwidth_fraction:.0%} of bandwidth after one switch of {', '.join(s.tiers)} fails: "
             f"{spread}{leaf}"
         )
-    if family == "budget.power":
+    if rule == "budget.power":
         assert sol.power_w is not None
         return f"max_power_kw = {c.max_power_kw}: the best design without the cap ({shape}) draws {sol.power_w / 1000:,.1f} kW"
-    if family == "budget.capex":
+    if rule == "budget.capex":
         assert sol.capex_usd is not None
         return f"max_capex_usd = {c.max_capex_usd:,.0f}: the best design without the cap ({shape}) costs ${sol.capex_usd:,.0f}"
     why = explain_pins(st.problem) if st.problem is not None else []

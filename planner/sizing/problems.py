@@ -10,9 +10,10 @@ from fractions import Fraction
 from models import cabling as cb
 from models import clos_sizing as cs
 from models.status import Status
-from planner.design import ROLES, Design
+from planner.design import Design
+from planner.families import CLOS, family_of
 from planner.layout import Hall, LengthDistribution, hall_of
-from planner.schema.catalog import Cage, Catalog, Medium, Nic, Ocs, Switch
+from planner.schema.catalog import Cage, Catalog, Medium, Nic, Switch
 from planner.schema.instance import Instance
 
 #: Called after every sub-solve with (solves done, solves planned, what was solved).
@@ -31,15 +32,12 @@ class Structure:
     tiers: int
     problem: cs.SizingProblem | None
     impossible: str | None = None
-    family: str = "clos"
+    family: str = CLOS
 
     @property
     def label(self) -> str:
-        """Short name: 2 planes x 3 tiers, or 1 plane x OCS direct-connect."""
-        planes = f"{self.planes} plane{'s' if self.planes > 1 else ''}"
-        if self.family == "ocs_direct":
-            return f"{planes} x OCS direct-connect"
-        return f"{planes} x {self.tiers} tier{'s' if self.tiers > 1 else ''}"
+        """Short name, the family's: 2 planes x 3 tiers, or 1 plane x OCS direct-connect."""
+        return family_of(self.family).label(self.planes, self.tiers)
 
 
 @dataclass(frozen=True)
@@ -125,12 +123,6 @@ def _switch_option(s: Switch, speed_gbps: int) -> cs.SwitchOption | None:
 def nic_of(inst: Instance, catalog: Catalog) -> Nic | None:
     """The instance's NIC, or the catalog's first at its speed when it names none."""
     return catalog.nic_for(inst.cluster.nic, inst.cluster.nic_gbps)
-
-
-def _ocs_option(o: Ocs) -> cs.SwitchOption:
-    return cs.SwitchOption(
-        o.name, o.ports, o.cost_usd, o.power_w, 0, cb.OcsPort(o.insertion_loss_db)
-    )
 
 
 def medium_option(m: Medium) -> cb.MediumOption:
@@ -236,12 +228,11 @@ def structures_of(inst: Instance, catalog: Catalog, hall: Hall | None = None) ->
         speed = cl.nic_gbps // p
         options = tuple(o for s in switches if (o := _switch_option(s, speed)) is not None)
         media = [medium_option(m) for m in all_media if m.speed_gbps == speed]
-        shapes: list[tuple[str, int, tuple[tuple[cs.SwitchOption, ...], ...]]] = []
-        if "clos" in families:
-            shapes += [("clos", T, (options,) * T) for T in tier_options]
-        if "ocs_direct" in families and (pin.tiers in (None, 3)):
-            ocs = tuple(_ocs_option(o) for o in catalog.ocs)
-            shapes.append(("ocs_direct", 3, (options, options, ocs)))
+        shapes = [
+            (name, T, per_tier)
+            for name in families
+            for T, per_tier in family_of(name).shapes(catalog, options, tier_options, pin.tiers)
+        ]
         for family, T, per_tier in shapes:
             out.append(
                 _structure(inst, hall, family, p, T, per_tier, media, criteria, nic_port(nic))
@@ -270,11 +261,7 @@ def _structure(
     speed = cl.nic_gbps // planes
     missing = next((t for t, opts in enumerate(per_tier) if not opts), None)
     if missing is not None:
-        what = (
-            "optical circuit switch in the catalog"
-            if family == "ocs_direct" and missing == 2
-            else f"allowed switch runs {speed}G ports"
-        )
+        what = family_of(family).missing_tier_reason(missing, speed)
         return Structure(planes, tiers, None, impossible=f"no {what}", family=family)
     placements = tuple(lay.leaf_placement)
     cabling = []
@@ -305,7 +292,7 @@ def _structure(
         capex_weight=obj.capex_weight,
         energy_weight=obj.energy_weight,
         pins=pins_of(inst, tiers),
-        top_ocs=family == "ocs_direct",
+        top_ocs=family_of(family).circuit_level(tiers) == tiers,
         nic=nic,
     )
     return Structure(planes, tiers, problem, family=family)
@@ -343,11 +330,7 @@ def _no_medium(
     keys = placements if c < 2 else (None,)
     longest = max(class_lengths(hall, c, key, upper).max_m for key in keys)
     reach = max((m.reach_m for m in media), default=0.0)
-    through = (
-        " through the OCS (duplex optics with the loss budget)"
-        if family == "ocs_direct" and c == 2
-        else ""
-    )
+    through = family_of(family).class_note(c, tiers)
     return (
         f"no allowed medium at {speed}G cables the {name} links{through} that fits both ends "
         f"(up to {longest:.0f} m; the longest reach is {reach:.0f} m)"
@@ -355,22 +338,26 @@ def _no_medium(
 
 
 def roles_of(family: str, tiers: int) -> tuple[str, ...]:
-    """Role of each tier, leaf first: the top of a direct-connect fabric is its OCS layer."""
-    if family == "ocs_direct":
-        return ("leaf", "spine", "ocs")
-    return ROLES[tiers]
+    """Role of each tier, leaf first, as the family names them."""
+    return family_of(family).roles(tiers)
 
 
-def _class_name(c: int, tiers: int, family: str = "clos") -> str:
+def _class_name(c: int, tiers: int, family: str = CLOS) -> str:
     roles = ("gpu", *roles_of(family, tiers))
     return f"{roles[c]}-{roles[c + 1]}"
 
 
-def restrict_to(problem: cs.SizingProblem, switch_model: str) -> cs.SizingProblem | None:
-    """The same problem with every tier restricted to one switch model (None if it lacks the speed)."""
+def restrict_to(
+    problem: cs.SizingProblem, switch_model: str, family: str = CLOS
+) -> cs.SizingProblem | None:
+    """The same problem with every packet tier restricted to one switch model.
+
+    None if the model lacks the speed. The family's circuit-switched layer keeps its devices.
+    """
+    circuits = family_of(family).circuit_level(problem.tiers)
     tiers = []
     for level, opts in enumerate(problem.switch_options, start=1):
-        if problem.top_ocs and level == problem.tiers:
+        if level == circuits:
             tiers.append(opts)  # the OCS layer keeps its devices
             continue
         only = tuple(o for o in opts if o.name == switch_model)

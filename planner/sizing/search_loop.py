@@ -59,7 +59,7 @@ def search(
         if mixed:
             main.append((st, None, st.problem))
         for model_name in names:
-            restricted = restrict_to(st.problem, model_name)
+            restricted = restrict_to(st.problem, model_name, st.family)
             if restricted is None or not _pin_allows(inst, model_name, st.tiers):
                 continue
             (extra if mixed else main).append((st, model_name, restricted))

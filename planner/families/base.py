@@ -1,0 +1,113 @@
+"""The interface every fabric family implements (issue 10: a family is a plug-in).
+
+A family owns everything that differs between topologies the planner sizes: the shapes it
+contributes to the search, the names of its tiers and structures, the design of its special
+tiers, its post-solve steps, its extra report tables, its fabric graph for the simulator and its
+validator checks. Nothing outside ``planner/families/`` asks which family it holds: it looks the
+family up in ``planner.families.FAMILIES`` by the name a ``Design`` or a ``Structure`` carries.
+
+Family modules import their heavy dependencies (solvers, the simulator, the OCS engineering)
+inside their methods, so that importing the registry stays cheap and free of cycles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    import polars as pl
+
+    from models import clos_sizing as cs
+    from planner.design import Design, TierDesign
+    from planner.schema.catalog import Catalog
+    from planner.schema.instance import Instance, Verify
+    from planner.sim.fabric import Fabric
+    from planner.validation import Violation
+
+    #: Per-tier switch options of one structure, leaf first.
+    PerTier = tuple[tuple[cs.SwitchOption, ...], ...]
+    #: Block-level demand of a design under a [verify] section (``planner.api.verify_demand``).
+    DemandOf = Callable[[Design, Verify], npt.NDArray[np.float64]]
+
+
+class Family(Protocol):
+    """One fabric family: a name and the hooks the family-agnostic planner calls."""
+
+    @property
+    def name(self) -> str:
+        """The family's name, as in ``search.families`` and ``Design.family``."""
+        ...
+
+    def shapes(
+        self,
+        catalog: Catalog,
+        options: tuple[cs.SwitchOption, ...],
+        tier_options: list[int],
+        pinned_tiers: int | None,
+    ) -> list[tuple[int, PerTier]]:
+        """The (tiers, per-tier options) structures the family contributes for one plane count.
+
+        ``options`` are the packet switches allowed at the plane's port speed, ``tier_options``
+        the tier counts the search allows and ``pinned_tiers`` the tier count the instance pins
+        (None: not pinned). An empty list: the family has no structure under these pins.
+        """
+        ...
+
+    def label(self, planes: int, tiers: int) -> str:
+        """Short name of a structure, e.g. ``2 planes x 3 tiers``."""
+        ...
+
+    def roles(self, tiers: int) -> tuple[str, ...]:
+        """Role of each tier of a structure of ``tiers`` tiers, leaf first."""
+        ...
+
+    def circuit_level(self, tiers: int) -> int | None:
+        """The level (1 = leaf) of the circuit-switched layer, None when every tier is packet.
+
+        That layer keeps its own devices when the search restricts tiers to one switch model,
+        is not counted as switches, and is sized with ``models.clos_sizing``'s ``top_ocs``.
+        """
+        ...
+
+    def missing_tier_reason(self, index: int, speed_gbps: int) -> str:
+        """What is missing when tier ``index`` (0 = leaf) has no option, after ``no ``."""
+        ...
+
+    def class_note(self, link_class: int, tiers: int) -> str:
+        """Extra words on how a link class is cabled, for the no-medium message ('' if none)."""
+        ...
+
+    def tier_design(
+        self, catalog: Catalog, ts: cs.TierSolution, speed_gbps: int
+    ) -> TierDesign | None:
+        """The design of one of the family's special tiers, None for a packet-switch tier."""
+        ...
+
+    def after_solve(
+        self, design: Design, inst: Instance, time_limit_s: float, demand_of: DemandOf
+    ) -> Design:
+        """The chosen design after the family's post-solve steps (identity when none)."""
+        ...
+
+    def search_tables(self, design: Design) -> dict[str, pl.DataFrame]:
+        """Tables a solve adds that depend on the search (kept by ``simulate``), by name."""
+        ...
+
+    def extra_tables(self, design: Design) -> dict[str, pl.DataFrame]:
+        """Tables of the design beyond summary, BOM and links, by file name."""
+        ...
+
+    def throughput_scale(self, design: Design, inst: Instance, demand_of: DemandOf) -> float | None:
+        """Predicted fraction of ideal of the [verify] demand, None when not predicted."""
+        ...
+
+    def build_fabric(self, design: Design) -> Fabric:
+        """The fabric graph of one plane of the design, for the simulator."""
+        ...
+
+    def check_design(self, design: Design) -> list[Violation]:
+        """The family's own validator checks on a design (its wiring beyond the tiers)."""
+        ...

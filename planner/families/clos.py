@@ -1,0 +1,98 @@
+"""The folded Clos family: one to several tiers of packet switches, leaf first."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from models import clos_sizing as cs
+    from planner.design import Design, TierDesign
+    from planner.families.base import DemandOf, PerTier
+    from planner.schema.catalog import Catalog
+    from planner.schema.instance import Instance
+    from planner.sim.fabric import Fabric
+    from planner.validation import Violation
+
+#: The family's name in instances and designs.
+CLOS = "clos"
+
+
+@dataclass(frozen=True)
+class Clos:
+    """Folded Clos: every tier is packet switches; no post-solve step and no extra table."""
+
+    name: str = CLOS
+
+    def shapes(
+        self,
+        catalog: Catalog,
+        options: tuple[cs.SwitchOption, ...],
+        tier_options: list[int],
+        pinned_tiers: int | None,
+    ) -> list[tuple[int, PerTier]]:
+        """One structure per allowed tier count, every tier with the same options."""
+        return [(t, (options,) * t) for t in tier_options]
+
+    def label(self, planes: int, tiers: int) -> str:
+        """``2 planes x 3 tiers``."""
+        p = f"{planes} plane{'s' if planes > 1 else ''}"
+        return f"{p} x {tiers} tier{'s' if tiers > 1 else ''}"
+
+    def roles(self, tiers: int) -> tuple[str, ...]:
+        """Leaf, spine, core: ``planner.design.ROLES``."""
+        from planner.design import ROLES
+
+        return ROLES[tiers]
+
+    def circuit_level(self, tiers: int) -> int | None:
+        """None: every tier is packet switches."""
+        return None
+
+    def missing_tier_reason(self, index: int, speed_gbps: int) -> str:
+        """No switch at the plane's port speed."""
+        return f"allowed switch runs {speed_gbps}G ports"
+
+    def class_note(self, link_class: int, tiers: int) -> str:
+        """Nothing to add: every class is switch to switch."""
+        return ""
+
+    def tier_design(
+        self, catalog: Catalog, ts: cs.TierSolution, speed_gbps: int
+    ) -> TierDesign | None:
+        """None: no special tier."""
+        return None
+
+    def after_solve(
+        self, design: Design, inst: Instance, time_limit_s: float, demand_of: DemandOf
+    ) -> Design:
+        """The design as solved."""
+        return design
+
+    def search_tables(self, design: Design) -> dict[str, pl.DataFrame]:
+        """None."""
+        return {}
+
+    def extra_tables(self, design: Design) -> dict[str, pl.DataFrame]:
+        """None."""
+        return {}
+
+    def throughput_scale(self, design: Design, inst: Instance, demand_of: DemandOf) -> float | None:
+        """Not predicted."""
+        return None
+
+    def build_fabric(self, design: Design) -> Fabric:
+        """The tiered up-down graph (``planner.sim.fabric.clos_fabric``)."""
+        from planner.sim.fabric import clos_fabric
+
+        return clos_fabric(design)
+
+    def check_design(self, design: Design) -> list[Violation]:
+        """A Clos design carries no OCS circuits."""
+        from planner.validation import Violation
+
+        if design.circuits:
+            return [Violation("circuits", f"a {design.family} design has no OCS circuits")]
+        return []

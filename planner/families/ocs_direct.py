@@ -1,0 +1,176 @@
+"""The OCS direct-connect family: aggregation blocks whose spines go to an OCS layer.
+
+The sizing is the Clos model's three-tier shape with an OCS top tier (``top_ocs``); after the
+solve, the circuits are engineered and assigned to devices (``planner.ocs``, ``models/``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from models import clos_sizing as cs
+    from planner.design import Design, TierDesign
+    from planner.families.base import DemandOf, PerTier
+    from planner.schema.catalog import Catalog
+    from planner.schema.instance import Instance
+    from planner.sim.fabric import Fabric
+    from planner.validation import Violation
+
+#: The family's name in instances and designs.
+OCS_DIRECT = "ocs_direct"
+#: Tiers of a direct-connect structure: leaf, spine and the OCS layer.
+TIERS = 3
+
+
+@dataclass(frozen=True)
+class OcsDirect:
+    """OCS direct-connect: leaf and spine packet tiers, the OCS layer on top."""
+
+    name: str = OCS_DIRECT
+
+    def shapes(
+        self,
+        catalog: Catalog,
+        options: tuple[cs.SwitchOption, ...],
+        tier_options: list[int],
+        pinned_tiers: int | None,
+    ) -> list[tuple[int, PerTier]]:
+        """One three-tier structure whose top tier is the catalog's OCS devices."""
+        if pinned_tiers not in (None, TIERS):
+            return []
+        from models import cabling as cb
+        from models import clos_sizing as cs
+
+        ocs = tuple(
+            cs.SwitchOption(
+                o.name, o.ports, o.cost_usd, o.power_w, 0, cb.OcsPort(o.insertion_loss_db)
+            )
+            for o in catalog.ocs
+        )
+        return [(TIERS, (options, options, ocs))]
+
+    def label(self, planes: int, tiers: int) -> str:
+        """``1 plane x OCS direct-connect``."""
+        return f"{planes} plane{'s' if planes > 1 else ''} x OCS direct-connect"
+
+    def roles(self, tiers: int) -> tuple[str, ...]:
+        """Leaf, spine and the OCS layer."""
+        return ("leaf", "spine", "ocs")
+
+    def circuit_level(self, tiers: int) -> int | None:
+        """The top tier."""
+        return tiers
+
+    def missing_tier_reason(self, index: int, speed_gbps: int) -> str:
+        """No OCS device for the top tier, or no switch at the port speed below it."""
+        if index == TIERS - 1:
+            return "optical circuit switch in the catalog"
+        return f"allowed switch runs {speed_gbps}G ports"
+
+    def class_note(self, link_class: int, tiers: int) -> str:
+        """The spine links run through the OCS."""
+        if link_class == TIERS - 1:
+            return " through the OCS (duplex optics with the loss budget)"
+        return ""
+
+    def tier_design(
+        self, catalog: Catalog, ts: cs.TierSolution, speed_gbps: int
+    ) -> TierDesign | None:
+        """The OCS layer as a tier: devices, ports used per device."""
+        if ts.level != TIERS:
+            return None
+        from planner.design import TierDesign
+
+        o = catalog.ocs_named(ts.switch_model)
+        return TierDesign(
+            level=ts.level,
+            role="ocs",
+            switch_model=o.name,
+            port_speed_gbps=speed_gbps,
+            radix=o.ports,
+            switches=ts.switches,
+            downlinks=ts.downlinks,
+            uplinks=0,
+            fanout=0,
+            parallel_links=0,
+            cpo=False,
+            unit_cost_usd=o.cost_usd,
+            unit_power_w=o.power_w,
+            latency_ns=0,
+            source=o.source.get("cost_usd", ""),
+            ocs=True,
+            insertion_loss_db=o.insertion_loss_db,
+        )
+
+    def after_solve(
+        self, design: Design, inst: Instance, time_limit_s: float, demand_of: DemandOf
+    ) -> Design:
+        """Engineer the circuits (uniform or the [verify] demand) and assign them to devices."""
+        from planner import ocs
+
+        demand = None if inst.search.ocs_demand == "uniform" else demand_of(design, inst.verify)
+        circuits = ocs.engineer(design, demand, time_limit_s=time_limit_s).circuits
+        return ocs.with_circuits(design, circuits)
+
+    def search_tables(self, design: Design) -> dict[str, pl.DataFrame]:
+        """The reconfiguration table of the design's circuits."""
+        from planner import ocs
+
+        return {"reconfiguration": ocs.reconfiguration_table(design, 0)}
+
+    def extra_tables(self, design: Design) -> dict[str, pl.DataFrame]:
+        """The circuits and the OCS devices."""
+        from planner.ocs_layer import circuits_table, ocs_table
+
+        return {"circuits": circuits_table(design), "ocs": ocs_table(design)}
+
+    def throughput_scale(self, design: Design, inst: Instance, demand_of: DemandOf) -> float | None:
+        """Predicted fraction of ideal of the [verify] block demand on the design's circuits."""
+        from planner import ocs
+
+        return ocs.throughput_fraction(design, demand_of(design, inst.verify))
+
+    def build_fabric(self, design: Design) -> Fabric:
+        """Blocks joined by circuit pseudo-nodes (``planner.sim.fabric.ocs_fabric``)."""
+        from planner.sim.fabric import ocs_fabric
+
+        return ocs_fabric(design)
+
+    def check_design(self, design: Design) -> list[Violation]:
+        """OCS circuits join two different blocks through a device within its cabled ports.
+
+        Every block has the spine tier's ``parallel_links`` ports on every device (the wiring),
+        so the circuits of one block through one device never exceed that; each port carries
+        one circuit.
+        """
+        from planner.validation import Violation
+
+        d = design
+        out: list[Violation] = []
+        blocks, devices = d.pods, d.tiers[-1].switches
+        ports = d.tiers[1].parallel_links
+        used: dict[tuple[int, int], int] = {}
+        for a, b, o, k in d.circuits:
+            if not (0 <= a < b < blocks) or not (0 <= o < devices) or k < 1:
+                out.append(
+                    Violation(
+                        "circuits", f"circuit ({a}, {b}) x {k} on device {o} is not a valid one"
+                    )
+                )
+                continue
+            for block in (a, b):
+                used[block, o] = used.get((block, o), 0) + k
+        for (block, o), k in sorted(used.items()):
+            if k > ports:
+                out.append(
+                    Violation(
+                        "circuits",
+                        f"block {block} has {k} circuits on device {o} but {ports} ports cabled "
+                        "to it",
+                    )
+                )
+        return out
