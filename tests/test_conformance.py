@@ -21,6 +21,7 @@ from planner.design import Design
 from planner.families import FAMILIES
 from planner.loading import load_catalog
 from planner.schema.catalog import Catalog
+from planner.schema.instance import Instance
 from planner.schema.verify import Verify
 from planner.sim.simulate import SimResult
 
