@@ -354,24 +354,30 @@ def hostile_catalogs() -> list[tuple[str, str, Content, tuple[str, ...], str]]:
     ]
 
 
+def set_path(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    """An edit of design data: set the value at a dotted path ('tiers.0.switches')."""
+
+    def edit(d: dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        node: Any = d
+        for p in parents:
+            node = node[int(p)] if isinstance(node, list) else node[p]
+        if isinstance(node, list):
+            node[int(last)] = value
+        else:
+            node[last] = value
+
+    return edit
+
+
+def drop_key(key: str) -> Callable[[dict[str, Any]], None]:
+    """An edit of design data: remove a top-level key."""
+    return lambda d: d.pop(key)
+
+
 def design_mutations() -> list[tuple[str, str, DesignEdit, tuple[str, ...]]]:
     """(name, input kind, design edit, words) of design.json files that must be refused."""
-
-    def setter(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
-        def edit(d: dict[str, Any]) -> None:
-            *parents, last = path.split(".")
-            node: Any = d
-            for p in parents:
-                node = node[int(p)] if isinstance(node, list) else node[p]
-            if isinstance(node, list):
-                node[int(last)] = value
-            else:
-                node[last] = value
-
-        return edit
-
-    def drop(key: str) -> Callable[[dict[str, Any]], None]:
-        return lambda d: d.pop(key)
+    setter, drop = set_path, drop_key
 
     m: list[tuple[str, str, Callable[[dict[str, Any]], None], tuple[str, ...]]] = [
         ("tiers-empty", "empty tiers", setter("tiers", []), ("tiers",)),

@@ -14,6 +14,7 @@ from planner.design import Design
 from planner.errors import InputError
 from planner.loading import load_instance
 from planner.schema.design_file import DesignFileError
+from tests.hostile.generator import drop_key, set_path
 
 
 @pytest.fixture(scope="module")
@@ -24,22 +25,7 @@ def design(repo_root: Path) -> Design:
     return result.design
 
 
-def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
-    def edit(d: dict[str, Any]) -> None:
-        *parents, last = path.split(".")
-        node: Any = d
-        for p in parents:
-            node = node[int(p)] if isinstance(node, list) else node[p]
-        if isinstance(node, list):
-            node[int(last)] = value
-        else:
-            node[last] = value
-
-    return edit
-
-
-def _drop(key: str) -> Callable[[dict[str, Any]], None]:
-    return lambda d: d.pop(key)
+_set, _drop = set_path, drop_key
 
 
 #: id -> (edit of a real design.json, words the message must hold)
