@@ -82,6 +82,44 @@ def _winner_option(result: SizingResult) -> tuple[str, str] | None:
     return d.family, d.tiers[0].switch_model
 
 
+def _figures(o: Outcome) -> dict[str, Any]:
+    """The columns of an option's best outcome: from its design, or from the Clos solution."""
+    d = o.design
+    if d is not None:
+        return {
+            "planes": d.planes,
+            "tiers": d.num_tiers,
+            "switch_models": _tier_models((t.role, t.switch_model) for t in d.tiers),
+            "switches": d.switches,
+            "capex_usd": d.capex_usd,
+            "energy_usd": d.energy_usd,
+            "tco_usd": d.tco_usd,
+            "power_kw": d.power_w / 1000.0,
+            "max_switch_hops": d.max_switch_hops,
+        }
+    sol, problem = o.solution, o.structure.problem
+    if sol.capex_usd is None or sol.power_w is None or problem is None:
+        return {}
+    energy = sol.power_w * problem.energy_usd_per_w
+    family = o.structure.family
+    roles = roles_of(family, sol.tiers)
+    circuits = family_of(family).circuit_level(sol.tiers)
+    packet = [t for t in sol.tier_solutions if t.level != circuits]
+    return {
+        "planes": sol.planes,
+        "tiers": sol.tiers,
+        "switch_models": _tier_models(
+            (roles[t.level - 1], t.switch_model) for t in sol.tier_solutions
+        ),
+        "switches": sol.planes * sum(t.switches for t in packet),
+        "capex_usd": sol.capex_usd,
+        "energy_usd": energy,
+        "tco_usd": sol.capex_usd + energy,
+        "power_kw": sol.power_w / 1000.0,
+        "max_switch_hops": hops(sol.tiers, int(circuits is not None)),
+    }
+
+
 def alternatives_table(result: SizingResult) -> pl.DataFrame:
     """Tabulate the best design of every switch option (each model alone, and mixed)."""
     groups: dict[tuple[str, str], list[Outcome]] = {}
@@ -103,33 +141,8 @@ def alternatives_table(result: SizingResult) -> pl.DataFrame:
             status=_option_status(best, outcomes).value,
             winner=(family, option) == winner,
         )
-        sol = best.solution if best else None
-        if (
-            best is not None
-            and sol is not None
-            and sol.capex_usd is not None
-            and sol.power_w is not None
-        ):
-            problem = best.structure.problem
-            assert problem is not None
-            energy = sol.power_w * problem.energy_usd_per_w
-            roles = roles_of(family, sol.tiers)
-            circuits = family_of(family).circuit_level(sol.tiers)
-            ocs = circuits is not None
-            packet = [t for t in sol.tier_solutions if t.level != circuits]
-            row.update(
-                planes=sol.planes,
-                tiers=sol.tiers,
-                switch_models=_tier_models(
-                    (roles[t.level - 1], t.switch_model) for t in sol.tier_solutions
-                ),
-                switches=sol.planes * sum(t.switches for t in packet),
-                capex_usd=sol.capex_usd,
-                energy_usd=energy,
-                tco_usd=sol.capex_usd + energy,
-                power_kw=sol.power_w / 1000.0,
-                max_switch_hops=hops(sol.tiers, int(ocs)),
-            )
+        if best is not None:
+            row.update(_figures(best))
         rows.append(row)
     table = pl.DataFrame(rows, schema=ALTERNATIVES_SCHEMA)
     winner_tco = table.filter(pl.col("winner"))["tco_usd"]

@@ -13,8 +13,8 @@ from typing import Any
 
 import polars as pl
 
-from models.hops import hops
 from models.status import Status
+from planner.wiring import UP_DOWN_WIRING, Wiring, wiring_from_dict, wiring_to_dict
 
 #: Hops per path and roles per tier count.
 ROLES: dict[int, tuple[str, ...]] = {
@@ -154,6 +154,11 @@ class LinkClass:
         """Longest link of the class."""
         return max((g.max_length_m for g in self.groups if g.links), default=0.0)
 
+    @property
+    def propagation_ns(self) -> float:
+        """Propagation delay of the class's slowest link, one way."""
+        return max((g.max_length_m * g.ns_per_m for g in self.groups if g.links), default=0.0)
+
 
 @dataclass(frozen=True)
 class Requirements:
@@ -207,6 +212,8 @@ class Design:
     """NICs sharing one cage at the GPU end (a module there carries ``nics_per_cage x planes``)."""
     protocol: str = ""
     """The protocol every plane speaks end to end: 'infiniband' or 'ethernet'."""
+    wiring: Wiring = UP_DOWN_WIRING
+    """How the tiers are joined: owns the path figures (``planner.wiring``)."""
 
     # ---- derived figures -------------------------------------------------------------------
     @property
@@ -238,28 +245,18 @@ class Design:
 
     @property
     def max_switch_hops(self) -> int:
-        """Switches on the longest GPU-to-GPU path (an OCS layer adds none)."""
-        return hops(self.num_tiers, sum(1 for t in self.tiers if t.ocs))
+        """Switches on the longest GPU-to-GPU path (the wiring's formula)."""
+        return self.wiring.max_switch_hops(self)
 
     @property
     def max_latency_ns(self) -> float:
-        """One-way latency of the longest path: switches crossed, media electronics, propagation.
-
-        The longest path goes up every tier and down again, so it crosses every link class twice
-        and takes, on each crossing, the worst link of the class (electronics + length x ns/m).
-        """
-        top = self.num_tiers
-        switch_ns = sum((1 if t.level == top else 2) * t.latency_ns for t in self.tiers)
-        media_ns = sum(2 * c.latency_ns for c in self.link_classes)
-        return float(switch_ns + media_ns)
+        """One-way latency of the longest path: switches crossed, media electronics, propagation."""
+        return self.wiring.max_latency_ns(self)
 
     @property
     def propagation_ns(self) -> float:
-        """The propagation part of ``max_latency_ns``: twice the longest link of each class."""
-        return sum(
-            2 * max((g.max_length_m * g.ns_per_m for g in c.groups if g.links), default=0.0)
-            for c in self.link_classes
-        )
+        """The propagation part of ``max_latency_ns``."""
+        return self.wiring.propagation_ns(self)
 
     def oversubscription(self) -> tuple[float, ...]:
         """Down:up ratio of every tier below the top, leaf first."""
@@ -267,10 +264,8 @@ class Design:
 
     @property
     def bisection_gbps(self) -> float:
-        """Bandwidth across a cut halving the GPUs: the narrowest of the tiers' capacities, halved."""
-        s = self.link_speed_gbps
-        per_plane = [self.gpus * s] + [c.links * s for c in self.link_classes[1:]]
-        return self.planes * min(per_plane) / 2
+        """Bandwidth, one way, across the narrowest cut halving the GPUs (the wiring's formula)."""
+        return self.wiring.bisection_gbps(self)
 
     def _groups(self) -> list[LinkGroup]:
         return [g for c in self.link_classes for g in c.groups]
@@ -338,8 +333,12 @@ class Design:
 
     @property
     def blast_radius_gpus(self) -> int:
-        """GPUs that lose one plane when one leaf fails."""
-        return self.tiers[0].downlinks
+        """GPUs that lose one plane when one switch fails (the wiring's formula)."""
+        return self.wiring.blast_radius_gpus(self)
+
+    def tier_with_role(self, role: str) -> TierDesign | None:
+        """The switch group of that role (None for the GPUs' end, 'gpu')."""
+        return next((t for t in self.tiers if t.role == role), None)
 
     def objective_terms(self) -> dict[str, float]:
         """The solver's objective split into its terms."""
@@ -457,6 +456,7 @@ class Design:
         """Plain data, JSON-ready."""
         d = asdict(self)
         d["status"] = self.status.value
+        d["wiring"] = wiring_to_dict(self.wiring)
         return d
 
     def to_json(self) -> str:
@@ -484,6 +484,7 @@ class Design:
         d["requirements"] = Requirements(**r)
         d["notes"] = tuple(d.get("notes", ()))
         d["circuits"] = tuple(tuple(c) for c in d.get("circuits", ()))
+        d["wiring"] = wiring_from_dict(d.get("wiring", {"kind": UP_DOWN_WIRING.kind}))
         design = cls(**d)
         check_structure(design)
         return design

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 
 from models.cabling import OCS_CONNECTOR, OCS_CONNECTORS_LOSS_DB
-from planner.design import Design, LinkGroup, TierDesign
+from planner.design import Design, LinkClass, LinkGroup, TierDesign
 from planner.families import family_of
 from planner.schema.catalog import Catalog
 
@@ -41,7 +41,7 @@ def _close(a: float, b: float) -> bool:
 
 
 def check_ports(d: Design) -> list[Violation]:
-    """Every switch uses at most its radix: downlinks + uplinks <= radix; the top has no uplinks."""
+    """Every switch uses at most its radix: downlinks + uplinks <= radix."""
     out: list[Violation] = []
     for t in d.tiers:
         if t.downlinks + t.uplinks > t.radix:
@@ -50,16 +50,22 @@ def check_ports(d: Design) -> list[Violation]:
                     "ports", f"{t.role}: {t.downlinks} down + {t.uplinks} up > radix {t.radix}"
                 )
             )
-        if t.level == d.num_tiers and t.uplinks:
-            out.append(Violation("ports", f"{t.role} is the top tier but has {t.uplinks} uplinks"))
         if t.switches < 1 or t.downlinks < 1:
             out.append(Violation("ports", f"{t.role}: needs at least one switch and one downlink"))
     return out
 
 
+def check_shape(d: Design) -> list[Violation]:
+    """The tiers and link classes are an instance of the design's wiring kind."""
+    return [Violation("wiring", e) for e in d.wiring.shape_errors(d)]
+
+
 def check_spread(d: Design) -> list[Violation]:
-    """Uplinks split evenly: uplinks = fanout x parallel links, and the switches above exist."""
+    """Tiered wiring: uplinks split evenly (uplinks = fanout x parallel links); the top has none."""
     out: list[Violation] = []
+    top = d.tiers[-1]
+    if top.uplinks:
+        out.append(Violation("ports", f"{top.role} is the top tier but has {top.uplinks} uplinks"))
     for t in d.tiers[:-1]:
         if t.uplinks != t.fanout * t.parallel_links:
             out.append(
@@ -213,8 +219,10 @@ def check_ports_fit(d: Design) -> list[Violation]:
     out: list[Violation] = []
     for c in d.link_classes:
         name = f"{c.lower_role}-{c.upper_role}"
-        upper = d.tiers[c.index]
-        lower = d.tiers[c.index - 1] if c.index > 0 else None
+        upper = d.tier_with_role(c.upper_role)
+        lower = d.tier_with_role(c.lower_role)
+        if upper is None:
+            continue  # no switch group of that role: check_shape says so
         ends: list[tuple[str, str, int | None, int, int]] = []
         if lower is None:
             if d.nic_form_factor:
@@ -280,9 +288,10 @@ def check_protocol(d: Design) -> list[Violation]:
     return []
 
 
-def _ends(d: Design, index: int) -> list[TierDesign]:
-    """The tiers at the ends of a class-``index`` link (the NIC end is none of them)."""
-    return [d.tiers[index]] + ([d.tiers[index - 1]] if index > 0 else [])
+def _ends(d: Design, c: LinkClass) -> list[TierDesign]:
+    """The switch groups at the two ends of a class's links (the GPUs' end is none of them)."""
+    ends = (d.tier_with_role(c.upper_role), d.tier_with_role(c.lower_role))
+    return [t for i, t in enumerate(ends) if t is not None and (i == 0 or t is not ends[0])]
 
 
 def _through_ocs(g: LinkGroup, t: TierDesign) -> list[Violation]:
@@ -320,8 +329,9 @@ def check_media(d: Design) -> list[Violation]:
                         f"{before.medium} up to {before.max_length_m:g} m (groups run shortest first)",
                     )
                 )
-        cpo = [t for t in _ends(d, c.index) if t.cpo]
-        ocs = [t for t in _ends(d, c.index) if t.ocs]
+        ends = _ends(d, c)
+        cpo = [t for t in ends if t.cpo]
+        ocs = [t for t in ends if t.ocs]
         for g in c.groups:
             reach = min([g.reach_m] + [t.cpo_reach_m or 0.0 for t in cpo])
             if g.max_length_m > reach:
@@ -549,12 +559,17 @@ def _check_nic_catalog(d: Design, catalog: Catalog) -> list[Violation]:
     return out
 
 
-def check_circuits(d: Design) -> list[Violation]:
-    """The family's own checks: OCS circuits within the ports cabled, or no circuit at all.
+def check_family_structure(d: Design) -> list[Violation]:
+    """The family's structural checks: its wiring fits together (``Family.check_structure``).
 
-    A direct-connect design's circuits join two different blocks through a device within the
-    ports cabled to it; any other family carries none (``Family.check_design``).
+    Tiered families run ``UP_DOWN_STRUCTURE`` and their circuit checks: a direct-connect
+    design's circuits join two different blocks through a device within the ports cabled to it.
     """
+    return family_of(d.family).check_structure(d)
+
+
+def check_family_design(d: Design) -> list[Violation]:
+    """The family's judgement of its wiring: ratios, paths, failures (``Family.check_design``)."""
     return family_of(d.family).check_design(d)
 
 
@@ -569,17 +584,19 @@ def _check_ocs_catalog(t: TierDesign, catalog: Catalog) -> list[Violation]:
     return []
 
 
+#: Checks of a tiered (up-down) wiring: the structural ones, and the judgement of a built one.
+UP_DOWN_STRUCTURE = (check_spread, check_wiring)
+UP_DOWN_DESIGN = (check_oversubscription, check_paths, check_failure_tolerance)
+
+#: Structural checks: a design failing them describes no fabric (design.json refuses it).
+STRUCTURE = (check_ports, check_shape, check_family_structure)
+
 CHECKS = (
-    check_ports,
-    check_spread,
-    check_wiring,
-    check_oversubscription,
-    check_paths,
+    *STRUCTURE,
+    check_family_design,
     check_media,
     check_ports_fit,
     check_protocol,
-    check_circuits,
-    check_failure_tolerance,
     check_totals,
 )
 

@@ -13,7 +13,10 @@ inside their methods, so that importing the registry stays cheap and free of cyc
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
+
+from models.status import Status
 
 if TYPE_CHECKING:
     import numpy as np
@@ -31,6 +34,26 @@ if TYPE_CHECKING:
     PerTier = tuple[tuple[cs.SwitchOption, ...], ...]
     #: Block-level demand of a design under a [verify] section (``planner.api.verify_demand``).
     DemandOf = Callable[[Design, Verify], npt.NDArray[np.float64]]
+
+
+@dataclass(frozen=True)
+class Sized:
+    """One structure sized by a family's own model (a family the Clos model does not size).
+
+    Figures cover all planes. ``design`` is the priced design when the model found one;
+    ``reason`` says, in a user's words, why there is none when the structure is infeasible.
+    """
+
+    status: Status
+    planes: int
+    tiers: int
+    objective_usd: float | None = None
+    bound_usd: float | None = None
+    capex_usd: float | None = None
+    power_w: float | None = None
+    wall_s: float = 0.0
+    design: Design | None = None
+    reason: str = ""
 
 
 class Family(Protocol):
@@ -53,6 +76,17 @@ class Family(Protocol):
         ``options`` are the packet switches allowed at the plane's port speed, ``tier_options``
         the tier counts the search allows and ``pinned_tiers`` the tier count the instance pins
         (None: not pinned). An empty list: the family has no structure under these pins.
+        """
+        ...
+
+    def size(
+        self, inst: Instance, catalog: Catalog, switch_model: str | None, time_limit_s: float
+    ) -> list[Sized]:
+        """Size the family's structures with its own model, best design of each.
+
+        ``switch_model`` restricts the packet switches to one catalog model (None: any). A
+        family sized through ``shapes`` and the Clos model returns [] (its structures are
+        solved by the search loop).
         """
         ...
 
@@ -108,6 +142,14 @@ class Family(Protocol):
         """The fabric graph of one plane of the design, for the simulator."""
         ...
 
+    def check_structure(self, design: Design) -> list[Violation]:
+        """Whether the design's switch groups and links make a fabric of the family at all.
+
+        A design failing these describes no fabric: design.json refuses it (exit 2). The checks
+        are the validator's own recomputations (``planner.validation``), never the model's.
+        """
+        ...
+
     def check_design(self, design: Design) -> list[Violation]:
-        """The family's own validator checks on a design (its wiring beyond the tiers)."""
+        """The family's judgement of a buildable design: ratios, paths, failure tolerance."""
         ...

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
 
     from models import clos_sizing as cs
     from planner.design import Design, TierDesign
-    from planner.families.base import DemandOf, PerTier
+    from planner.families.base import DemandOf, PerTier, Sized
     from planner.schema.catalog import Catalog
     from planner.schema.instance import Instance
     from planner.sim.fabric import Fabric
@@ -35,6 +35,12 @@ class Clos:
     ) -> list[tuple[int, PerTier]]:
         """One structure per allowed tier count, every tier with the same options."""
         return [(t, (options,) * t) for t in tier_options]
+
+    def size(
+        self, inst: Instance, catalog: Catalog, switch_model: str | None, time_limit_s: float
+    ) -> list[Sized]:
+        """None: the structures are solved through ``shapes`` and the Clos model."""
+        return []
 
     def label(self, planes: int, tiers: int) -> str:
         """``2 planes x 3 tiers``."""
@@ -89,10 +95,16 @@ class Clos:
 
         return clos_fabric(design)
 
-    def check_design(self, design: Design) -> list[Violation]:
-        """A Clos design carries no OCS circuits."""
-        from planner.validation import Violation
+    def check_structure(self, design: Design) -> list[Violation]:
+        """Tiered wiring of packet switches only, and no OCS circuits."""
+        from planner.validation import UP_DOWN_STRUCTURE, Violation
 
-        if design.circuits:
-            return [Violation("circuits", f"a {design.family} design has no OCS circuits")]
-        return []
+        if any(t.ocs for t in design.tiers) or design.circuits:
+            return [Violation("wiring", "a clos design has no OCS tier and no circuits")]
+        return [v for check in UP_DOWN_STRUCTURE for v in check(design)]
+
+    def check_design(self, design: Design) -> list[Violation]:
+        """Ratios, paths and failure tolerance (the tiered checks)."""
+        from planner.validation import UP_DOWN_DESIGN
+
+        return [v for check in UP_DOWN_DESIGN for v in check(design)]

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
     from models import clos_sizing as cs
     from planner.design import Design, TierDesign
-    from planner.families.base import DemandOf, PerTier
+    from planner.families.base import DemandOf, PerTier, Sized
     from planner.schema.catalog import Catalog
     from planner.schema.instance import Instance
     from planner.sim.fabric import Fabric
@@ -52,6 +52,12 @@ class OcsDirect:
             for o in catalog.ocs
         )
         return [(TIERS, (options, options, ocs))]
+
+    def size(
+        self, inst: Instance, catalog: Catalog, switch_model: str | None, time_limit_s: float
+    ) -> list[Sized]:
+        """None: the structures are solved through ``shapes`` and the Clos model."""
+        return []
 
     def label(self, planes: int, tiers: int) -> str:
         """``1 plane x OCS direct-connect``."""
@@ -140,7 +146,29 @@ class OcsDirect:
 
         return ocs_fabric(design)
 
+    def check_structure(self, design: Design) -> list[Violation]:
+        """Tiered wiring under one OCS layer on top, and circuits within the cabled ports."""
+        from planner.validation import UP_DOWN_STRUCTURE, Violation
+
+        ocs = [t.level for t in design.tiers if t.ocs]
+        if ocs != [design.num_tiers] or design.num_tiers < 2:
+            return [
+                Violation(
+                    "wiring",
+                    "an ocs_direct design tops packet tiers with one OCS tier; this one has OCS "
+                    f"tiers at levels {ocs or 'none'}",
+                )
+            ]
+        out = [v for check in UP_DOWN_STRUCTURE for v in check(design)]
+        return out + self._check_circuits(design)
+
     def check_design(self, design: Design) -> list[Violation]:
+        """Ratios, paths and failure tolerance of the packet tiers (the tiered checks)."""
+        from planner.validation import UP_DOWN_DESIGN
+
+        return [v for check in UP_DOWN_DESIGN for v in check(design)]
+
+    def _check_circuits(self, design: Design) -> list[Violation]:
         """OCS circuits join two different blocks through a device within its cabled ports.
 
         Every block has the spine tier's ``parallel_links`` ports on every device (the wiring),

@@ -34,8 +34,8 @@ if TYPE_CHECKING:
 #: Largest block, device or circuit count in a circuit entry.
 MAX_INDEX = 10_000_000
 
-#: Roles a tier of a design may have.
-DesignRole = Literal["leaf", "spine", "core", "ocs"]
+#: What a role of a design may be called (a family names them: leaf, spine, core, ocs, ...).
+ROLE_PATTERN = r"^[a-z][a-z_]{0,31}$"
 
 
 class DesignFileError(InputError, ValueError):
@@ -82,7 +82,7 @@ class TierFile(_Part):
 
     of: ClassVar[str] = "TierDesign"
     level: int = Field(ge=1, le=4)
-    role: DesignRole
+    role: str = Field(pattern=ROLE_PATTERN)
     switch_model: str = Field(min_length=1, max_length=200)
     port_speed_gbps: int = Field(ge=1, le=6400)
     radix: int = Field(ge=1, le=4096)
@@ -156,8 +156,8 @@ class LinkClassFile(_Part):
 
     of: ClassVar[str] = "LinkClass"
     index: int = Field(ge=0, le=3)
-    lower_role: Literal["gpu", "leaf", "spine", "core"]
-    upper_role: DesignRole
+    lower_role: str = Field(pattern=ROLE_PATTERN)
+    upper_role: str = Field(pattern=ROLE_PATTERN)
     links: int = _count()
     speed_gbps: int = Field(ge=1, le=6400)
     groups: list[LinkGroupFile] = Field(min_length=1, max_length=64)
@@ -225,6 +225,16 @@ class DesignFile(_Part):
     nics_per_cage: int = Field(1, ge=1, le=8)
     protocol: Literal["", "infiniband", "ethernet"] = ""
     circuits: list[list[int]] = Field(default_factory=list, max_length=10_000_000)
+    wiring: dict[str, Any] = Field(default_factory=lambda: {"kind": "up_down"})
+    """How the tiers are joined: a kind and its parameters (``planner.wiring``)."""
+
+    @field_validator("wiring")
+    @classmethod
+    def _wiring(cls, value: dict[str, Any]) -> dict[str, Any]:
+        from planner.wiring import wiring_from_dict  # the wiring kinds sit above the schema
+
+        wiring_from_dict(value)
+        return value
 
     @field_validator("status")
     @classmethod
@@ -255,27 +265,16 @@ class DesignFile(_Part):
         levels = [t.level for t in self.tiers]
         if levels != list(range(1, len(self.tiers) + 1)):
             raise ValueError(f"tiers: levels must run 1, 2, ... in order, got {levels}")
-        if len(self.link_classes) != len(self.tiers):
-            raise ValueError(
-                f"link_classes: expected one per tier ({len(self.tiers)}), got "
-                f"{len(self.link_classes)}"
-            )
-        for i, (c, t) in enumerate(zip(self.link_classes, self.tiers, strict=True)):
-            if c.index != i or c.upper_role != t.role:
+        roles = {"gpu", *(t.role for t in self.tiers)}
+        for i, c in enumerate(self.link_classes):
+            if c.index != i or not {c.lower_role, c.upper_role} <= roles:
                 raise ValueError(
-                    f"link_classes.{i}: expected index {i} up to the {t.role} tier, got index "
-                    f"{c.index} up to {c.upper_role!r}"
+                    f"link_classes.{i}: expected index {i} between roles of the design "
+                    f"({', '.join(sorted(roles))}), got index {c.index} from {c.lower_role!r} "
+                    f"to {c.upper_role!r}"
                 )
-        ocs_tiers = [t.level for t in self.tiers if t.ocs or t.role == "ocs"]
         if any(not (t.ocs and t.role == "ocs") for t in self.tiers if t.ocs or t.role == "ocs"):
             raise ValueError("tiers: an OCS tier has role 'ocs' and ocs true, and only it")
-        if (self.family == "ocs_direct") != (
-            ocs_tiers == [len(self.tiers)] and len(self.tiers) >= 2
-        ):
-            raise ValueError(
-                "family: an ocs_direct design tops packet tiers with one OCS tier; "
-                f"a {self.family} design has OCS tiers at levels {ocs_tiers or 'none'}"
-            )
         if any(c.speed_gbps != self.link_speed_gbps for c in self.link_classes):
             raise ValueError(
                 f"link_classes: every class runs at link_speed_gbps ({self.link_speed_gbps})"
@@ -298,14 +297,10 @@ def check_structure(design: Design) -> None:
     validator's structural checks (``planner.validation``). The others (ratios, paths, media,
     failures, totals, catalog figures) judge a buildable design and stay ``validate``'s answer.
     """
-    from planner.validation import check_circuits, check_ports, check_spread, check_wiring
+    from planner.validation import STRUCTURE
 
     try:
-        broken = [
-            str(v)
-            for check in (check_ports, check_spread, check_wiring, check_circuits)
-            for v in check(design)
-        ]
+        broken = [str(v) for check in STRUCTURE for v in check(design)]
     except (ArithmeticError, IndexError, KeyError, ValueError) as exc:
         broken = [f"the tiers do not fit together ({exc})"]
     if broken:

@@ -47,6 +47,8 @@ class Outcome:
     structure: Structure
     switch_model: str | None
     solution: cs.SizingSolution
+    design: Design | None = None
+    """The priced design, when a family's own model sized the structure (``Family.size``)."""
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from dataclasses import replace
 from models import clos_sizing as cs
 from models.status import Status
 from planner.design import Design
+from planner.families import family_of
 from planner.schema.catalog import Catalog
 from planner.schema.instance import Instance
 from planner.sizing.designs import design_of
@@ -65,6 +66,11 @@ def search(
             (extra if mixed else main).append((st, model_name, restricted))
     jobs = main + (extra if alternatives or not mixed else [])
     outcomes: list[Outcome] = []
+    own = _own_outcomes(inst, catalog, names, mixed, alternatives, time_limit_s)
+    outcomes.extend(own)
+    for o in own:  # the reasons an own-model structure is infeasible, once each
+        if o.structure.impossible and o.structure not in structures:
+            structures.append(o.structure)
     problems: dict[int, cs.SizingProblem] = {}
     for done, (st, name, problem) in enumerate(jobs, start=1):
         remaining = deadline - time.perf_counter()
@@ -99,6 +105,13 @@ def search(
             status, None, bound, tuple(outcomes), explanation, wall, tuple(structures)
         )
     sol = best.solution
+    if best.design is not None:  # sized by its family's own model: priced already
+        assert sol.objective_usd is not None
+        glob = sol.objective_usd if bound is None else min(bound, sol.objective_usd)
+        optimal = sol.objective_usd - glob <= OPTIMALITY_RTOL * max(1.0, abs(sol.objective_usd))
+        status = Status.OPTIMAL if optimal else Status.FEASIBLE
+        design = _with_search_figures(best.design, status, glob, wall)
+        return SizingResult(status, design, glob, tuple(outcomes), (), wall, tuple(structures))
     if sol.status is Status.OPTIMAL:
         # Same instance, same design: among equal-cost designs take the canonical one.
         problem = problems[next(i for i, o in enumerate(outcomes) if o is best)]
@@ -111,6 +124,46 @@ def search(
     design = design_of(inst, best.structure, sol, catalog)
     design = _with_search_figures(design, status, glob, wall)
     return SizingResult(status, design, glob, tuple(outcomes), (), wall, tuple(structures))
+
+
+def _own_outcomes(
+    inst: Instance,
+    catalog: Catalog,
+    names: list[str],
+    mixed: bool,
+    alternatives: bool,
+    time_limit_s: float,
+) -> list[Outcome]:
+    """The structures of families sized by their own model (``Family.size``), as outcomes.
+
+    The same options as the Clos model's structures: any switch (the decisive search when
+    mixed models are allowed) and each switch model alone.
+    """
+    pin = inst.search.pin
+    families = [pin.family] if pin.family else list(inst.search.families)
+    options: list[str | None] = ([None] if mixed else []) + (
+        names if alternatives or not mixed else []
+    )
+    out: list[Outcome] = []
+    for name in families:
+        family = family_of(name)
+        for option in options:
+            for sized in family.size(inst, catalog, option, time_limit_s):
+                sol = cs.SizingSolution(
+                    sized.status,
+                    sized.planes,
+                    sized.tiers,
+                    sized.objective_usd,
+                    sized.bound_usd,
+                    sized.capex_usd,
+                    sized.power_w,
+                    sized.wall_s,
+                )
+                st = Structure(
+                    sized.planes, sized.tiers, None, impossible=sized.reason or None, family=name
+                )
+                out.append(Outcome(st, option, sol, sized.design))
+    return out
 
 
 def _global_bound(decisive: list[Outcome]) -> float | None:

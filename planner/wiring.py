@@ -1,0 +1,172 @@
+"""How a design's switches are wired, as far as its paths go: the part of a Design a family owns.
+
+A ``Design`` is topology-neutral: switch groups (``tiers``) and link classes named by the roles at
+their two ends, the BOM and the totals. What depends on how those switches are joined (the
+longest path in switches, its one-way latency, the bisection and what one switch failure takes
+out) lives in the design's ``wiring``, a small frozen value tagged by ``kind``. Each kind has one
+formula for each figure; the report, the tables and the alternatives read them from there, and the
+validator keeps its own, independent recomputation.
+
+``up_down`` is the tiered wiring of a folded Clos (and of the packet tiers under an OCS layer).
+A family with another wiring registers its kind here with ``register_wiring`` when its module is
+imported (``planner.families`` imports every family module), and ``wiring_from_dict`` reads it
+back from a design.json.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from models.hops import hops
+
+if TYPE_CHECKING:
+    from planner.design import Design
+
+#: The kind of the tiered (folded Clos) wiring.
+UP_DOWN = "up_down"
+
+
+class Wiring(Protocol):
+    """One wiring kind: its parameters, and one formula for each path figure of a design."""
+
+    kind: ClassVar[str]
+
+    def params(self) -> dict[str, Any]:
+        """The parameters, JSON-ready (without ``kind``); the kind's parser reads them back."""
+        ...
+
+    def max_switch_hops(self, d: Design) -> int:
+        """Switches on the longest GPU-to-GPU path (an OCS mirror is not a hop)."""
+        ...
+
+    def max_latency_ns(self, d: Design) -> float:
+        """One-way latency of the longest path: switches, media electronics and propagation."""
+        ...
+
+    def propagation_ns(self, d: Design) -> float:
+        """The propagation part of ``max_latency_ns``."""
+        ...
+
+    def bisection_gbps(self, d: Design) -> float:
+        """Bandwidth, one way, across the narrowest cut that halves the GPUs, over all planes."""
+        ...
+
+    def blast_radius_gpus(self, d: Design) -> int:
+        """GPUs that lose one plane (or their place in the fabric) when one switch fails."""
+        ...
+
+    def shape_errors(self, d: Design) -> list[str]:
+        """What makes the design's tiers and link classes no instance of this wiring ([] if none)."""
+        ...
+
+
+#: Parser of each wiring kind's parameters: raises ValueError naming what is wrong.
+_PARSERS: dict[str, Callable[[dict[str, Any]], Wiring]] = {}
+
+
+def register_wiring(kind: str, parse: Callable[[dict[str, Any]], Wiring]) -> None:
+    """Make a wiring kind readable from design.json (a family module calls this on import)."""
+    _PARSERS[kind] = parse
+
+
+def wiring_kinds() -> tuple[str, ...]:
+    """Every registered wiring kind."""
+    _load_families()
+    return tuple(sorted(_PARSERS))
+
+
+def wiring_to_dict(w: Wiring) -> dict[str, Any]:
+    """A wiring as design.json holds it: its kind and its parameters."""
+    return {"kind": w.kind, **w.params()}
+
+
+def wiring_from_dict(data: Any) -> Wiring:
+    """Read a wiring written by ``wiring_to_dict``; ValueError says what is wrong with it."""
+    if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
+        raise ValueError("expected an object with a 'kind' naming the wiring")
+    _load_families()
+    kind = data["kind"]
+    parse = _PARSERS.get(kind)
+    if parse is None:
+        raise ValueError(f"unknown wiring kind {kind!r}; known: {', '.join(sorted(_PARSERS))}")
+    return parse({k: v for k, v in data.items() if k != "kind"})
+
+
+def _load_families() -> None:
+    """Import the family modules, which register their wiring kinds."""
+    import planner.families  # noqa: F401  (families sit above designs; imported when needed)
+
+
+def _no_params(kind: str, params: dict[str, Any]) -> None:
+    if params:
+        raise ValueError(f"the {kind} wiring takes no parameters, got {', '.join(sorted(params))}")
+
+
+# ---- the tiered wiring of a folded Clos ---------------------------------------------------------
+@dataclass(frozen=True)
+class UpDown:
+    """Tiers wired up and down: every path climbs to the lowest common tier and comes back.
+
+    Link class i joins tier i (the GPUs for i = 0) to tier i + 1; the longest path crosses every
+    class twice and every tier twice, the top once. An OCS layer on top is mirrors: no hop and no
+    switch latency of its own.
+    """
+
+    kind: ClassVar[str] = UP_DOWN
+
+    def params(self) -> dict[str, Any]:
+        """No parameters: the tiers say everything."""
+        return {}
+
+    def max_switch_hops(self, d: Design) -> int:
+        """2T - 1 switches, less one per OCS layer."""
+        return hops(d.num_tiers, sum(1 for t in d.tiers if t.ocs))
+
+    def max_latency_ns(self, d: Design) -> float:
+        """Up every tier and down again, each link class crossed twice on its worst link."""
+        top = d.num_tiers
+        switch_ns = sum((1 if t.level == top else 2) * t.latency_ns for t in d.tiers)
+        media_ns = sum(2 * c.latency_ns for c in d.link_classes)
+        return float(switch_ns + media_ns)
+
+    def propagation_ns(self, d: Design) -> float:
+        """Twice the longest link of each class, times its ns per metre."""
+        return sum(2 * c.propagation_ns for c in d.link_classes)
+
+    def bisection_gbps(self, d: Design) -> float:
+        """The narrowest of the NIC links and the link classes above, halved, over all planes."""
+        s = d.link_speed_gbps
+        per_plane = [d.gpus * s] + [c.links * s for c in d.link_classes[1:]]
+        return d.planes * min(per_plane) / 2
+
+    def blast_radius_gpus(self, d: Design) -> int:
+        """The GPUs of one leaf."""
+        return d.tiers[0].downlinks
+
+    def shape_errors(self, d: Design) -> list[str]:
+        """One link class per tier, class i up to tier i + 1, roles matching."""
+        if len(d.link_classes) != len(d.tiers):
+            return [
+                f"link_classes: expected one per tier ({len(d.tiers)}), got {len(d.link_classes)}"
+            ]
+        below = ("gpu", *(t.role for t in d.tiers))
+        return [
+            f"link_classes.{i}: expected {below[i]} up to the {t.role} tier, got "
+            f"{c.lower_role} up to {c.upper_role}"
+            for i, (c, t) in enumerate(zip(d.link_classes, d.tiers, strict=True))
+            if c.upper_role != t.role or c.lower_role != below[i]
+        ]
+
+
+#: The one up-down wiring (it has no parameters).
+UP_DOWN_WIRING = UpDown()
+
+
+def _parse_up_down(params: dict[str, Any]) -> Wiring:
+    _no_params(UP_DOWN, params)
+    return UP_DOWN_WIRING
+
+
+register_wiring(UP_DOWN, _parse_up_down)
