@@ -1,0 +1,751 @@
+"""The torus family: a 1-, 2- or 3-D torus of packet switches, each with its GPUs, routed by DOR.
+
+Sized by its own model (``models.torus_fabric``: closed forms, the length rule, the exact
+enumeration); this module turns the instance into that model's data, its solution into a
+``Design`` (one switch group of role ``switch``; link classes ``gpu-switch`` and
+``switch-switch``), owns the ``torus`` wiring (dims, GPUs per switch, parallel links) and the
+validator's independent recomputations. Instance knobs it reads: the cluster, the layout (for the
+length rule), the constraints (``max_oversubscription`` bounds the load ratio of uniform
+all-to-all under DOR, see the model), the objective and the search (allowed switches and media,
+``pin.family``, ``pin.planes``, ``pin.switch_models``); the other pins and ``max_tiers`` are Clos
+decisions and do not apply.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from planner.wiring import register_wiring
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from models import clos_sizing as cs
+    from models import torus_fabric as tf
+    from planner.design import Design, LinkGroup, TierDesign
+    from planner.families.base import DemandOf, PerTier, Sized
+    from planner.schema.catalog import Catalog
+    from planner.schema.instance import Instance
+    from planner.sim.fabric import Fabric
+    from planner.validation import Violation
+
+#: The family's name in instances and designs.
+TORUS = "torus"
+#: The wiring kind of a torus design (design.json's ``wiring.kind``).
+TORUS_WIRING = "torus"
+#: Role of the torus's one switch group.
+ROLE = "switch"
+#: Most dimensions a torus wiring may have, and the largest ring and switch count design.json
+#: may name (the enumeration never goes near them; they keep hostile input finite).
+MAX_DIMS = 3
+MAX_RING = 1_000_000
+MAX_SWITCHES = 10_000_000
+#: Largest switch count whose hop count the validator recomputes by breadth-first search; above
+#: it, it walks each ring alone (the torus is a product of rings).
+BFS_MAX_SWITCHES = 20_000
+#: Slack on a recomputed latency (ns) and on a load ratio against its limit.
+LATENCY_TOL_NS = 1e-6
+RATIO_RTOL = 1e-12
+
+
+def _deg(k: int) -> int:
+    """Ring neighbours of a switch along a dimension of k switches (2, 1 for k = 2, 0)."""
+    return len({1 % k, (k - 1) % k} - {0})
+
+
+# ---- the wiring ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TorusWiring:
+    """A torus of switches: ring sizes, GPUs per switch, parallel links per ring neighbour.
+
+    Formulas (``models.torus_fabric``): hops = diameter + 1; latency = (D + 1) switches + two GPU
+    links + D torus links, each at its class's worst; bisection = the cut halving the largest
+    dimension (or the NICs, if fewer); blast radius = the GPUs of one switch.
+    """
+
+    kind: ClassVar[str] = TORUS_WIRING
+    dims: tuple[int, ...]
+    gpus_per_switch: int
+    parallel_links: int
+
+    def params(self) -> dict[str, Any]:
+        """Ring sizes, GPUs per switch and parallel links."""
+        return {
+            "dims": list(self.dims),
+            "gpus_per_switch": self.gpus_per_switch,
+            "parallel_links": self.parallel_links,
+        }
+
+    def max_switch_hops(self, d: Design) -> int:
+        """Diameter + 1."""
+        from models import torus_fabric as tf
+
+        return tf.switch_hops(self.dims)
+
+    def _diameter(self) -> int:
+        from models import torus_fabric as tf
+
+        return tf.diameter(self.dims)
+
+    def max_latency_ns(self, d: Design) -> float:
+        """(D + 1) switches, two GPU links and D torus links on their worst link."""
+        from models import torus_fabric as tf
+
+        gpu, torus = (
+            d.link_classes[i].latency_ns if i < len(d.link_classes) else 0.0 for i in (0, 1)
+        )
+        return tf.path_latency_ns(self.dims, d.tiers[0].latency_ns, gpu, torus)
+
+    def propagation_ns(self, d: Design) -> float:
+        """Two GPU links and D torus links, at their class's longest."""
+        gpu, torus = (
+            d.link_classes[i].propagation_ns if i < len(d.link_classes) else 0.0 for i in (0, 1)
+        )
+        return 2 * gpu + self._diameter() * torus
+
+    def bisection_gbps(self, d: Design) -> float:
+        """Links across the cut halving the largest dimension, or half the NICs, all planes."""
+        from models import torus_fabric as tf
+
+        links = tf.bisection_links(self.dims, self.parallel_links)
+        return d.planes * d.link_speed_gbps * min(links, d.gpus / 2)
+
+    def blast_radius_gpus(self, d: Design) -> int:
+        """The GPUs of one switch."""
+        return min(self.gpus_per_switch, d.gpus)
+
+    def shape_errors(self, d: Design) -> list[str]:
+        """One switch group and two link classes: gpu up to it, and it to itself."""
+        if len(d.tiers) != 1:
+            return [f"tiers: a torus has one switch group, got {len(d.tiers)}"]
+        role = d.tiers[0].role
+        want = [("gpu", role), (role, role)]
+        got = [(c.lower_role, c.upper_role) for c in d.link_classes]
+        if got != want:
+            return [
+                f"link_classes: a torus has {want[0][0]}-{role} and {role}-{role} classes, got "
+                + (", ".join(f"{a}-{b}" for a, b in got) or "none")
+            ]
+        return []
+
+
+def _int(params: dict[str, Any], name: str, low: int, high: int) -> int:
+    v = params.get(name)
+    if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
+        raise ValueError(
+            f"torus wiring: {name} must be an integer from {low} to {high:,}, got {v!r}"
+        )
+    return v
+
+
+def parse_torus_wiring(params: dict[str, Any]) -> TorusWiring:
+    """Read a torus wiring's parameters strictly; ValueError names what is wrong."""
+    known = {"dims", "gpus_per_switch", "parallel_links"}
+    extra = sorted(set(params) - known)
+    if extra:
+        raise ValueError(
+            f"torus wiring: unknown parameters {', '.join(extra)}; known: {', '.join(sorted(known))}"
+        )
+    missing = sorted(known - set(params))
+    if missing:
+        raise ValueError(f"torus wiring: missing {', '.join(missing)}")
+    dims = params["dims"]
+    if (
+        not isinstance(dims, list)
+        or not 1 <= len(dims) <= MAX_DIMS
+        or any(
+            isinstance(k, bool) or not isinstance(k, int) or not 2 <= k <= MAX_RING for k in dims
+        )
+    ):
+        raise ValueError(
+            f"torus wiring: dims must be a list of 1 to {MAX_DIMS} ring sizes, each an integer "
+            f"from 2 to {MAX_RING:,}; got {dims!r}"
+        )
+    if math.prod(dims) > MAX_SWITCHES:
+        raise ValueError(
+            f"torus wiring: dims {dims} make {math.prod(dims):,} switches, more than {MAX_SWITCHES:,}"
+        )
+    return TorusWiring(
+        tuple(dims),
+        _int(params, "gpus_per_switch", 1, 100_000),
+        _int(params, "parallel_links", 1, 100_000),
+    )
+
+
+register_wiring(TORUS_WIRING, parse_torus_wiring)
+
+
+# ---- the family ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Torus:
+    """A torus of switches sized by ``models.torus_fabric``; no shapes for the Clos model."""
+
+    name: str = TORUS
+
+    def shapes(
+        self,
+        catalog: Catalog,
+        options: tuple[cs.SwitchOption, ...],
+        tier_options: list[int],
+        pinned_tiers: int | None,
+    ) -> list[tuple[int, PerTier]]:
+        """None: the torus has its own model (``size``)."""
+        return []
+
+    def size(
+        self, inst: Instance, catalog: Catalog, switch_model: str | None, time_limit_s: float
+    ) -> list[Sized]:
+        """One structure per plane count: the best torus of the allowed switches, priced."""
+        import time
+
+        from models import torus_fabric as tf
+        from planner.families.base import Sized
+
+        out: list[Sized] = []
+        planes = (
+            [inst.search.pin.planes] if inst.search.pin.planes else sorted(inst.cluster.nic_ports)
+        )
+        start = time.perf_counter()
+        for i, p in enumerate(planes):
+            share = max(0.0, (time_limit_s - (time.perf_counter() - start)) / (len(planes) - i))
+            problem = _problem(inst, catalog, p, switch_model)
+            sol = tf.solve(tf.build(problem), share)
+            if sol.priced is None:
+                reason = sol.reason or "the time limit ran out before a torus was priced"
+                out.append(
+                    Sized(
+                        sol.status, p, 1, bound_usd=sol.bound_usd, wall_s=sol.wall_s, reason=reason
+                    )
+                )
+                continue
+            design = _design_of(inst, catalog, problem, sol)
+            out.append(
+                Sized(
+                    sol.status,
+                    p,
+                    1,
+                    objective_usd=design.objective_usd,
+                    bound_usd=sol.bound_usd,
+                    capex_usd=design.capex_usd,
+                    power_w=design.power_w,
+                    wall_s=sol.wall_s,
+                    design=design,
+                )
+            )
+        return out
+
+    def label(self, planes: int, tiers: int) -> str:
+        """``1 plane x torus``."""
+        return f"{planes} plane{'s' if planes > 1 else ''} x torus"
+
+    def roles(self, tiers: int) -> tuple[str, ...]:
+        """Every group is the torus's switches."""
+        return (ROLE,) * tiers
+
+    def circuit_level(self, tiers: int) -> int | None:
+        """None: packet switches only."""
+        return None
+
+    def missing_tier_reason(self, index: int, speed_gbps: int) -> str:
+        """No switch at the plane's port speed."""
+        return f"allowed switch runs {speed_gbps}G ports"
+
+    def class_note(self, link_class: int, tiers: int) -> str:
+        """The torus links follow folded rings (``models.torus_fabric``)."""
+        return " (folded rings)" if link_class == 1 else ""
+
+    def tier_design(
+        self, catalog: Catalog, ts: cs.TierSolution, speed_gbps: int
+    ) -> TierDesign | None:
+        """None: no special tier."""
+        return None
+
+    def after_solve(
+        self, design: Design, inst: Instance, time_limit_s: float, demand_of: DemandOf
+    ) -> Design:
+        """The design as solved."""
+        return design
+
+    def search_tables(self, design: Design) -> dict[str, pl.DataFrame]:
+        """None."""
+        return {}
+
+    def extra_tables(self, design: Design) -> dict[str, pl.DataFrame]:
+        """``torus``: one row per dimension, with the closed-form figures of the whole torus."""
+        return {"torus": torus_table(design)}
+
+    def throughput_scale(self, design: Design, inst: Instance, demand_of: DemandOf) -> float | None:
+        """The closed form when the [verify] traffic is uniform all-to-all only; else None."""
+        from models import torus_fabric as tf
+
+        w = design.wiring
+        kinds = {t.kind for t in inst.verify.traffic}
+        if not isinstance(w, TorusWiring) or kinds != {"uniform_all_to_all"}:
+            return None
+        return tf.throughput_fraction(w.dims, w.gpus_per_switch, w.parallel_links)
+
+    def build_fabric(self, design: Design) -> Fabric:
+        """One plane of the torus (``planner.sim.fabric.torus_fabric``), routed by DOR."""
+        from planner.sim.fabric import torus_fabric
+
+        w = _wiring(design)
+        return torus_fabric(
+            design.gpus,
+            design.planes,
+            w.dims,
+            w.gpus_per_switch,
+            w.parallel_links,
+            float(design.link_speed_gbps),
+            roles=("gpu", design.tiers[0].role),
+        )
+
+    def check_structure(self, design: Design) -> list[Violation]:
+        """One packet switch group of prod(dims) switches, ports and links as the rings give."""
+        from planner.validation import Violation
+
+        d = design
+        if not isinstance(d.wiring, TorusWiring):
+            return [Violation("wiring", f"a torus design has a torus wiring, not {d.wiring.kind}")]
+        if len(d.tiers) != 1 or d.tiers[0].ocs or d.circuits:
+            return [
+                Violation("wiring", "a torus design has one packet switch group and no circuits")
+            ]
+        w, t = d.wiring, d.tiers[0]
+        out: list[Violation] = []
+        n = 1
+        for k in w.dims:
+            n *= k
+        if t.switches != n:
+            out.append(
+                Violation("wiring", f"dims {list(w.dims)} make {n} switches, not {t.switches}")
+            )
+        if t.downlinks != w.gpus_per_switch or n * w.gpus_per_switch < d.gpus:
+            out.append(
+                Violation(
+                    "wiring",
+                    f"{n} switches of {w.gpus_per_switch} GPU ports ({t.downlinks} stated) do not "
+                    f"hold {d.gpus} GPUs",
+                )
+            )
+        neighbours = sum(_deg(k) for k in w.dims)
+        if (t.fanout, t.parallel_links, t.uplinks) != (
+            neighbours,
+            w.parallel_links,
+            neighbours * w.parallel_links,
+        ):
+            out.append(
+                Violation(
+                    "wiring",
+                    f"a switch has {neighbours} ring neighbours x {w.parallel_links} links; it "
+                    f"states fanout {t.fanout}, parallel links {t.parallel_links}, uplinks "
+                    f"{t.uplinks}",
+                )
+            )
+        if len(d.link_classes) == 2:
+            ring = _ring_links(w.dims) * w.parallel_links
+            for c, want in zip(d.link_classes, (d.gpus, ring), strict=True):
+                if c.links != want:
+                    out.append(
+                        Violation(
+                            "wiring",
+                            f"{c.lower_role}-{c.upper_role}: {c.links} links, the rings give {want}",
+                        )
+                    )
+        return out
+
+    def check_design(self, design: Design) -> list[Violation]:
+        """Hops and latency (recomputed on the rings), bandwidth, failure tolerance."""
+        from planner.validation import PROPAGATION_NS_PER_M, Violation
+
+        d, r = design, design.requirements
+        w = d.wiring
+        if not isinstance(w, TorusWiring) or len(d.tiers) != 1 or len(d.link_classes) != 2:
+            return []  # no torus at all: the structural checks say why
+        out: list[Violation] = []
+        hops = _eccentricity(w.dims) + 1
+        if r.max_switch_hops is not None and hops > r.max_switch_hops:
+            out.append(
+                Violation("hops", f"{hops} switches on the longest path > {r.max_switch_hops}")
+            )
+
+        def worst(groups: tuple[LinkGroup, ...]) -> float:
+            return max(
+                (
+                    g.latency_ns
+                    + g.max_length_m * PROPAGATION_NS_PER_M["copper" if g.copper else "fibre"]
+                    for g in groups
+                    if g.links
+                ),
+                default=0.0,
+            )
+
+        gpu, ring = (worst(c.groups) for c in d.link_classes)
+        latency = hops * d.tiers[0].latency_ns + 2 * gpu + (hops - 1) * ring
+        if r.max_latency_ns is not None and latency > r.max_latency_ns + LATENCY_TOL_NS:
+            out.append(
+                Violation(
+                    "latency", f"{latency:,.1f} ns on the longest path > {r.max_latency_ns} ns"
+                )
+            )
+        if not math.isclose(latency, d.max_latency_ns, rel_tol=1e-9, abs_tol=LATENCY_TOL_NS):
+            out.append(
+                Violation(
+                    "latency",
+                    f"the design states {d.max_latency_ns:,.1f} ns on the longest path, the links "
+                    f"give {latency:,.1f}",
+                )
+            )
+        for c in d.link_classes:
+            if c.speed_gbps != d.link_speed_gbps:
+                out.append(
+                    Violation(
+                        "speed",
+                        f"class {c.index} runs {c.speed_gbps}G on {d.link_speed_gbps}G links",
+                    )
+                )
+        limit = r.max_oversubscription[0] if r.max_oversubscription else 1.0
+        ratio = _load_ratio(w)
+        if ratio > limit * (1 + RATIO_RTOL):
+            out.append(
+                Violation(
+                    "oversubscription",
+                    f"uniform all-to-all under DOR loads the busiest torus link {ratio:.3f}x its "
+                    f"capacity > {limit}",
+                )
+            )
+        phi = r.min_fraction_after_failure
+        kept = (d.planes - 1) / d.planes
+        if phi is not None and kept < phi - 1e-12:
+            out.append(
+                Violation(
+                    "failure",
+                    f"a switch failure cuts its GPUs, and the DOR paths through it, off one of "
+                    f"{d.planes} planes: {kept:.0%} kept < {phi:.0%}",
+                )
+            )
+        return out
+
+
+# ---- the validator's own recomputations (no closed form of the model) ----------------------------
+def _wiring(design: Design) -> TorusWiring:
+    w = design.wiring
+    if not isinstance(w, TorusWiring):
+        raise ValueError(f"a torus design has a torus wiring, not {w.kind}")
+    return w
+
+
+def _ring_links(dims: tuple[int, ...]) -> int:
+    """Distinct neighbour pairs of the torus, counted ring by ring (q = 1)."""
+    n = math.prod(dims)
+    total = 0
+    for k in dims:
+        pairs = {frozenset((c, (c + 1) % k)) for c in range(k)}
+        total += (n // k) * sum(1 for p in pairs if len(p) == 2)
+    return total
+
+
+def _ring_eccentricity(k: int) -> int:
+    """Farthest switch of a ring of k from switch 0, by breadth-first search."""
+    seen = {0: 0}
+    todo = deque([0])
+    while todo:
+        c = todo.popleft()
+        for nxt in ((c + 1) % k, (c - 1) % k):
+            if nxt not in seen:
+                seen[nxt] = seen[c] + 1
+                todo.append(nxt)
+    return max(seen.values())
+
+
+def _eccentricity(dims: tuple[int, ...]) -> int:
+    """Torus links from switch 0 to the farthest switch (the torus is vertex-transitive).
+
+    Breadth-first search on the whole switch graph when it is small enough, else the sum of the
+    rings' (a product graph's distances add up).
+    """
+    n = math.prod(dims)
+    if n > BFS_MAX_SWITCHES:
+        return sum(_ring_eccentricity(k) for k in dims)
+    strides = [math.prod(dims[:i]) for i in range(len(dims))]
+    seen = {0: 0}
+    todo = deque([0])
+    while todo:
+        v = todo.popleft()
+        for k, s in zip(dims, strides, strict=True):
+            c = (v // s) % k
+            for step in (1, -1):
+                u = v + (((c + step) % k) - c) * s
+                if u not in seen:
+                    seen[u] = seen[v] + 1
+                    todo.append(u)
+    return max(seen.values())
+
+
+def _load_ratio(w: TorusWiring) -> float:
+    """Busiest ring link's load / capacity under uniform all-to-all, DOR, full switches.
+
+    Ring distances summed one by one (not the closed form): per dimension, traffic between a
+    switch pair g^2 / (E - 1), times N sources, times the ring distances of one source over the
+    N / k rings' worth of destinations, over the dimension's directed links.
+    """
+    n = math.prod(w.dims)
+    g, q = w.gpus_per_switch, w.parallel_links
+    e = n * g
+    worst = 0.0
+    for k in w.dims:
+        hops = sum(min(x, k - x) for x in range(k)) * (n // k)
+        directed = 2 * _ring_links((k,)) * (n // k) * q
+        if e > 1 and directed:
+            worst = max(worst, n * hops * g * g / (e - 1) / directed)
+    return worst
+
+
+# ---- the instance as model data, the solution as a Design ----------------------------------------
+def _problem(
+    inst: Instance, catalog: Catalog, planes: int, switch_model: str | None
+) -> tf.TorusProblem:
+    from fractions import Fraction
+
+    from models import cabling as cb
+    from models import torus_fabric as tf
+    from planner.sizing import (
+        RATIO_DENOMINATOR,
+        allowed_media,
+        allowed_switches,
+        cage_of,
+        medium_option,
+        nic_of,
+        nic_port,
+    )
+
+    cl, c, lay = inst.cluster, inst.constraints, inst.layout
+    speed = cl.nic_gbps // planes
+    nic = nic_of(inst, catalog)
+    pinned = inst.search.pin.model_for(1)
+    choices = []
+    for s in allowed_switches(inst, catalog):
+        radix = s.radix_at(speed)
+        if radix is None or (nic is not None and s.protocol not in nic.protocols):
+            continue
+        if switch_model not in (None, s.name) or pinned not in (None, s.name):
+            continue
+        engine: cb.PortKind = (
+            cb.CpoEngine(s.cpo_optics.lane_gbps, s.cpo_optics.connector, s.cpo_optics.reach_m)
+            if s.cpo_optics is not None
+            else cage_of(s.cage)
+        )
+        choices.append(tf.SwitchChoice(s.name, radix, s.cost_usd, s.power_w, s.latency_ns, engine))
+    media = tuple(medium_option(m) for m in allowed_media(inst, catalog) if m.speed_gbps == speed)
+    survive = c.survive
+    phi = None
+    if survive is not None and survive.switch_failures > 0:
+        phi = Fraction(survive.min_bandwidth_fraction).limit_denominator(RATIO_DENOMINATOR)
+    obj = inst.objective
+    return tf.TorusProblem(
+        gpus=cl.gpus,
+        options=(tf.PlaneOption(planes, speed, tuple(choices), media),),
+        floor=tf.Floor(
+            gpus_per_rack=lay.nodes_per_rack * cl.gpus_per_node,
+            racks_per_row=lay.racks_per_row,
+            rack_width_m=lay.rack_width_m,
+            row_pitch_m=lay.row_pitch_m,
+            in_rack_m=lay.in_rack_cable_m,
+            slack_m=lay.cable_slack_m,
+            run_factor=1.0 + lay.routing_overhead,
+        ),
+        requirements=tf.Requirements(
+            max_load_ratio=Fraction(c.oversubscription(1)).limit_denominator(RATIO_DENOMINATOR),
+            max_switch_hops=c.max_switch_hops,
+            max_latency_ns=c.max_latency_ns,
+            min_fraction_after_failure=phi,
+            max_power_w=None if c.max_power_kw is None else c.max_power_kw * 1000.0,
+            max_capex_usd=c.max_capex_usd,
+        ),
+        energy_usd_per_w=obj.energy_usd_per_w,
+        capex_weight=obj.capex_weight,
+        energy_weight=obj.energy_weight,
+        nic=nic_port(nic),
+    )
+
+
+def _groups(
+    catalog: Catalog, bands: tuple[tf.Band, ...], ends_k: tuple[int, int]
+) -> tuple[LinkGroup, ...]:
+    from models import cabling as cb
+    from planner.design import LinkGroup
+
+    out = []
+    for b in bands:
+        m = catalog.medium_named(b.medium)
+        lower_k, upper_k = ends_k
+        out.append(
+            LinkGroup(
+                medium=m.name,
+                kind=m.kind,
+                links=b.links,
+                min_length_m=b.min_length_m,
+                max_length_m=b.max_length_m,
+                pluggable_ends=b.ends,
+                end_cost_usd=m.cost_usd_per_end,
+                end_power_w=m.power_w_per_end,
+                cable_cost_usd=m.cable_cost_usd,
+                latency_ns=m.latency_ns,
+                reach_m=m.reach_m,
+                afr=m.afr,
+                copper=m.copper,
+                lane_gbps=m.lane_gbps,
+                connector=m.connector,
+                channel_loss_db=m.channel_loss_db,
+                source=m.source.get("cost_usd_per_end", ""),
+                lower_ports_per_module=lower_k,
+                upper_ports_per_module=upper_k,
+                host_lane_gbps=m.host_lanes,
+                form_factors=tuple(m.form_factors),
+                ns_per_m=cb.COPPER_NS_PER_M if m.copper else cb.FIBRE_NS_PER_M,
+            )
+        )
+    return tuple(out)
+
+
+def _design_of(
+    inst: Instance, catalog: Catalog, problem: tf.TorusProblem, sol: tf.TorusSolution
+) -> Design:
+    from models import torus_fabric as tf
+    from planner.design import Design, LinkClass, Requirements, TierDesign
+    from planner.sizing import nic_of
+
+    pr = sol.priced
+    assert pr is not None
+    cand, r = pr.candidate, problem.requirements
+    sw = catalog.switch_named(cand.switch.name)
+    speed = inst.cluster.nic_gbps // cand.planes
+    n = tf.switches(cand.dims)
+    nic = nic_of(inst, catalog)
+    switch_k = sw.ports_per_cage(speed) if sw.cpo_optics is None else 0
+    nic_k = 1 if nic is None else nic.ports_per_cage(cand.planes)
+    tier = TierDesign(
+        level=1,
+        role=ROLE,
+        switch_model=sw.name,
+        port_speed_gbps=speed,
+        radix=cand.switch.radix,
+        switches=n,
+        downlinks=cand.gpus_per_switch,
+        uplinks=tf.torus_ports(cand.dims, cand.parallel_links),
+        fanout=tf.torus_ports(cand.dims, 1),
+        parallel_links=cand.parallel_links,
+        cpo=sw.cpo,
+        unit_cost_usd=sw.cost_usd,
+        unit_power_w=sw.power_w,
+        latency_ns=sw.latency_ns,
+        source=sw.source.get("cost_usd", ""),
+        cpo_lane_gbps=sw.cpo_optics.lane_gbps if sw.cpo_optics else None,
+        cpo_connector=sw.cpo_optics.connector if sw.cpo_optics else "",
+        cpo_reach_m=sw.cpo_optics.reach_m if sw.cpo_optics else None,
+        protocol=sw.protocol,
+        cage_form_factor=sw.cage.form_factor if sw.cage else "",
+        cage_lane_gbps=sw.cage.lane_gbps if sw.cage else None,
+        ports_per_cage=sw.ports_per_cage(speed),
+    )
+    sk = max(switch_k, 1) if sw.cpo_optics is None else 0
+    classes = (
+        LinkClass(
+            index=0,
+            lower_role="gpu",
+            upper_role=ROLE,
+            links=inst.cluster.gpus,
+            speed_gbps=speed,
+            groups=_groups(catalog, pr.gpu_bands, (max(nic_k, 1), sk)),
+        ),
+        LinkClass(
+            index=1,
+            lower_role=ROLE,
+            upper_role=ROLE,
+            links=tf.torus_links(cand.dims, cand.parallel_links),
+            speed_gbps=speed,
+            groups=_groups(catalog, pr.torus_bands, (sk, sk)),
+        ),
+    )
+    c = inst.constraints
+    dims = " x ".join(str(k) for k in cand.dims)
+    theta = tf.throughput_fraction(cand.dims, cand.gpus_per_switch, cand.parallel_links)
+    return Design(
+        instance=inst.name,
+        family=TORUS,
+        status=sol.status,
+        gpus=inst.cluster.gpus,
+        planes=cand.planes,
+        link_speed_gbps=speed,
+        tiers=(tier,),
+        link_classes=classes,
+        requirements=Requirements(
+            max_oversubscription=(float(r.max_load_ratio),),
+            max_switch_hops=c.max_switch_hops,
+            max_latency_ns=c.max_latency_ns,
+            min_fraction_after_failure=None
+            if r.min_fraction_after_failure is None
+            else float(r.min_fraction_after_failure),
+            protected_tiers=(1,) if r.min_fraction_after_failure is not None else (),
+            max_power_w=r.max_power_w,
+            max_capex_usd=r.max_capex_usd,
+        ),
+        energy_usd_per_w=problem.energy_usd_per_w,
+        capex_weight=problem.capex_weight,
+        energy_weight=problem.energy_weight,
+        capex_usd=pr.capex_usd,
+        power_w=pr.power_w,
+        objective_usd=pr.objective_usd,
+        bound_usd=sol.bound_usd if sol.bound_usd is not None else pr.objective_usd,
+        gpus_per_node=inst.cluster.gpus_per_node,
+        catalog=inst.search.catalog,
+        solve_s=sol.wall_s,
+        notes=(
+            f"torus {dims} of {sw.name}, {cand.gpus_per_switch} GPUs per switch, "
+            f"{cand.parallel_links} parallel links per ring neighbour; uniform all-to-all under "
+            f"dimension-order routing runs at {theta:.2f} of line rate",
+            "cable lengths: folded rings, switches in the racks of their GPUs "
+            "(models.torus_fabric, link_lengths)",
+        ),
+        nic="" if nic is None else nic.name,
+        nic_form_factor="" if nic is None else nic.cage.form_factor,
+        nic_lane_gbps=None if nic is None else nic.cage.lane_gbps,
+        nics_per_cage=1 if nic is None else nic.nics_per_cage,
+        protocol=sw.protocol,
+        wiring=TorusWiring(cand.dims, cand.gpus_per_switch, cand.parallel_links),
+    )
+
+
+def torus_table(design: Design) -> pl.DataFrame:
+    """One row per dimension: ring size, rings, links; and the whole torus's closed forms."""
+    import polars as pl
+
+    from models import torus_fabric as tf
+
+    w = _wiring(design)
+    n = tf.switches(w.dims)
+    theta = tf.throughput_fraction(w.dims, w.gpus_per_switch, w.parallel_links)
+    rows = [
+        {
+            "dimension": i,
+            "ring_switches": k,
+            "rings": n // k,
+            "links_per_plane": w.parallel_links * n * tf.degree(k) // 2,
+            "ports_per_switch": w.parallel_links * tf.degree(k),
+            "diameter_links": k // 2,
+            "switches": n,
+            "gpus_per_switch": w.gpus_per_switch,
+            "parallel_links": w.parallel_links,
+            "torus_diameter_links": tf.diameter(w.dims),
+            "max_switch_hops": tf.switch_hops(w.dims),
+            "bisection_links_per_plane": tf.bisection_links(w.dims, w.parallel_links),
+            "load_ratio_uniform_dor": float(
+                tf.load_ratio(w.dims, w.gpus_per_switch, w.parallel_links)
+            ),
+            "throughput_fraction_uniform_dor": theta,
+        }
+        for i, k in enumerate(w.dims)
+    ]
+    return pl.DataFrame(rows)
