@@ -289,9 +289,12 @@ def check_protocol(d: Design) -> list[Violation]:
 
 
 def _ends(d: Design, c: LinkClass) -> list[TierDesign]:
-    """The switch groups at the two ends of a class's links (the GPUs' end is none of them)."""
+    """The switch groups at the two ends of a class's links (the GPUs' end is none of them).
+
+    A class joining a group to itself (a torus's switch-to-switch links) has it at both ends.
+    """
     ends = (d.tier_with_role(c.upper_role), d.tier_with_role(c.lower_role))
-    return [t for i, t in enumerate(ends) if t is not None and (i == 0 or t is not ends[0])]
+    return [t for t in ends if t is not None]
 
 
 def _through_ocs(g: LinkGroup, t: TierDesign) -> list[Violation]:
@@ -332,6 +335,9 @@ def check_media(d: Design) -> list[Violation]:
         ends = _ends(d, c)
         cpo = [t for t in ends if t.cpo]
         ocs = [t for t in ends if t.ocs]
+        expected = 2 - len(cpo) - len(ocs)
+        cpo = list({id(t): t for t in cpo}.values())  # a group at both ends is checked once
+        ocs = list({id(t): t for t in ocs}.values())
         for g in c.groups:
             reach = min([g.reach_m] + [t.cpo_reach_m or 0.0 for t in cpo])
             if g.max_length_m > reach:
@@ -360,7 +366,6 @@ def check_media(d: Design) -> list[Violation]:
                     )
             for t in ocs:
                 out.extend(_through_ocs(g, t))
-            expected = 2 - len(cpo) - len(ocs)
             if g.pluggable_ends != expected:
                 out.append(
                     Violation(
