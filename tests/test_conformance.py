@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import networkx as nx
 import pytest
 
-from models.hops import hops
 from planner.api import PlanResult, plan, simulate, validate
 from planner.design import Design
 
@@ -49,6 +49,14 @@ CASES: dict[str, tuple[dict[str, Any], str]] = {
             "search": {"families": ["ocs_direct"]},
         },
         "ocs0",
+    ),
+    "torus": (
+        {
+            "cluster": {"gpus": 128, "gpus_per_node": 8, "nic_gbps": 400, "nic_ports": [1]},
+            "constraints": {"max_oversubscription": 2.0},
+            "search": {"families": ["torus"]},
+        },
+        "switch0",
     ),
 }
 
@@ -140,6 +148,37 @@ def test_a_failure_scenario_runs(family: str, simulated: SimResult) -> None:
     assert any(failed in str(s) for s in failures["scenario"].to_list()), failures
 
 
-def test_hops_follow_the_one_formula(design: Design) -> None:
-    ocs_tiers = sum(1 for t in design.tiers if t.ocs)
-    assert design.max_switch_hops == hops(len(design.tiers), ocs_tiers)
+def longest_path_in_switches(design: Design) -> int:
+    """Switches on the longest shortest path between two switches of the group GPUs attach to.
+
+    Every switch of that group counts, whether or not GPUs fill it (a torus's last switches may
+    stand empty; the design's figure then bounds its GPU paths). Read off the family's fabric graph: an OCS circuit's pseudo-node is mirrors, not a switch, so
+    each circuit becomes a direct edge between its two spines before the breadth-first search.
+    """
+    from planner.sim.fabric import build_fabric
+
+    fabric = build_fabric(design)
+    first = fabric.tier_offsets[1]
+    circuits = fabric.tier_offsets[-2] if fabric.circuit_device is not None else fabric.nodes
+    g = nx.Graph()
+    ends: dict[int, list[int]] = {}
+    for a, b in zip(fabric.lower.tolist(), fabric.upper.tolist(), strict=True):
+        if a < first or b < first:
+            continue  # a GPU's NIC link
+        if b >= circuits:
+            ends.setdefault(b, []).append(a)
+        else:
+            g.add_edge(a, b)
+    for spines in ends.values():
+        g.add_edge(*spines)
+    edge = set(range(first, fabric.tier_offsets[2]))  # the group GPUs attach to
+    longest = 0
+    for s in edge:
+        dist = nx.single_source_shortest_path_length(g, s)
+        assert edge <= set(dist), "a switch of the group is cut off"
+        longest = max(longest, max(dist[t] for t in edge))
+    return longest + 1
+
+
+def test_hops_follow_the_fabric_graph(design: Design) -> None:
+    assert design.max_switch_hops == longest_path_in_switches(design)
