@@ -136,7 +136,6 @@ def _summary(
         row.update(verdict=sim.verdict, **sim.fractions)
     row.update(instance=name, status=status.value, gpus=gpus, bound_usd=bound_usd, solve_s=solve_s)
     if d is not None:
-        ratios = d.oversubscription()
         row.update(
             family=d.family,
             gap=d.gap,
@@ -158,8 +157,7 @@ def _summary(
             power_kw=d.power_w / 1000.0,
             optics_power_kw=d.optics_power_w / 1000.0,
             optics_power_share=d.optics_power_share,
-            # A single switch has no uplinks: it is non-blocking, ratio 1.
-            oversubscription=max(ratios) if ratios else 1.0,
+            oversubscription=d.wiring.oversubscription(d),
             bisection_gbps=d.bisection_gbps,
             max_switch_hops=d.max_switch_hops,
             max_latency_ns=d.max_latency_ns,

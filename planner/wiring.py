@@ -57,6 +57,10 @@ class Wiring(Protocol):
         """GPUs that lose one plane (or their place in the fabric) when one switch fails."""
         ...
 
+    def oversubscription(self, d: Design) -> float:
+        """The fabric's worst ratio of offered load to capacity at line rate (1.0: non-blocking)."""
+        ...
+
     def shape_errors(self, d: Design) -> list[str]:
         """What makes the design's tiers and link classes no instance of this wiring ([] if none)."""
         ...
@@ -144,6 +148,11 @@ class UpDown:
     def blast_radius_gpus(self, d: Design) -> int:
         """The GPUs of one leaf."""
         return d.tiers[0].downlinks
+
+    def oversubscription(self, d: Design) -> float:
+        """The largest down:up ratio of a tier; a single switch has no uplinks: ratio 1."""
+        ratios = d.oversubscription()
+        return max(ratios) if ratios else 1.0
 
     def shape_errors(self, d: Design) -> list[str]:
         """One link class per tier, class i up to tier i + 1, roles matching."""

@@ -117,6 +117,12 @@ class TorusWiring:
         """The GPUs of one switch."""
         return min(self.gpus_per_switch, d.gpus)
 
+    def oversubscription(self, d: Design) -> float:
+        """The load ratio of uniform all-to-all under DOR at line rate (``models.torus_fabric``)."""
+        from models import torus_fabric as tf
+
+        return float(tf.load_ratio(self.dims, self.gpus_per_switch, self.parallel_links))
+
     def shape_errors(self, d: Design) -> list[str]:
         """One switch group and two link classes: gpu up to it, and it to itself."""
         if len(d.tiers) != 1:
