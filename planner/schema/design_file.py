@@ -265,6 +265,15 @@ class DesignFile(_Part):
         levels = [t.level for t in self.tiers]
         if levels != list(range(1, len(self.tiers) + 1)):
             raise ValueError(f"tiers: levels must run 1, 2, ... in order, got {levels}")
+        from planner.families import family_of  # families sit above the schema
+
+        expected = family_of(self.family).roles(len(self.tiers))
+        for i, t in enumerate(self.tiers):
+            if i >= len(expected) or t.role != expected[i]:
+                raise ValueError(
+                    f"tiers.{i}.role: {t.role!r} is not the role of tier {i + 1} of a "
+                    f"{len(self.tiers)}-tier {self.family} design ({', '.join(expected)})"
+                )
         roles = {"gpu", *(t.role for t in self.tiers)}
         for i, c in enumerate(self.link_classes):
             if c.index != i or not {c.lower_role, c.upper_role} <= roles:

@@ -14,8 +14,8 @@ from planner.schema.catalog import MediumKind
 from planner.schema.instance_base import Strict
 from planner.schema.verify import Verify
 
-#: Families the planner can size today (rail-optimized, rail-only, dragonfly and torus come later).
-Family = Literal["clos", "ocs_direct"]
+#: Families the planner can size today (rail-optimized, rail-only and dragonfly come later).
+Family = Literal["clos", "ocs_direct", "ocs_torus"]
 FAMILIES: tuple[str, ...] = get_args(Family)
 TierRole = Literal["leaf", "spine", "core"]
 
