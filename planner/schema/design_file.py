@@ -8,11 +8,12 @@ count, a bogus family or an unknown key is reported with its field path and what
 Types are strict (``"256"`` is not a count, ``true`` is not a number); every number is finite. The
 file's keys are the dataclasses' fields: a key that is not a field of the part it sits in is an
 error, and a field added to a dataclass later is accepted even before it gets a rule here. The
-rules are those of a single part and the shape the fabric builder needs (tiers numbered from 1 in
-order, one link class per tier, each naming its tier's role, one link speed, an OCS tier only on
-top of an ocs_direct design). ``check_structure`` then runs the validator's structural checks
-(ports, spread, wiring, circuits) on the built design: a design that fails them describes no
-fabric, and is bad input (exit 2) like a wrong type. Whether a buildable design meets its ratios,
+rules are those of a single part and the shape every family shares (tiers numbered from 1 in
+order with the roles its family gives them, link classes numbered in order between those roles,
+one link speed, a wiring of a registered kind with valid parameters). ``check_structure`` then
+runs the validator's structural checks (ports, the wiring's shape, the family's own recount of
+its wiring and circuits) on the built design: a design that fails them describes no fabric, and
+is bad input (exit 2) like a wrong type. Whether a buildable design meets its ratios,
 paths, media, failure tolerance, totals and catalog figures stays the validator's question
 (``fabric-planner validate``, exit 1 with violations).
 """
