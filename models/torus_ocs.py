@@ -505,3 +505,32 @@ def _check_twists(twists: Sequence[Twist], cube: int) -> None:
                 f"{t}: shift of {t.shift_chips} chips is not a multiple of the cube ({cube}); "
                 "an OCS joins only equal face positions"
             )
+
+
+# --- path figures -----------------------------------------------------------------------------
+
+
+def torus_diameter(shape_chips: Coord, twists: Sequence[Twist] = ()) -> int:
+    """Links on the longest shortest path between two chips of a (twisted) torus.
+
+    A plain torus: ``sum_d floor(L_d / 2)``. A twisted torus is still vertex-transitive (the
+    shift is a translation), so the eccentricity of chip 0, found by breadth-first search over
+    ``torus_neighbours``, is its diameter.
+    """
+    if not twists:
+        return sum(n // 2 for n in shape_chips)
+    origin: Coord = (0, 0, 0)
+    seen = {origin}
+    frontier = [origin]
+    depth = 0
+    while frontier:
+        nxt = []
+        for v in frontier:
+            for w in torus_neighbours(v, shape_chips, twists):
+                if w not in seen:
+                    seen.add(w)
+                    nxt.append(w)
+        if not nxt:
+            return depth
+        frontier, depth = nxt, depth + 1
+    return depth

@@ -87,7 +87,8 @@ class TorusPlan:
         }
 
 
-def _ocs_of(spec: Torus, catalog: Catalog) -> Ocs:
+def ocs_of(spec: Torus, catalog: Catalog) -> Ocs:
+    """The pod's OCS model: the one the [torus] section names, or the catalog's first."""
     if not catalog.ocs:
         raise InputError("torus: the catalog has no optical circuit switch")
     if spec.ocs is None:
@@ -99,7 +100,14 @@ def _ocs_of(spec: Torus, catalog: Catalog) -> Ocs:
         raise InputError(f"torus.ocs: unknown OCS {spec.ocs!r}; the catalog has {known}") from None
 
 
-def _medium_of(spec: Torus, catalog: Catalog, device: Ocs) -> Medium:
+def medium_of(inst: Instance, catalog: Catalog, device: Ocs) -> Medium:
+    """The face-link medium: the best for the objective of those that run through the OCS.
+
+    A face link has one module (at the cube; the OCS end is a mirror) and one fibre, so its
+    objective cost is capex_weight x (module + fibre) + energy_weight x energy x module power.
+    """
+    assert inst.torus is not None
+    spec, obj = inst.torus, inst.objective
     port = OcsPort(device.insertion_loss_db)
     fits = [
         m
@@ -111,7 +119,99 @@ def _medium_of(spec: Torus, catalog: Catalog, device: Ocs) -> Medium:
             f"torus.link_gbps: no medium at {spec.link_gbps}G runs through {device.name} "
             "(duplex optics with the loss budget)"
         )
-    return min(fits, key=lambda m: (m.cost_usd_per_end + m.cable_cost_usd, m.name))
+    return min(
+        fits,
+        key=lambda m: (
+            obj.capex_weight * (m.cost_usd_per_end + m.cable_cost_usd)
+            + obj.energy_weight * obj.energy_usd_per_w * m.power_w_per_end,
+            m.name,
+        ),
+    )
+
+
+Rows = list[dict[str, object]]
+
+
+def compose_slices(cube: int, slices: list[list[int]], twisted: bool) -> tuple[list[to.Slice], int]:
+    """Every slice composed first-fit from cubes 0, 1, ... (twisted when asked and possible).
+
+    Returns the slices and the first cube left over (the first spare).
+    """
+    next_cube, out = 0, []
+    for shape in slices:
+        need = to.slice_cubes(shape, cube)
+        cubes = list(range(next_cube, next_cube + need))
+        next_cube += need
+        # Only k x k x 2k and k x 2k x 2k shapes have a twisted torus; others stay plain.
+        twist = to.tpu_twists(shape) if twisted and to.twistable(shape) else None
+        out.append(to.compose_slice(shape, cubes, cube, twist or None))
+    return out, next_cube
+
+
+def slice_rows(
+    cube: int, slices: list[list[int]], twisted: bool, spares: int
+) -> tuple[Rows, Rows, Rows]:
+    """The slices, their circuits, and the failure of the largest slice's first cube.
+
+    The failed cube is replaced by the first spare; only the circuits of its position change.
+    """
+    composed, first_spare = compose_slices(cube, slices, twisted)
+    slices_rows: Rows = []
+    circuit_rows: Rows = []
+    failure_rows: Rows = []
+    first: to.Slice | None = None
+    for index, (shape, sl) in enumerate(zip(slices, composed, strict=True)):
+        circuits = to.slice_circuits(sl)
+        slices_rows.append(
+            {
+                "slice": index,
+                "shape": "x".join(str(n) for n in shape),
+                "twisted": bool(sl.twists),
+                "cubes": len(sl.placement),
+                "circuits": len(circuits),
+                "torus_ok": not to.check_torus(sl),
+            }
+        )
+        circuit_rows += [
+            {
+                "slice": index,
+                "dimension": c.device[0],
+                "face_position": c.device[1],
+                "plus_cube": c.plus[0],
+                "minus_cube": c.minus[0],
+            }
+            for c in sorted(circuits)
+        ]
+        if first is None or len(sl.placement) > len(first.placement):
+            first = sl
+    if first is not None and spares > 0:
+        failed, spare = min(first.placement.values()), first_spare
+        new = to.replace_cube(first, failed, spare)
+        old_c, new_c = to.slice_circuits(first), to.slice_circuits(new)
+        removed, added = to.circuit_diff(old_c, new_c)
+        failure_rows.append(
+            {
+                "failed_cube": failed,
+                "spare_cube": spare,
+                "circuits_removed": len(removed),
+                "circuits_added": len(added),
+                "circuits_kept": len(old_c & new_c),
+                "torus_ok": not to.check_torus(new),
+            }
+        )
+    return slices_rows, circuit_rows, failure_rows
+
+
+def slice_tables(
+    cube: int, slices: list[list[int]], twisted: bool, spares: int
+) -> dict[str, pl.DataFrame]:
+    """``slice_rows`` as the report tables torus_slices, torus_circuits and torus_failure."""
+    a, b, c = slice_rows(cube, slices, twisted, spares)
+    return {
+        "torus_slices": pl.DataFrame(a, schema=SLICES_SCHEMA),
+        "torus_circuits": pl.DataFrame(b, schema=CIRCUITS_SCHEMA),
+        "torus_failure": pl.DataFrame(c, schema=FAILURE_SCHEMA),
+    }
 
 
 def plan_torus(inst: Instance, catalog: Catalog) -> TorusPlan:
@@ -119,8 +219,8 @@ def plan_torus(inst: Instance, catalog: Catalog) -> TorusPlan:
     spec = inst.torus
     if spec is None:
         raise InputError("this instance has no [torus] section")
-    device = _ocs_of(spec, catalog)
-    medium = _medium_of(spec, catalog, device)
+    device = ocs_of(spec, catalog)
+    medium = medium_of(inst, catalog, device)
     try:
         sizing = to.pod_size(
             spec.slices,
@@ -148,9 +248,9 @@ def plan_torus(inst: Instance, catalog: Catalog) -> TorusPlan:
         "ocs_ports_used": sizing.ocs_ports_used,
         "reason": sizing.reason,
     }
-    slices_rows: list[dict[str, object]] = []
-    circuit_rows: list[dict[str, object]] = []
-    failure_rows: list[dict[str, object]] = []
+    slices_rows: Rows = []
+    circuit_rows: Rows = []
+    failure_rows: Rows = []
     if sizing.status is Status.OPTIMAL and sizing.spares is not None:
         links = (sizing.slice_cubes + sizing.spares) * 6 * spec.cube**2
         pod_row.update(
@@ -160,53 +260,9 @@ def plan_torus(inst: Instance, catalog: Catalog) -> TorusPlan:
             + links * (medium.cost_usd_per_end + medium.cable_cost_usd),
             power_kw=(sizing.ocs_devices * device.power_w + links * medium.power_w_per_end) / 1000,
         )
-        next_cube = 0
-        first: to.Slice | None = None
-        for index, shape in enumerate(spec.slices):
-            need = to.slice_cubes(shape, spec.cube)
-            cubes = list(range(next_cube, next_cube + need))
-            next_cube += need
-            # Only k x k x 2k and k x 2k x 2k shapes have a twisted torus; others stay plain.
-            twist = to.tpu_twists(shape) if spec.twisted and to.twistable(shape) else None
-            sl = to.compose_slice(shape, cubes, spec.cube, twist or None)
-            circuits = to.slice_circuits(sl)
-            slices_rows.append(
-                {
-                    "slice": index,
-                    "shape": "x".join(str(n) for n in shape),
-                    "twisted": bool(sl.twists),
-                    "cubes": need,
-                    "circuits": len(circuits),
-                    "torus_ok": not to.check_torus(sl),
-                }
-            )
-            circuit_rows += [
-                {
-                    "slice": index,
-                    "dimension": c.device[0],
-                    "face_position": c.device[1],
-                    "plus_cube": c.plus[0],
-                    "minus_cube": c.minus[0],
-                }
-                for c in sorted(circuits)
-            ]
-            if first is None or need > len(first.placement):
-                first = sl
-        if first is not None and sizing.spares > 0:
-            failed, spare = min(first.placement.values()), next_cube
-            new = to.replace_cube(first, failed, spare)
-            old_c, new_c = to.slice_circuits(first), to.slice_circuits(new)
-            removed, added = to.circuit_diff(old_c, new_c)
-            failure_rows.append(
-                {
-                    "failed_cube": failed,
-                    "spare_cube": spare,
-                    "circuits_removed": len(removed),
-                    "circuits_added": len(added),
-                    "circuits_kept": len(old_c & new_c),
-                    "torus_ok": not to.check_torus(new),
-                }
-            )
+        slices_rows, circuit_rows, failure_rows = slice_rows(
+            spec.cube, spec.slices, spec.twisted, sizing.spares
+        )
     return TorusPlan(
         sizing,
         pl.DataFrame([pod_row], schema=POD_SCHEMA),

@@ -50,6 +50,15 @@ CASES: dict[str, tuple[dict[str, Any], str]] = {
         },
         "ocs0",
     ),
+    "ocs_torus": (
+        {
+            # 2 x 2 x 2 cubes: the simulated slice is a 4 x 4 x 4 torus of 64 chips.
+            "cluster": {"gpus": 64, "gpus_per_node": 4},
+            "search": {"families": ["ocs_torus"]},
+            "torus": {"cube": 2, "slices": [[4, 4, 4]], "cube_availability": 0.99},
+        },
+        "router0",
+    ),
     "torus": (
         {
             "cluster": {"gpus": 128, "gpus_per_node": 8, "nic_gbps": 400, "nic_ports": [1]},

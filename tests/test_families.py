@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
 import pytest
 
 from planner.families import FAMILIES, family_of
+from planner.schema.design_file import ROLE_PATTERN
 from planner.schema.instance import FAMILIES as SCHEMA_FAMILIES
 from tests.test_layers import loaded_after_import
 
@@ -27,8 +29,13 @@ def test_unknown_family_is_a_value_error() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))
-def test_three_tier_roles_name_every_tier(name: str) -> None:
-    assert len(family_of(name).roles(3)) == 3
+@pytest.mark.parametrize("tiers", [1, 2, 3])
+def test_roles_are_distinct_names_a_design_file_accepts(name: str, tiers: int) -> None:
+    roles = family_of(name).roles(tiers)
+    assert roles
+    assert len(set(roles)) == len(roles)
+    assert "gpu" not in roles  # the endpoints' end of a link class
+    assert all(re.fullmatch(ROLE_PATTERN, r) for r in roles)
 
 
 def test_registry_loads_no_solver() -> None:

@@ -9,11 +9,12 @@ from __future__ import annotations
 from planner.families.base import Family
 from planner.families.clos import CLOS, Clos
 from planner.families.ocs_direct import OCS_DIRECT, OcsDirect
+from planner.families.ocs_torus import OCS_TORUS, OcsTorus
 from planner.families.torus import TORUS, Torus
 
-__all__ = ["CLOS", "FAMILIES", "OCS_DIRECT", "TORUS", "Family", "family_of"]
+__all__ = ["CLOS", "FAMILIES", "OCS_DIRECT", "OCS_TORUS", "TORUS", "Family", "family_of"]
 
-_ALL: tuple[Family, ...] = (Clos(), OcsDirect(), Torus())
+_ALL: tuple[Family, ...] = (Clos(), OcsDirect(), OcsTorus(), Torus())
 
 #: Every family the planner sizes, by name.
 FAMILIES: dict[str, Family] = {f.name: f for f in _ALL}

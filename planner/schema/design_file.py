@@ -8,11 +8,12 @@ count, a bogus family or an unknown key is reported with its field path and what
 Types are strict (``"256"`` is not a count, ``true`` is not a number); every number is finite. The
 file's keys are the dataclasses' fields: a key that is not a field of the part it sits in is an
 error, and a field added to a dataclass later is accepted even before it gets a rule here. The
-rules are those of a single part and the shape the fabric builder needs (tiers numbered from 1 in
-order, one link class per tier, each naming its tier's role, one link speed, an OCS tier only on
-top of an ocs_direct design). ``check_structure`` then runs the validator's structural checks
-(ports, spread, wiring, circuits) on the built design: a design that fails them describes no
-fabric, and is bad input (exit 2) like a wrong type. Whether a buildable design meets its ratios,
+rules are those of a single part and the shape every family shares (tiers numbered from 1 in
+order with the roles its family gives them, link classes numbered in order between those roles,
+one link speed, a wiring of a registered kind with valid parameters). ``check_structure`` then
+runs the validator's structural checks (ports, the wiring's shape, the family's own recount of
+its wiring and circuits) on the built design: a design that fails them describes no fabric, and
+is bad input (exit 2) like a wrong type. Whether a buildable design meets its ratios,
 paths, media, failure tolerance, totals and catalog figures stays the validator's question
 (``fabric-planner validate``, exit 1 with violations).
 """
@@ -265,6 +266,15 @@ class DesignFile(_Part):
         levels = [t.level for t in self.tiers]
         if levels != list(range(1, len(self.tiers) + 1)):
             raise ValueError(f"tiers: levels must run 1, 2, ... in order, got {levels}")
+        from planner.families import family_of  # families sit above the schema
+
+        expected = family_of(self.family).roles(len(self.tiers))
+        for i, t in enumerate(self.tiers):
+            if i >= len(expected) or t.role != expected[i]:
+                raise ValueError(
+                    f"tiers.{i}.role: {t.role!r} is not the role of tier {i + 1} of a "
+                    f"{len(self.tiers)}-tier {self.family} design ({', '.join(expected)})"
+                )
         roles = {"gpu", *(t.role for t in self.tiers)}
         for i, c in enumerate(self.link_classes):
             if c.index != i or not {c.lower_role, c.upper_role} <= roles:

@@ -14,10 +14,10 @@ from planner.schema.catalog import MediumKind
 from planner.schema.instance_base import Strict
 from planner.schema.verify import Verify
 
-#: Families the planner can size today (rail-optimized, rail-only and dragonfly come later). The
-#: torus is a torus of packet switches (``planner.families.torus``); the TPU-style pod of cubes
-#: joined by OCS is the [torus] section's ``fabric-planner torus``.
-Family = Literal["clos", "ocs_direct", "torus"]
+#: Families the planner can size today (rail-optimized, rail-only and dragonfly come later).
+#: ``torus`` is a torus of packet switches (``planner.families.torus``); ``ocs_torus`` is the
+#: TPU-style pod of cubes joined by OCS (the [torus] section).
+Family = Literal["clos", "ocs_direct", "ocs_torus", "torus"]
 FAMILIES: tuple[str, ...] = get_args(Family)
 TierRole = Literal["leaf", "spine", "core"]
 

@@ -7,9 +7,9 @@ from models import clos_sizing as cs
 from planner.design import Design, LinkClass, LinkGroup, Requirements, TierDesign
 from planner.families import family_of
 from planner.layout import LengthDistribution, hall_of
-from planner.schema.catalog import Catalog
+from planner.schema.catalog import Catalog, Medium
 from planner.schema.instance import Instance
-from planner.sizing.problems import Structure, class_lengths, nic_of, roles_of
+from planner.sizing.problems import Structure, class_lengths, nic_of, requirements_of, roles_of
 
 
 def design_of(
@@ -83,7 +83,6 @@ def design_of(
                 placement=plan.placement or "",
             )
         )
-    r = p.requirements
     return Design(
         instance=inst.name,
         family=structure.family,
@@ -93,17 +92,7 @@ def design_of(
         link_speed_gbps=speed,
         tiers=tuple(tiers),
         link_classes=tuple(classes),
-        requirements=Requirements(
-            max_oversubscription=tuple(float(x) for x in r.max_oversubscription),
-            max_switch_hops=r.max_switch_hops,
-            max_latency_ns=r.max_latency_ns,
-            min_fraction_after_failure=None
-            if r.min_fraction_after_failure is None
-            else float(r.min_fraction_after_failure),
-            protected_tiers=tuple(sorted(r.protected_tiers)),
-            max_power_w=r.max_power_w,
-            max_capex_usd=r.max_capex_usd,
-        ),
+        requirements=_requirements(p.requirements),
         energy_usd_per_w=p.energy_usd_per_w,
         capex_weight=p.capex_weight,
         energy_weight=p.energy_weight,
@@ -122,6 +111,61 @@ def design_of(
         nic_lane_gbps=None if nic is None else nic.cage.lane_gbps,
         nics_per_cage=1 if nic is None else nic.nics_per_cage,
         protocol=next((t.protocol for t in tiers if t.protocol), ""),
+    )
+
+
+def _requirements(r: cs.Requirements) -> Requirements:
+    """The model's requirements as the design's plain numbers."""
+    return Requirements(
+        max_oversubscription=tuple(float(x) for x in r.max_oversubscription),
+        max_switch_hops=r.max_switch_hops,
+        max_latency_ns=r.max_latency_ns,
+        min_fraction_after_failure=None
+        if r.min_fraction_after_failure is None
+        else float(r.min_fraction_after_failure),
+        protected_tiers=tuple(sorted(r.protected_tiers)),
+        max_power_w=r.max_power_w,
+        max_capex_usd=r.max_capex_usd,
+    )
+
+
+def design_requirements(inst: Instance, tiers: int) -> Requirements:
+    """The instance's constraints for a design of ``tiers`` switch groups, as plain numbers."""
+    return _requirements(requirements_of(inst, tiers))
+
+
+def medium_group(
+    m: Medium,
+    links: int,
+    min_length_m: float,
+    max_length_m: float,
+    pluggable_ends: int,
+    ports_per_module: tuple[int, int],
+) -> LinkGroup:
+    """A group of ``links`` links on catalog medium ``m``, its unit figures copied in."""
+    return LinkGroup(
+        medium=m.name,
+        kind=m.kind,
+        links=links,
+        min_length_m=min_length_m,
+        max_length_m=max_length_m,
+        pluggable_ends=pluggable_ends,
+        end_cost_usd=m.cost_usd_per_end,
+        end_power_w=m.power_w_per_end,
+        cable_cost_usd=m.cable_cost_usd,
+        latency_ns=m.latency_ns,
+        reach_m=m.reach_m,
+        afr=m.afr,
+        copper=m.copper,
+        lane_gbps=m.lane_gbps,
+        connector=m.connector,
+        channel_loss_db=m.channel_loss_db,
+        source=m.source.get("cost_usd_per_end", ""),
+        lower_ports_per_module=ports_per_module[0],
+        upper_ports_per_module=ports_per_module[1],
+        host_lane_gbps=m.host_lanes,
+        form_factors=tuple(m.form_factors),
+        ns_per_m=cb.COPPER_NS_PER_M if m.copper else cb.FIBRE_NS_PER_M,
     )
 
 
@@ -162,29 +206,6 @@ def link_groups(
     for name, ends, count, shortest, longest in runs:
         m = catalog.medium_named(name)
         groups.append(
-            LinkGroup(
-                medium=m.name,
-                kind=m.kind,
-                links=int(count),
-                min_length_m=float(shortest),
-                max_length_m=float(longest),
-                pluggable_ends=ends,
-                end_cost_usd=m.cost_usd_per_end,
-                end_power_w=m.power_w_per_end,
-                cable_cost_usd=m.cable_cost_usd,
-                latency_ns=m.latency_ns,
-                reach_m=m.reach_m,
-                afr=m.afr,
-                copper=m.copper,
-                lane_gbps=m.lane_gbps,
-                connector=m.connector,
-                channel_loss_db=m.channel_loss_db,
-                source=m.source.get("cost_usd_per_end", ""),
-                lower_ports_per_module=lower_k,
-                upper_ports_per_module=upper_k,
-                host_lane_gbps=m.host_lanes,
-                form_factors=tuple(m.form_factors),
-                ns_per_m=cb.COPPER_NS_PER_M if m.copper else cb.FIBRE_NS_PER_M,
-            )
+            medium_group(m, int(count), float(shortest), float(longest), ends, (lower_k, upper_k))
         )
     return tuple(groups)
