@@ -248,8 +248,8 @@ class Torus:
         return f"{planes} plane{'s' if planes > 1 else ''} x torus"
 
     def roles(self, tiers: int) -> tuple[str, ...]:
-        """Every group is the torus's switches."""
-        return (ROLE,) * tiers
+        """The one switch group."""
+        return (ROLE,)
 
     def circuit_level(self, tiers: int) -> int | None:
         """None: packet switches only."""

@@ -42,7 +42,10 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], list[str]]] = {
     "null-gpus": (_set("gpus", None), ["gpus", "valid integer"]),
     "zero-gpus": (_set("gpus", 0), ["gpus", "greater than or equal to 1"]),
     "float-gpus": (_set("gpus", 1016.5), ["gpus", "valid integer"]),
-    "bogus-family": (_set("family", "dragonfly"), ["family", "'clos', 'ocs_direct' or 'torus'"]),
+    "bogus-family": (
+        _set("family", "dragonfly"),
+        ["family", "'clos', 'ocs_direct', 'ocs_torus' or 'torus'"],
+    ),
     "bogus-status": (_set("status", "great"), ["status", "optimal"]),
     "unknown-key": (_set("surprise", 1), ["unknown field 'surprise'"]),
     "unknown-tier-key": (_set("tiers.0.surprise", 1), ["tiers.0", "unknown field 'surprise'"]),
