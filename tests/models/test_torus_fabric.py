@@ -211,8 +211,13 @@ def problem(gpus: int, **requirements: object) -> tf.TorusProblem:
     )
 
 
-def brute_force(p: tf.TorusProblem) -> tuple[float, tf.Candidate] | None:
-    """Every plane option, switch, ordered dims of N <= E switches and q up to the radix."""
+def brute_force(
+    p: tf.TorusProblem, leave_out: frozenset[str] = frozenset()
+) -> tuple[float, tf.Candidate] | None:
+    """Every plane option, switch, ordered dims of N <= E switches and q up to the radix.
+
+    ``leave_out`` names rules not applied (``RULES``), to show each one binds.
+    """
     m = tf.build(p)
     r = p.requirements
     best: tuple[float, tf.Candidate] | None = None
@@ -223,14 +228,18 @@ def brute_force(p: tf.TorusProblem) -> tuple[float, tf.Candidate] | None:
                 for dims in tf.ordered_dims(n, 3):
                     for q in range(1, s.radix + 1):
                         c = tf.Candidate(o.planes, s, dims, g, q)
-                        if not tf.fits_ports(c) or tf.load_ratio(dims, g, q) > r.max_load_ratio:
-                            continue
-                        if not tf.meets_hops(dims, r) or not tf.meets_failure(o.planes, r):
-                            continue
                         pr = tf.price(m, oi, si, c)
-                        if pr is None or not tf.meets_latency(pr.max_latency_ns, r):
+                        if pr is None:
                             continue
-                        if not tf.meets_caps(pr.capex_usd, pr.power_w, r):
+                        broken = {
+                            "fits_ports": not tf.fits_ports(c),
+                            "min_parallel_links": tf.load_ratio(dims, g, q) > r.max_load_ratio,
+                            "meets_hops": not tf.meets_hops(dims, r),
+                            "meets_failure": not tf.meets_failure(o.planes, r),
+                            "meets_latency": not tf.meets_latency(pr.max_latency_ns, r),
+                            "meets_caps": not tf.meets_caps(pr.capex_usd, pr.power_w, r),
+                        }
+                        if any(v for k, v in broken.items() if k not in leave_out):
                             continue
                         if best is None or pr.objective_usd < best[0]:
                             best = (pr.objective_usd, c)
@@ -311,3 +320,36 @@ def test_no_medium_that_reaches_means_no_torus() -> None:
     p = replace(problem(48), options=(tf.PlaneOption(1, 400, SWITCHES, short),))
     sol = tf.solve(tf.build(p))
     assert sol.status is Status.INFEASIBLE
+
+
+#: The model's rules (one function each) and a case where each binds: leaving it out changes
+#: the optimum (a cheaper structure that breaks it) or makes an infeasible case feasible.
+RULES = {
+    "fits_ports": (40, {"max_load_ratio": Fraction(1, 2)}),
+    "min_parallel_links": (48, {"max_load_ratio": Fraction(1, 2)}),
+    "meets_hops": (96, {"max_switch_hops": 3, "max_load_ratio": Fraction(2)}),
+    "meets_failure": (48, {"min_fraction_after_failure": Fraction(1, 2)}),
+    "meets_latency": (64, {"max_latency_ns": 1660.0}),
+    "meets_caps": (64, {"max_power_w": 1_300.0, "max_load_ratio": Fraction(2)}),
+}
+
+
+def test_every_rule_has_a_binding_case() -> None:
+    rules = {name for name, _ in vars(tf).items() if name.startswith(("fits_", "meets_"))}
+    assert rules | {"min_parallel_links"} == set(RULES)
+
+
+@pytest.mark.parametrize("rule", list(RULES))
+def test_the_rule_binds(rule: str) -> None:
+    gpus, req = RULES[rule]
+    p = problem(gpus, **req)
+    with_rule = brute_force(p)
+    without = brute_force(p, frozenset({rule}))
+    assert without is not None
+    sol = tf.solve(tf.build(p))
+    if with_rule is None:
+        assert sol.status is Status.INFEASIBLE
+        return
+    assert sol.priced is not None
+    assert sol.priced.objective_usd == pytest.approx(with_rule[0], rel=OBJECTIVE_RTOL)
+    assert without[0] < with_rule[0] * (1 - OBJECTIVE_RTOL)
