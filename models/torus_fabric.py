@@ -44,8 +44,9 @@ Media. Each link takes the medium of least objective value that reaches its leng
 both ends (``models.cabling.usable``); ties go to the lower latency, then the catalog order.
 
 The sizing model. Decisions: plane count ``p`` (among the NIC splits), switch model ``s``,
-``dims`` (ordered: the order changes the lengths), ``q``; ``g = ceil(E / N)`` (the fewest GPUs per
-switch that cover them; more only costs ports and bandwidth). Constraints, one function each:
+``dims`` (ordered: the order changes the lengths), ``q``. ``g = ceil(E / N)`` is a rule of the model,
+not a decision: reserving more GPU ports on a switch than it needs only costs ports and bandwidth
+(and, under the length rule, spreads the switches apart). Constraints, one function each:
 ``fits_ports``, ``min_parallel_links`` (bandwidth), ``meets_hops``, ``meets_failure``,
 ``meets_latency``, ``meets_caps``. Objective: ``p * (N v_s + sum over links of v_medium)``,
 ``v(capex, power) = capex_weight capex + energy_weight energy_usd_per_w power``.
@@ -55,7 +56,9 @@ hops and latency do not change, so the least ``q`` meeting the bandwidth and por
 only one to price. The enumeration runs over ``N`` ascending for every ``(p, s)`` and stops when
 ``LB(N) = p (N v_s + E v_gpu + ceil(N / 2) v_torus)`` (the cheapest usable media per link, at
 least ``N / 2`` torus links) reaches the best objective found: ``LB`` never falls as ``N`` grows,
-so every structure not priced costs at least the optimum. ``bound_usd`` is that proof; a time
+so every structure not priced costs at least the optimum. ``N`` also stops at ``E`` (``g >= 1``)
+and at the most switches within the hop cap (``hop_cap``: the hop limit, and the latency limit
+over the switch latency, since every switch on the path adds its latency). ``bound_usd`` is that proof; a time
 limit that stops the enumeration early leaves the least ``LB`` not yet passed as the bound.
 """
 
@@ -507,6 +510,17 @@ def divisors(n: int) -> list[int]:
     return low + [n // k for k in reversed(low) if k * k != n]
 
 
+def hop_cap(s: SwitchChoice, r: Requirements) -> int | None:
+    """Most switches a path may cross: the hop limit, and the latency limit over the switch's.
+
+    Latency >= (D + 1) x switch latency (links add to it), so D + 1 <= max_latency / latency.
+    """
+    caps = [] if r.max_switch_hops is None else [r.max_switch_hops]
+    if r.max_latency_ns is not None and s.latency_ns > 0:
+        caps.append(math.floor(r.max_latency_ns / s.latency_ns))
+    return min(caps, default=None)
+
+
 def max_switches_within(hops: int | None, gpus: int, max_dims: int = MAX_DIMS) -> int:
     """Most switches a torus worth pricing has: N <= E (g >= 1), and within the hop limit.
 
@@ -574,9 +588,10 @@ def candidates_of(m: TorusModel, option: int, switch: int, n: int) -> Iterator[C
     if not meets_failure(o.planes, r):
         return
     g = -(-p.gpus // n)
+    cap = hop_cap(s, r)
     for dims in ordered_dims(n, p.max_dims):
-        if not meets_hops(dims, r):
-            continue
+        if not meets_hops(dims, r) or (cap is not None and switch_hops(dims) > cap):
+            continue  # too many hops, or too many switch latencies for the latency limit
         q = min_parallel_links(dims, g, r.max_load_ratio)
         c = Candidate(o.planes, s, dims, g, q)
         if fits_ports(c):
@@ -599,7 +614,7 @@ def solve(m: TorusModel, time_limit_s: float = math.inf) -> TorusSolution:
     for oi, o in enumerate(p.options):
         for si, s in enumerate(o.switches):
             n_min = max(2, -(-p.gpus // max(1, s.radix - 1)))
-            n_max = max_switches_within(r.max_switch_hops, p.gpus, p.max_dims)
+            n_max = max_switches_within(hop_cap(s, r), p.gpus, p.max_dims)
             for n in range(n_min, n_max + 1):
                 lb = lower_bound(m, oi, si, n)
                 if lb == math.inf:
