@@ -26,7 +26,9 @@ Closed forms (``deg(k) = 2`` for ``k >= 3``, ``1`` for ``k = 2``, ``0`` for ``k 
   (each switch pair carries ``g^2 / (E - 1)`` of a link; a source's ring distances in
   dimension i sum to ``(N / k_i) floor(k_i^2 / 4)``; the ``N deg(k_i)`` directed links of the
   dimension share the load evenly by symmetry). The throughput per GPU is
-  ``theta = min(1, 1 / lambda)`` of line rate.
+  ``theta = min(1, 1 / lambda)`` of line rate. With fewer GPUs than ``N g`` (the last switches
+  part-filled) a switch pair carries at most ``g^2 / (E - 1)``: the same formula with the real
+  ``E`` bounds the load from above, and the model uses it so.
 
 The requirement we define for bandwidth is the torus analogue of oversubscription:
 ``lambda <= max_oversubscription`` (1.0: uniform all-to-all runs at line rate).
@@ -125,10 +127,16 @@ def bisection_links(dims: tuple[int, ...], parallel_links: int) -> int:
     return parallel_links * degree(k) * switches(dims) // k
 
 
-def load_ratio(dims: tuple[int, ...], gpus_per_switch: int, parallel_links: int) -> Fraction:
-    """Busiest torus link's load over its capacity, uniform all-to-all at line rate, DOR."""
+def load_ratio(
+    dims: tuple[int, ...], gpus_per_switch: int, parallel_links: int, gpus: int | None = None
+) -> Fraction:
+    """Busiest torus link's load over its capacity, uniform all-to-all at line rate, DOR.
+
+    ``gpus`` (E, default N g: every switch full) below N g leaves the last switches part-filled;
+    a switch pair then carries at most g^2 / (E - 1), so the formula with that E bounds the load.
+    """
     n, g = switches(dims), gpus_per_switch
-    e = n * g
+    e = n * g if gpus is None else gpus
     if e < 2:
         return Fraction(0)
     return max(
@@ -141,9 +149,11 @@ def load_ratio(dims: tuple[int, ...], gpus_per_switch: int, parallel_links: int)
     )
 
 
-def throughput_fraction(dims: tuple[int, ...], gpus_per_switch: int, parallel_links: int) -> float:
-    """Uniform all-to-all throughput per GPU under DOR, as a fraction of line rate."""
-    lam = load_ratio(dims, gpus_per_switch, parallel_links)
+def throughput_fraction(
+    dims: tuple[int, ...], gpus_per_switch: int, parallel_links: int, gpus: int | None = None
+) -> float:
+    """Uniform all-to-all throughput per GPU under DOR, as a fraction of line rate (at least)."""
+    lam = load_ratio(dims, gpus_per_switch, parallel_links, gpus)
     return 1.0 if lam <= 1 else float(1 / lam)
 
 
@@ -420,9 +430,11 @@ def fits_ports(c: Candidate) -> bool:
     return c.gpus_per_switch + torus_ports(c.dims, c.parallel_links) <= c.switch.radix
 
 
-def min_parallel_links(dims: tuple[int, ...], gpus_per_switch: int, max_ratio: Fraction) -> int:
+def min_parallel_links(
+    dims: tuple[int, ...], gpus_per_switch: int, max_ratio: Fraction, gpus: int | None = None
+) -> int:
     """Bandwidth: the least q with lambda(dims, g, q) <= max_ratio (lambda falls as 1 / q)."""
-    lam = load_ratio(dims, gpus_per_switch, 1)
+    lam = load_ratio(dims, gpus_per_switch, 1, gpus)
     return max(1, math.ceil(lam / max_ratio))
 
 
@@ -592,7 +604,7 @@ def candidates_of(m: TorusModel, option: int, switch: int, n: int) -> Iterator[C
     for dims in ordered_dims(n, p.max_dims):
         if not meets_hops(dims, r) or (cap is not None and switch_hops(dims) > cap):
             continue  # too many hops, or too many switch latencies for the latency limit
-        q = min_parallel_links(dims, g, r.max_load_ratio)
+        q = min_parallel_links(dims, g, r.max_load_ratio, p.gpus)
         c = Candidate(o.planes, s, dims, g, q)
         if fits_ports(c):
             yield c

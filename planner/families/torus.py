@@ -121,7 +121,7 @@ class TorusWiring:
         """The load ratio of uniform all-to-all under DOR at line rate (``models.torus_fabric``)."""
         from models import torus_fabric as tf
 
-        return float(tf.load_ratio(self.dims, self.gpus_per_switch, self.parallel_links))
+        return float(tf.load_ratio(self.dims, self.gpus_per_switch, self.parallel_links, d.gpus))
 
     def shape_errors(self, d: Design) -> list[str]:
         """One switch group and two link classes: gpu up to it, and it to itself."""
@@ -291,7 +291,7 @@ class Torus:
         kinds = {t.kind for t in inst.verify.traffic}
         if not isinstance(w, TorusWiring) or kinds != {"uniform_all_to_all"}:
             return None
-        return tf.throughput_fraction(w.dims, w.gpus_per_switch, w.parallel_links)
+        return tf.throughput_fraction(w.dims, w.gpus_per_switch, w.parallel_links, design.gpus)
 
     def build_fabric(self, design: Design) -> Fabric:
         """One plane of the torus (``planner.sim.fabric.torus_fabric``), routed by DOR."""
@@ -413,7 +413,7 @@ class Torus:
                     )
                 )
         limit = r.max_oversubscription[0] if r.max_oversubscription else 1.0
-        ratio = _load_ratio(w)
+        ratio = _load_ratio(w, d.gpus)
         if ratio > limit * (1 + RATIO_RTOL):
             out.append(
                 Violation(
@@ -490,16 +490,17 @@ def _eccentricity(dims: tuple[int, ...]) -> int:
     return max(seen.values())
 
 
-def _load_ratio(w: TorusWiring) -> float:
-    """Busiest ring link's load / capacity under uniform all-to-all, DOR, full switches.
+def _load_ratio(w: TorusWiring, gpus: int) -> float:
+    """Busiest ring link's load / capacity under uniform all-to-all, DOR (an upper bound).
 
     Ring distances summed one by one (not the closed form): per dimension, traffic between a
-    switch pair g^2 / (E - 1), times N sources, times the ring distances of one source over the
-    N / k rings' worth of destinations, over the dimension's directed links.
+    switch pair at most g^2 / (E - 1) (E the design's GPUs), times N sources, times the ring
+    distances of one source over the N / k rings' worth of destinations, over the dimension's
+    directed links.
     """
     n = math.prod(w.dims)
     g, q = w.gpus_per_switch, w.parallel_links
-    e = n * g
+    e = min(gpus, n * g)
     worst = 0.0
     for k in w.dims:
         hops = sum(min(x, k - x) for x in range(k)) * (n // k)
@@ -677,7 +678,9 @@ def _design_of(
     )
     c = inst.constraints
     dims = " x ".join(str(k) for k in cand.dims)
-    theta = tf.throughput_fraction(cand.dims, cand.gpus_per_switch, cand.parallel_links)
+    theta = tf.throughput_fraction(
+        cand.dims, cand.gpus_per_switch, cand.parallel_links, inst.cluster.gpus
+    )
     return Design(
         instance=inst.name,
         family=TORUS,
@@ -711,7 +714,7 @@ def _design_of(
         notes=(
             f"torus {dims} of {sw.name}, {cand.gpus_per_switch} GPUs per switch, "
             f"{cand.parallel_links} parallel links per ring neighbour; uniform all-to-all under "
-            f"dimension-order routing runs at {theta:.2f} of line rate",
+            f"dimension-order routing runs at {theta:.2f} of line rate or more",
             "cable lengths: folded rings, switches in the racks of their GPUs "
             "(models.torus_fabric, link_lengths)",
         ),
@@ -732,7 +735,7 @@ def torus_table(design: Design) -> pl.DataFrame:
 
     w = _wiring(design)
     n = tf.switches(w.dims)
-    theta = tf.throughput_fraction(w.dims, w.gpus_per_switch, w.parallel_links)
+    theta = tf.throughput_fraction(w.dims, w.gpus_per_switch, w.parallel_links, design.gpus)
     rows = [
         {
             "dimension": i,
@@ -748,7 +751,7 @@ def torus_table(design: Design) -> pl.DataFrame:
             "max_switch_hops": tf.switch_hops(w.dims),
             "bisection_links_per_plane": tf.bisection_links(w.dims, w.parallel_links),
             "load_ratio_uniform_dor": float(
-                tf.load_ratio(w.dims, w.gpus_per_switch, w.parallel_links)
+                tf.load_ratio(w.dims, w.gpus_per_switch, w.parallel_links, design.gpus)
             ),
             "throughput_fraction_uniform_dor": theta,
         }

@@ -96,14 +96,17 @@ def test_bisection_of_a_k_ary_d_cube(k: int, d: int) -> None:
     assert tf.bisection_links((k,) * d, 3) == 3 * 2 * k ** (d - 1)
 
 
-def dor_loads(dims: tuple[int, ...], g: int) -> dict[tuple[int, int], float]:
-    """Load per directed switch pair (one link), uniform all-to-all of E = N g GPUs at rate 1.
+def dor_loads(
+    dims: tuple[int, ...], g: int, gpus: int | None = None
+) -> dict[tuple[int, int], float]:
+    """Load per directed switch pair (one link), uniform all-to-all of E GPUs at rate 1.
 
-    Walks every switch pair's DOR path, splitting a tie (k even, k / 2 apart) half each way.
+    GPU e sits on switch e // g (E = N g unless given: the last switches part-filled). Walks
+    every switch pair's DOR path, splitting a tie (k even, k / 2 apart) half each way.
     """
     n = math.prod(dims)
-    e = n * g
-    f = g * g / (e - 1)
+    e = n * g if gpus is None else gpus
+    held = [min(g, max(0, e - s * g)) for s in range(n)]
     strides = [math.prod(dims[:i]) for i in range(len(dims))]
     loads: dict[tuple[int, int], float] = {}
 
@@ -127,8 +130,8 @@ def dor_loads(dims: tuple[int, ...], g: int) -> dict[tuple[int, int], float]:
 
     for src in range(n):
         for dst in range(n):
-            if src != dst:
-                walk(src, 0, dst, f)
+            if src != dst and held[src] and held[dst]:
+                walk(src, 0, dst, held[src] * held[dst] / (e - 1))
     return loads
 
 
@@ -155,6 +158,16 @@ def test_throughput_is_capped_at_line_rate() -> None:
     assert tf.throughput_fraction((4, 4), 1, 8) == 1.0
     lam = tf.load_ratio((8, 8), 16, 1)
     assert tf.throughput_fraction((8, 8), 16, 1) == pytest.approx(float(1 / lam))
+
+
+def test_part_filled_switches_bound_the_load_from_above() -> None:
+    """With E < N g the formula with the real E is at least the walked load of any GPU layout."""
+    dims, g, gpus = (4, 3), 3, 31  # 12 switches of 3, the last one holding 1 GPU
+    bound = tf.load_ratio(dims, g, 1, gpus)
+    assert bound > tf.load_ratio(dims, g, 1)
+    walked = dor_loads(dims, g, gpus)
+    per_direction = [v / 2 if _ring2(dims, a, b) else v for (a, b), v in walked.items()]
+    assert float(bound) >= max(per_direction)
 
 
 def test_min_parallel_links_is_the_least_that_meets_the_ratio() -> None:
@@ -233,7 +246,8 @@ def brute_force(
                             continue
                         broken = {
                             "fits_ports": not tf.fits_ports(c),
-                            "min_parallel_links": tf.load_ratio(dims, g, q) > r.max_load_ratio,
+                            "min_parallel_links": tf.load_ratio(dims, g, q, p.gpus)
+                            > r.max_load_ratio,
                             "meets_hops": not tf.meets_hops(dims, r),
                             "meets_failure": not tf.meets_failure(o.planes, r),
                             "meets_latency": not tf.meets_latency(pr.max_latency_ns, r),
