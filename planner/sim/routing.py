@@ -636,6 +636,18 @@ def route(
     return Routes(m, fabric.links, explicit, patterns, flow_pattern, connected)
 
 
+def _check_next_hops(walk: _Walk, count: IntArray, node: IntArray, dest: IntArray) -> None:
+    """Raise when a strategy leaves a reachable destination without a next hop."""
+    if count.size and count.min() == 0:
+        i = int(np.argmin(count))
+        fabric = walk.fabric
+        raise ValueError(
+            f"routing strategy {fabric.strategy!r} gives no next hop at "
+            f"{fabric.node_name(int(node[i]))} towards {fabric.node_name(int(dest[i]))}, "
+            "although its distances say it is reachable"
+        )
+
+
 def _ecmp_paths(
     walk: _Walk,
     flows: IntArray,
@@ -653,6 +665,7 @@ def _ecmp_paths(
     while left.size:
         inverse, ptr, links = walk.candidates(cur[left], dest[left])
         count = ptr[inverse + 1] - ptr[inverse]
+        _check_next_hops(walk, count, cur[left], dest[left])
         with np.errstate(over="ignore"):
             salt = fmix64(cur[left].astype(np.uint64) + salt_base)
             choice = (fmix64(keys[left] ^ salt) % count.astype(np.uint64)).astype(np.int64)
@@ -678,6 +691,7 @@ def _spray_patterns(
     while pat.size:
         inverse, ptr, links = walk.candidates(node, dest)
         count = ptr[inverse + 1] - ptr[inverse]
+        _check_next_hops(walk, count, node, dest)
         entry = np.repeat(np.arange(pat.size), count)
         offset = np.arange(entry.size) - np.repeat(np.cumsum(count) - count, count)
         link = links[ptr[inverse][entry] + offset]
