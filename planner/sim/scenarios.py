@@ -13,8 +13,9 @@ from planner.schema.instance import HOURS_PER_YEAR
 from planner.schema.verify import FailureSpec
 from planner.sim.fabric import Fabric, IntArray
 
-#: A switch by role and index; 'ocsN' names an OCS device of a direct-connect design.
-_NAME = re.compile(r"^(gpu|leaf|spine|core|circuit|ocs)(\d+)$")
+#: A node by its group's role and index ('spine3', 'switch12', 'router5'); 'ocsN' names an OCS
+#: device of a direct-connect design.
+_NAME = re.compile(r"^([a-z_]+?)(\d+)$")
 
 
 @dataclass(frozen=True)

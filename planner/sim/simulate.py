@@ -225,21 +225,24 @@ def _collective_row(
 def _link_rows(
     fabric: Fabric, spec: TrafficSpec, routing: Routing, util: FloatArray
 ) -> list[dict[str, Any]]:
+    """Utilisation per link class and direction.
+
+    'up' is lower -> upper end: on a torus ring, position r -> r + 1.
+    """
     rows = []
     cls = fabric.directed_class
     up = np.zeros(fabric.links, dtype=bool)
     up[0::2] = True
-    for c in range(fabric.tiers):
+    for c in range(fabric.link_classes):
         for direction, mask in (("up", up), ("down", ~up)):
             u = util[(cls == c) & mask & fabric.alive]
             if not u.size:
                 continue
-            lower = fabric.roles[c]
             rows.append(
                 {
                     "pattern": spec.label,
                     "routing": routing.value,
-                    "tier": f"{lower}-{fabric.roles[c + 1]}",
+                    "tier": fabric.class_name(c),
                     "direction": direction,
                     "links": int(u.size),
                     "mean_utilisation": float(u.mean()),
@@ -256,7 +259,7 @@ def simulate(design: Design, verify: Verify, *, progress: SimProgress | None = N
     """Simulate a design under the verify section's traffic, routings and failures."""
     start = time.perf_counter()
     fabric = build_fabric(design)
-    nic_gbps = design.link_speed_gbps * design.planes
+    nic_gbps = fabric.nic_speed_gbps * fabric.planes
     routings = [Routing(r) for r in verify.routing]
     verdict_routing = Routing(verify.verdict_routing)
     if verdict_routing not in routings:
