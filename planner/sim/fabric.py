@@ -95,6 +95,9 @@ class Fabric:
     """Speed of each link class (index = ``link_class``); None: every link at ``link_speed_gbps``."""
     group_kinds: tuple[NodeKind, ...] | None = None
     """Kind of each node group; None: GPUs, then switches in every other group."""
+    design_class: IntArray | None = None
+    """The design's link class of every physical link, -1 for a link the design does not price
+    (a chip's own injection port, a mesh link inside a cube); None: ``link_class``."""
 
     # ---- sizes and derived arrays ----------------------------------------------------------
     @property
@@ -145,6 +148,11 @@ class Fabric:
     def directed_class(self) -> IntArray:
         """Link class of every directed link."""
         return np.repeat(self.link_class, 2)
+
+    @property
+    def design_classes(self) -> IntArray:
+        """The design's link class of every physical link (-1: not one of the design's links)."""
+        return self.link_class if self.design_class is None else self.design_class
 
     @property
     def link_classes(self) -> int:

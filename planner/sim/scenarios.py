@@ -140,8 +140,13 @@ def link_unavailability(design: Design, mttr_hours: float) -> np.ndarray:
 def draw_failures(
     fabric: Fabric, design: Design, mttr_hours: float, rng: np.random.Generator
 ) -> list[IntArray]:
-    """Failed physical links of every plane for one Monte Carlo draw."""
-    p_down = link_unavailability(design, mttr_hours)[fabric.link_class]
+    """Failed physical links of every plane for one Monte Carlo draw.
+
+    A link draws with the unavailability of its design class; a link the design does not price
+    (``Fabric.design_class`` -1) has no failure model and never fails.
+    """
+    p_class = np.append(link_unavailability(design, mttr_hours), 0.0)
+    p_down = p_class[fabric.design_classes]
     return [
         np.flatnonzero(rng.random(fabric.physical_links) < p_down) for _ in range(fabric.planes)
     ]
