@@ -228,7 +228,7 @@ def verify_demand(design: Design, verify: Verify) -> npt.NDArray[np.float64]:
     blocks = ocs.block_of_gpus(design)
     for spec in verify.traffic:
         try:
-            traffic = build_traffic(spec, design, verify.seed)
+            traffic = build_traffic(spec, design.gpus, design.gpus_per_node, verify.seed)
         except ValueError as exc:
             raise InputError(f"verify: {exc}") from None
         for phase in traffic.phases:
@@ -485,7 +485,9 @@ def export_htsim(
     from planner.sim.simulate import build_traffic
 
     fabric = build_fabric(design)
-    phase = build_traffic(verify.traffic[0], design, verify.seed).phases[0]
+    phase = build_traffic(
+        verify.traffic[0], fabric.gpus, design.gpus_per_node, verify.seed
+    ).phases[0]
     stem = safe_name(design.instance)
     files = {}
     try:

@@ -258,11 +258,17 @@ class OcsTorus:
         """The largest slice as a torus of chips, each its own router, dimension-order routed.
 
         Its twist, if any, is left out: dimension-order routing runs on the plain torus of the
-        slice's shape, which the twisted one can only beat.
+        slice's shape, which the twisted one can only beat. A torus link leaving the last chip
+        of a cube along its dimension (``v_d mod c = c - 1``, the wrap-around included) is a face
+        link through the OCS, the design's link class 0; mesh links inside a cube and the chips'
+        own injection ports are not priced (design class -1: no failure model).
         """
-        from planner.sim.fabric import torus_fabric
+        import numpy as np
 
-        shape = _wiring(design).largest()
+        from planner.sim.fabric import NodeKind, torus_fabric
+
+        w = _wiring(design)
+        shape = w.largest()
         speed = float(design.link_speed_gbps)
         fabric = torus_fabric(
             gpus=math.prod(shape),
@@ -273,8 +279,20 @@ class OcsTorus:
             link_speed_gbps=speed,
             host_speed_gbps=CHIP_DEGREE * speed,
             roles=("chip", "router"),
+            switch_kind=NodeKind.ROUTER,
+            strategy="dimension_order",
         )
-        return replace(fabric, strategy="dimension_order")
+        first = fabric.first_switch
+        lower, upper = fabric.lower - first, fabric.upper - first
+        coords = fabric.coords
+        torus = fabric.link_class == 1
+        differs = coords[upper[torus]] != coords[lower[torus]]
+        dim = np.argmax(differs, axis=1)
+        at = coords[lower[torus], dim]
+        face = np.zeros(fabric.physical_links, dtype=bool)
+        face[torus] = at % w.cube == w.cube - 1
+        design_class = np.where(face, 0, -1).astype(np.int64)
+        return replace(fabric, design_class=design_class)
 
     def check_structure(self, design: Design) -> list[Violation]:
         """Recount the pod: 3 c^2 devices, 2 ports per cube on each, 6 c^2 face links per cube.

@@ -160,9 +160,13 @@ def leaf_demands(
 
 
 def switch_links(fabric: Fabric) -> tuple[IntArray, IntArray, FloatArray]:
-    """Alive switch-to-switch directed links with parallel links merged (capacities summed)."""
+    """Alive switch-to-switch directed links with parallel links merged (capacities summed).
+
+    A link is switch-to-switch when neither end is a GPU (on a torus: the torus links).
+    """
     src, dst, cap = fabric.src, fabric.dst, fabric.capacity_gbps
-    keep = (fabric.directed_class >= 1) & (cap > 0)
+    first = fabric.first_switch
+    keep = (src >= first) & (dst >= first) & (cap > 0)
     n = fabric.nodes
     key, inverse = np.unique(src[keep] * n + dst[keep], return_inverse=True)
     merged = np.bincount(inverse.ravel(), weights=cap[keep], minlength=key.size).astype(np.float64)
@@ -292,8 +296,8 @@ def max_concurrent_flow(
     if pair_gbit.size == 0:
         return _combine(Status.OPTIMAL, lam_nic, math.inf)
 
-    first_switch = fabric.tier_offsets[1]
-    switches = fabric.nodes - first_switch
+    first_switch = fabric.first_switch
+    switches = fabric.switches
     tail, head, cap = switch_links(fabric)
     sources, k_of_pair = np.unique(s_leaf, return_inverse=True)
     size = lp_size(sources.size, tail.size, switches)

@@ -1,20 +1,30 @@
-"""The concrete fabric graph of one plane of a Clos design, as index arrays.
+"""The concrete fabric graph of one plane, as index arrays: Clos, OCS direct-connect and tori.
 
 Every physical link is kept (parallel links stay separate, so ECMP has real choices) and runs in
-two directed links: ``2 i`` goes up (lower tier to upper tier) and ``2 i + 1`` goes down. Nodes are
-numbered tier by tier: GPUs ``0 .. E-1`` (one NIC port each), then leaves, then the tiers above.
-Planes are identical copies; the simulator sizes traffic per plane and builds one of them.
+two directed links: ``2 i`` goes from ``lower[i]`` to ``upper[i]`` ("up") and ``2 i + 1`` back
+("down"). Nodes are numbered in groups (``tier_offsets``): GPUs ``0 .. E-1`` (one NIC port each)
+first, then the switch groups. GPU g's NIC link is physical link g. Planes are identical copies;
+the simulator sizes traffic per plane and builds one of them.
 
-Wiring (as the sizing model and the validator define it): GPU g sits on leaf g // d1. Two tiers:
-every leaf reaches every spine with q1 parallel links. Three tiers: leaf l is in pod l // L and
-reaches the pod's A spines (pod * A + j) with q1 links each; spine (pod, j) reaches the C cores of
-group j (j * C + c) with q2 links each.
+Each node has a kind (``NodeKind``, one per group) and the plane names its routing strategy
+(``Fabric.strategy``, a key of ``planner.sim.routing.STRATEGIES``): ``up_down`` for the tiered
+fabrics, ``dimension_order`` (or ``shortest_path``) for tori.
+
+Clos wiring (as the sizing model and the validator define it): GPU g sits on leaf g // d1. Two
+tiers: every leaf reaches every spine with q1 parallel links. Three tiers: leaf l is in pod
+l // L and reaches the pod's A spines (pod * A + j) with q1 links each; spine (pod, j) reaches the
+C cores of group j (j * C + c) with q2 links each.
+
+Torus wiring: see ``torus_fabric``.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from enum import IntEnum
+from functools import cached_property
 
 import networkx as nx
 import numpy as np
@@ -28,6 +38,30 @@ BoolArray = npt.NDArray[np.bool_]
 FloatArray = npt.NDArray[np.float64]
 
 
+class NodeKind(IntEnum):
+    """What a node of the fabric graph is."""
+
+    GPU = 0
+    """An accelerator (its NIC port is its one link into the plane)."""
+    NIC_PORT = 1
+    """A NIC port of a multi-port NIC, when ports are modelled apart from the GPU."""
+    SWITCH = 2
+    """A packet switch (leaf, spine, core, or a torus switch)."""
+    OCS_PORT = 3
+    """A port of an optical circuit switch."""
+    SCALE_UP_SWITCH = 4
+    """A switch of the scale-up domain (NVLink)."""
+    CIRCUIT = 5
+    """One circuit of an OCS direct-connect design: a pseudo-node joining its two spines."""
+    ROUTER = 6
+    """The router of a chip in a switchless direct network (TPU-style torus): it forwards
+    transit traffic like a switch, but sits on the chip, whose injection link is its NIC link."""
+
+
+#: Node kind of every group when a fabric does not name them: GPUs, then switches.
+DEFAULT_KINDS = (NodeKind.GPU,)
+
+
 @dataclass(frozen=True)
 class Fabric:
     """One plane's nodes and links, with a mask of links that are alive."""
@@ -35,19 +69,35 @@ class Fabric:
     gpus: int
     planes: int
     link_speed_gbps: float
+    """Speed of every link, unless ``class_speed_gbps`` sets one per link class."""
     tier_offsets: tuple[int, ...]
-    """First node id of each tier: (0 for GPUs, first leaf, first tier-2 switch, ...), then the total."""
+    """First node id of each node group (tier): (0 for GPUs, first leaf, first tier-2 switch,
+    ...), then the total. A torus has two groups: GPUs, then its switches (or routers)."""
     lower: IntArray
-    """Lower node of every physical link."""
+    """Lower node of every physical link (for a torus link: the ring position r)."""
     upper: IntArray
-    """Upper node of every physical link."""
+    """Upper node of every physical link (for a torus link: the ring position r + 1 mod k)."""
     link_class: IntArray
-    """Tier of the lower end of every physical link: 0 = GPU to leaf, 1 = leaf up, 2 = spine up."""
+    """Class of every physical link. Tiered fabrics: the tier of its lower end (0 = GPU to leaf,
+    1 = leaf up, 2 = spine up). Torus: 0 = GPU to switch, 1 = torus link."""
     alive: BoolArray
     """Per directed link (2 i up, 2 i + 1 down): False once failed."""
     roles: tuple[str, ...] = ("gpu", "leaf", "spine", "core")
+    """Name of each node group, used in node names ('spine3')."""
     circuit_device: IntArray | None = None
     """OCS direct-connect: the device of every circuit (the top tier's pseudo-nodes)."""
+    strategy: str = "up_down"
+    """Routing strategy: a key of ``planner.sim.routing.STRATEGIES``."""
+    dims: tuple[int, ...] = ()
+    """Torus: ring sizes k_0, k_1, ...; switch ``first_switch + r`` has the mixed-radix
+    coordinates of r, dimension 0 fastest (``coords``). Empty for tiered fabrics."""
+    class_speed_gbps: tuple[float, ...] | None = None
+    """Speed of each link class (index = ``link_class``); None: every link at ``link_speed_gbps``."""
+    group_kinds: tuple[NodeKind, ...] | None = None
+    """Kind of each node group; None: GPUs, then switches in every other group."""
+    design_class: IntArray | None = None
+    """The design's link class of every physical link, -1 for a link the design does not price
+    (a chip's own injection port, a mesh link inside a cube); None: ``link_class``."""
 
     # ---- sizes and derived arrays ----------------------------------------------------------
     @property
@@ -57,8 +107,18 @@ class Fabric:
 
     @property
     def tiers(self) -> int:
-        """Switch tiers."""
+        """Switch tiers (node groups after the GPUs; 1 for a torus)."""
         return len(self.tier_offsets) - 2
+
+    @property
+    def first_switch(self) -> int:
+        """Node id of the first switch: every node from here on forwards traffic."""
+        return self.tier_offsets[1]
+
+    @property
+    def switches(self) -> int:
+        """Nodes that forward traffic (switches, routers, circuits)."""
+        return self.nodes - self.first_switch
 
     @property
     def physical_links(self) -> int:
@@ -90,24 +150,77 @@ class Fabric:
         return np.repeat(self.link_class, 2)
 
     @property
+    def design_classes(self) -> IntArray:
+        """The design's link class of every physical link (-1: not one of the design's links)."""
+        return self.link_class if self.design_class is None else self.design_class
+
+    @property
+    def link_classes(self) -> int:
+        """Number of link classes (largest class + 1)."""
+        return int(self.link_class.max()) + 1 if self.link_class.size else 0
+
+    @property
+    def speed_gbps(self) -> FloatArray:
+        """Speed of every directed link whether alive or not."""
+        if self.class_speed_gbps is None:
+            return np.full(self.links, float(self.link_speed_gbps))
+        return np.asarray(self.class_speed_gbps, dtype=np.float64)[self.directed_class]
+
+    @property
     def capacity_gbps(self) -> FloatArray:
         """Capacity of every directed link; zero when it has failed."""
-        return np.where(self.alive, self.link_speed_gbps, 0.0)
+        if self.class_speed_gbps is None:
+            return np.where(self.alive, self.link_speed_gbps, 0.0)
+        return np.where(self.alive, self.speed_gbps, 0.0)
+
+    @property
+    def nic_speed_gbps(self) -> float:
+        """Speed of a GPU's NIC link in this plane (link class 0)."""
+        if self.class_speed_gbps is None:
+            return float(self.link_speed_gbps)
+        return float(self.class_speed_gbps[0])
+
+    @property
+    def node_kind(self) -> npt.NDArray[np.int8]:
+        """Kind (a ``NodeKind`` value) of every node."""
+        kinds = self.group_kinds or DEFAULT_KINDS + (NodeKind.SWITCH,) * self.tiers
+        sizes = np.diff(np.asarray(self.tier_offsets))
+        return np.repeat(np.asarray([int(k) for k in kinds], dtype=np.int8), sizes)
+
+    @cached_property
+    def coords(self) -> IntArray:
+        """Torus coordinates of every switch: shape (switches, len(dims)), row = node - first_switch.
+
+        coords[r, d] = (r // prod(dims[:d])) % dims[d]  (mixed radix, dimension 0 fastest).
+        """
+        r = np.arange(self.switches, dtype=np.int64)
+        strides = np.concatenate([[1], np.cumprod(self.dims)[:-1]]).astype(np.int64)
+        return (r[:, np.newaxis] // strides[np.newaxis, : len(self.dims)]) % np.asarray(
+            self.dims, dtype=np.int64
+        )
 
     def tier_of(self, nodes: IntArray) -> IntArray:
-        """Tier of each node (0 = GPU, 1 = leaf, ...)."""
+        """Node group (tier) of each node (0 = GPU, 1 = leaf or torus switch, ...)."""
         return np.searchsorted(np.asarray(self.tier_offsets[1:]), nodes, side="right").astype(
             np.int64
         )
 
     def leaf_of(self, gpus: IntArray) -> IntArray:
-        """Node id of each GPU's leaf: physical link g is GPU g's NIC link."""
+        """Node id of each GPU's first switch: physical link g is GPU g's NIC link."""
         return self.upper[np.asarray(gpus, dtype=np.int64)]
 
     def node_name(self, node: int) -> str:
-        """Readable name: gpu12, leaf3, spine0, core7."""
+        """Readable name: gpu12, leaf3, spine0, core7, switch5 (the group's role and index)."""
         tier = int(self.tier_of(np.array([node]))[0])
         return f"{self.roles[tier]}{node - self.tier_offsets[tier]}"
+
+    def class_name(self, link_class: int) -> str:
+        """Name of a link class from the roles at its two ends: 'gpu-leaf', 'switch-switch'."""
+        hit = np.flatnonzero(self.link_class == link_class)
+        if hit.size == 0:
+            return f"class{link_class}"
+        lo, up = self.tier_of(np.array([self.lower[hit[0]], self.upper[hit[0]]]))
+        return f"{self.roles[int(lo)]}-{self.roles[int(up)]}"
 
     # ---- failures ---------------------------------------------------------------------------
     def with_failed_links(self, physical: Iterable[int]) -> Fabric:
@@ -126,10 +239,19 @@ class Fabric:
 
     # ---- structure ---------------------------------------------------------------------------
     def to_networkx(self) -> nx.MultiDiGraph:
-        """The plane as a networkx multigraph of alive directed links with a ``capacity`` in Gb/s."""
+        """The plane as a networkx multigraph of alive directed links with a ``capacity`` in Gb/s.
+
+        Nodes carry their ``tier`` (node group) and ``kind`` (a ``NodeKind``), and torus
+        switches their ``coords``.
+        """
         g = nx.MultiDiGraph()
+        tier = self.tier_of(np.arange(self.nodes))
+        kind = self.node_kind
         for node in range(self.nodes):
-            g.add_node(node, tier=int(self.tier_of(np.array([node]))[0]))
+            g.add_node(node, tier=int(tier[node]), kind=NodeKind(int(kind[node])))
+        if self.dims:
+            for r, c in enumerate(self.coords.tolist()):
+                g.nodes[self.first_switch + r]["coords"] = tuple(c)
         src, dst, cap = self.src, self.dst, self.capacity_gbps
         for e in np.flatnonzero(self.alive):
             g.add_edge(int(src[e]), int(dst[e]), key=int(e), capacity=float(cap[e]))
@@ -234,4 +356,101 @@ def ocs_fabric(design: Design) -> Fabric:
         alive=np.ones(2 * lower.size, dtype=bool),
         roles=("gpu", "leaf", "spine", "circuit"),
         circuit_device=c[:, 2].copy(),
+        group_kinds=(NodeKind.GPU, NodeKind.SWITCH, NodeKind.SWITCH, NodeKind.CIRCUIT),
+    )
+
+
+def torus_links_per_plane(dims: tuple[int, ...], parallel_links: int) -> int:
+    """Torus (switch-to-switch) physical links of one plane of ``torus_fabric``.
+
+    links = q * sum_d  { N if k_d >= 3;  N / 2 if k_d == 2;  0 if k_d == 1 },   N = prod(dims)
+    """
+    n = math.prod(dims)
+    return parallel_links * sum(n if k >= 3 else n // 2 if k == 2 else 0 for k in dims)
+
+
+def torus_fabric(
+    gpus: int,
+    planes: int,
+    dims: tuple[int, ...],
+    gpus_per_switch: int,
+    parallel_links: int,
+    link_speed_gbps: float,
+    host_speed_gbps: float | None = None,
+    roles: tuple[str, str] = ("gpu", "switch"),
+    *,
+    switch_kind: NodeKind = NodeKind.SWITCH,
+    strategy: str = "dimension_order",
+) -> Fabric:
+    """One plane of a k-ary n-cube (torus) of switches, each with its GPUs, routed by DOR.
+
+    Nodes: GPUs ``0 .. gpus-1``, then N = prod(dims) switches; switch ``gpus + r`` has the
+    mixed-radix coordinates of r, dimension 0 fastest (``Fabric.coords``).
+
+    Links, in this order (physical link g is GPU g's NIC link):
+
+    * class 0, one per GPU: GPU g -> switch g // gpus_per_switch, at ``host_speed_gbps``
+      (default ``link_speed_gbps``). The last switches hold fewer GPUs (or none) when ``gpus``
+      does not fill them.
+    * class 1, torus links at ``link_speed_gbps``, dimension by dimension: along a dimension of
+      size k, every ring (the switches that differ only in that coordinate) is wired
+      ``r -> r + 1 mod k`` (lower = r, upper = r + 1), so
+
+        - k >= 3: k links per ring, N links in the dimension (every switch has a + and a -
+          neighbour);
+        - k == 2: ONE link per ring (its two neighbours coincide), N / 2 links (lower = the
+          switch with coordinate 0);
+        - k == 1: none;
+
+      each repeated ``parallel_links`` (q) times as separate physical links, so ECMP sees q next
+      hops. Links per plane: q * sum_d (N if k_d >= 3, N / 2 if k_d == 2, else 0)
+      (``torus_links_per_plane``); a switch's torus degree is 2 q per dimension with k >= 3 and
+      q per dimension with k == 2.
+
+    A switchless torus of chips (TPU-style) is ``gpus_per_switch = 1`` with the chip's router as
+    the "switch": pass ``switch_kind=NodeKind.ROUTER`` (and e.g. ``roles=("chip", "router")``)
+    and the chip's injection bandwidth as ``host_speed_gbps``; routing is the same.
+
+    Raises
+    ------
+    ValueError
+        Empty or non-positive sizes, or more GPUs than the switches hold.
+    """
+    dims = tuple(int(k) for k in dims)
+    if not dims or min(dims) < 1:
+        raise ValueError(f"torus dims must be one or more sizes >= 1; got {dims}")
+    if gpus_per_switch < 1 or parallel_links < 1 or planes < 1 or gpus < 1:
+        raise ValueError("gpus, planes, gpus_per_switch and parallel_links must be >= 1")
+    n = math.prod(dims)
+    if gpus > n * gpus_per_switch:
+        raise ValueError(f"{gpus} GPUs do not fit on {n} switches of {gpus_per_switch} GPUs each")
+    gpu = np.arange(gpus, dtype=np.int64)
+    r = np.arange(n, dtype=np.int64)
+    stride = 1
+    lowers, uppers = [gpu], [gpus + gpu // gpus_per_switch]
+    for k in dims:
+        coord = (r // stride) % k
+        ring = r[coord == 0] if k == 2 else r if k >= 3 else r[:0]
+        nxt = ring + np.where((ring // stride) % k == k - 1, (1 - k) * stride, stride)
+        lowers.append(np.repeat(gpus + ring, parallel_links))
+        uppers.append(np.repeat(gpus + nxt, parallel_links))
+        stride *= k
+    lower = np.concatenate(lowers)
+    classes = np.ones(lower.size, dtype=np.int64)
+    classes[:gpus] = 0
+    host = float(link_speed_gbps if host_speed_gbps is None else host_speed_gbps)
+    return Fabric(
+        gpus=gpus,
+        planes=planes,
+        link_speed_gbps=float(link_speed_gbps),
+        tier_offsets=(0, gpus, gpus + n),
+        lower=lower,
+        upper=np.concatenate(uppers),
+        link_class=classes,
+        alive=np.ones(2 * lower.size, dtype=bool),
+        roles=tuple(roles),
+        strategy=strategy,
+        dims=dims,
+        class_speed_gbps=(host, float(link_speed_gbps)),
+        group_kinds=(NodeKind.GPU, switch_kind),
     )

@@ -47,6 +47,8 @@ Limits, stated plainly:
   here: its path lookup (``get_bidir_paths``) is a "TBD" stub returning no routes, and it reads
   lines into a 255-byte buffer, too short for a switch line listing 64 ports.
 * htsim's FatTree asserts at most 96 ports on a ToR and 64 on an agg switch (``addPort(...) < 96``).
+* Only up-down planes (``Fabric.strategy == "up_down"``) have a ``.topo``: a torus is refused
+  with a ValueError naming its shape and strategy; its ``.cm`` is written with ``Nodes`` = GPUs.
 """
 
 from __future__ import annotations
@@ -66,6 +68,8 @@ IntArray = npt.NDArray[np.int64]
 MAX_FLOW_BYTES = 2**31 - 1
 #: Default one-way latency of every link; htsim rejects 0.
 DEFAULT_LINK_LATENCY_NS = 500
+#: The only routing strategy htsim's FatTree topology implements.
+UP_DOWN = "up_down"
 #: htsim's tier names, from the leaf up.
 HTSIM_TIERS = ("ToR", "Agg", "Core")
 
@@ -196,6 +200,8 @@ def _padded(fabric: Fabric, tiers: list[dict[str, int]]) -> tuple[int, int]:
 
 def htsim_nodes(fabric: Fabric) -> int:
     """The hosts htsim sees: the plane's GPUs, padded to a uniform fat tree when needed."""
+    if fabric.strategy != UP_DOWN:
+        return fabric.gpus
     try:
         return _padded(fabric, tier_parameters(fabric))[0]
     except ValueError:
@@ -209,6 +215,12 @@ def topology_text(
     switch_latency_ns: int = 0,
 ) -> str:
     """The parametric ``.topo`` text of an intact 2- or 3-tier plane (see the module docstring)."""
+    if fabric.strategy != UP_DOWN:
+        shape = f"a {'x'.join(map(str, fabric.dims))} torus" if fabric.dims else "this plane"
+        raise ValueError(
+            f"htsim's .topo format describes up-down fat trees only; {shape} is routed by "
+            f"{fabric.strategy!r} and cannot be exported (the .cm connection matrix still can)"
+        )
     if not fabric.alive.all():
         raise ValueError(
             "htsim's .topo format cannot describe failed links; export the intact plane"

@@ -1,11 +1,28 @@
 """Routes of flows over a fabric: per-flow ECMP with a real hash, and packet spraying.
 
-Distances. Routing in a folded Clos is valley-free: a packet climbs until it reaches a switch
-whose subtree holds the destination leaf, then descends. ``leaf_distances`` computes that up-down
-hop distance from every switch to every destination leaf over the links that are alive, tier by
-tier from the top: a switch at tier t is t - 1 hops from a leaf below it, else one more than its
-nearest parent. Equal-cost next hops of switch v towards leaf l are the alive links v -> w with
-dist(w, l) = dist(v, l) - 1 (parallel links are separate next hops).
+Strategies. Which next hops a switch may take is the fabric's routing strategy
+(``Fabric.strategy``, looked up in ``STRATEGIES``). A strategy maps the fabric and a set of
+destination leaves (a destination GPU's first switch) to ``NextHops``: the hop distance
+``dist(v, l)`` from every switch v to every destination leaf l over the links it may use (alive
+ones only), and optionally an ``allowed(link, l)`` rule. The equal-cost next hops of v towards l
+are then the alive links v -> w with
+
+    allowed(v -> w, l)  and  dist(w, l) = dist(v, l) - 1       (parallel links are separate hops)
+
+so ECMP and spraying run unchanged on every strategy. Registered strategies:
+
+* ``up_down`` (folded Clos, OCS direct-connect): valley-free. A packet climbs until it reaches a
+  switch whose subtree holds the destination leaf, then descends. ``leaf_distances`` computes
+  that distance tier by tier from the top: a switch at tier t is t - 1 hops from a leaf below it,
+  else one more than its nearest parent. No extra rule.
+* ``dimension_order`` (tori, ``Fabric.dims``): DOR. Correct the lowest dimension whose coordinate
+  differs first, moving the shorter way round its ring; when both ways are equally short (k even,
+  ring distance k / 2) both directions are next hops. ``dist`` is the sum of ring distances when
+  every ring segment of some DOR path is alive, else unreachable; the rule allows only links of
+  the lowest differing dimension. A failed link thus removes the next hops whose DOR path needs it,
+  and a flow with no alive DOR path is cut off.
+* ``shortest_path``: minimal hop count over the alive switch-to-switch links (any direction, any
+  dimension); no extra rule.
 
 ECMP. Each flow carries a 5-tuple (source GPU, destination GPU, UDP source port from its flow id,
 RoCEv2 destination port 4791, protocol 17). Every switch hashes the tuple with its own salt and the
@@ -24,6 +41,7 @@ and, for spraying, a pattern matrix (links x leaf pairs) with the pattern of eac
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
@@ -31,7 +49,7 @@ from functools import cached_property
 import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
+from scipy.sparse.csgraph import connected_components, shortest_path
 
 from planner.sim.fabric import BoolArray, Fabric, FloatArray, IntArray
 
@@ -137,6 +155,192 @@ def leaf_distances(fabric: Fabric, leaves: IntArray) -> npt.NDArray[np.int16]:
         dist[off[t] - off[1] : off[t + 1] - off[1]] = d
         above = d
     return dist
+
+
+# ---- routing strategies --------------------------------------------------------------------
+#: A rule on candidate next hops: (directed link ids, destination leaf node ids) -> allowed.
+LinkRule = Callable[[IntArray, IntArray], BoolArray]
+
+
+@dataclass(frozen=True)
+class NextHops:
+    """What a strategy tells the switches about a set of destination leaves.
+
+    The next hops of switch v towards leaf l are the alive links v -> w with
+    ``allowed(v -> w, l)`` and ``dist[w, l] = dist[v, l] - 1``.
+    """
+
+    dist: npt.NDArray[np.int16]
+    """Hop distance (switches, leaves), row = node id - first switch; UNREACHABLE when cut off."""
+    allowed: LinkRule | None = None
+    """Extra rule on next hops; None: every alive link that brings the packet one hop closer."""
+
+
+#: A routing strategy: (fabric, destination leaves as node ids, sorted and unique) -> NextHops.
+Strategy = Callable[[Fabric, IntArray], NextHops]
+
+#: Routing strategies by name (``Fabric.strategy``); add one with ``register_strategy``.
+STRATEGIES: dict[str, Strategy] = {}
+
+
+def register_strategy(name: str) -> Callable[[Strategy], Strategy]:
+    """Register a strategy under ``name`` (a decorator); fabrics select it by ``strategy=name``."""
+
+    def add(strategy: Strategy) -> Strategy:
+        STRATEGIES[name] = strategy
+        return strategy
+
+    return add
+
+
+def strategy_of(fabric: Fabric) -> Strategy:
+    """The strategy a fabric names; ValueError listing the known ones when there is none."""
+    try:
+        return STRATEGIES[fabric.strategy]
+    except KeyError:
+        raise ValueError(
+            f"unknown routing strategy {fabric.strategy!r}; known: {', '.join(sorted(STRATEGIES))}"
+        ) from None
+
+
+def distances(fabric: Fabric, leaves: IntArray) -> npt.NDArray[np.int16]:
+    """Hop distance from every switch to each destination leaf under the fabric's strategy.
+
+    Shape (switches, len(leaves)), row = node id - first switch; UNREACHABLE where cut off.
+    """
+    leaves = np.asarray(leaves, dtype=np.int64)
+    uniq, inverse = np.unique(leaves, return_inverse=True)
+    return strategy_of(fabric)(fabric, uniq).dist[:, inverse.ravel()]
+
+
+@register_strategy("up_down")
+def up_down(fabric: Fabric, leaves: IntArray) -> NextHops:
+    """Valley-free routing of tiered fabrics (``leaf_distances``), no extra rule."""
+    return NextHops(leaf_distances(fabric, leaves))
+
+
+@register_strategy("shortest_path")
+def minimal_hops(fabric: Fabric, leaves: IntArray) -> NextHops:
+    """Minimal hop count over alive switch-to-switch links (BFS towards every leaf).
+
+    dist(v, l) = min over alive paths v -> ... -> l of switch hops; GPUs are never transit.
+    """
+    first = fabric.first_switch
+    n = fabric.switches
+    src, dst = fabric.src, fabric.dst
+    keep = fabric.alive & (src >= first) & (dst >= first)
+    # Reversed graph, so a search from each leaf gives the distance *to* it.
+    graph = sp.csr_matrix(
+        (np.ones(int(keep.sum())), (dst[keep] - first, src[keep] - first)), shape=(n, n)
+    )
+    d = shortest_path(graph, method="D", unweighted=True, indices=leaves - first)
+    d = np.atleast_2d(d).T
+    out = np.full(d.shape, UNREACHABLE, dtype=np.int16)
+    finite = np.isfinite(d)
+    out[finite] = d[finite].astype(np.int16)
+    return NextHops(out)
+
+
+def _ring_hops(fabric: Fabric) -> tuple[IntArray, BoolArray, BoolArray]:
+    """Torus structure of the links: their dimensions and the alive ring steps.
+
+    Returns the dimension of every directed link (-1 when it is no ring step), and per dimension
+    and switch whether an alive link steps +1 (resp. -1) along that dimension.
+    """
+    first, coords, dims = fabric.first_switch, fabric.coords, np.asarray(fabric.dims)
+    src, dst = fabric.src, fabric.dst
+    link_dim = np.full(fabric.links, -1, dtype=np.int64)
+    sw = np.flatnonzero((src >= first) & (dst >= first))
+    diff = coords[src[sw] - first] != coords[dst[sw] - first]
+    one_dim = diff.sum(axis=1) == 1
+    sw, d = sw[one_dim], np.argmax(diff[one_dim], axis=1)
+    k = dims[d]
+    step = (coords[dst[sw] - first, d] - coords[src[sw] - first, d]) % k
+    is_plus, is_minus = step == 1, step == k - 1
+    ring = is_plus | is_minus
+    link_dim[sw[ring]] = d[ring]
+    plus = np.zeros((dims.size, fabric.switches), dtype=bool)
+    minus = np.zeros_like(plus)
+    ok = fabric.alive[sw]
+    plus[d[ok & is_plus], src[sw[ok & is_plus]] - first] = True
+    minus[d[ok & is_minus], src[sw[ok & is_minus]] - first] = True
+    return link_dim, plus, minus
+
+
+def _runs(coords: IntArray, dims: tuple[int, ...], hop: BoolArray, sign: int) -> IntArray:
+    """Per dimension and switch: alive hops in a row from the switch in direction ``sign``.
+
+    Counted up to k // 2, the longest minimal ring segment.
+    """
+    n = coords.shape[0]
+    out = np.zeros((len(dims), n), dtype=np.int64)
+    stride = 1
+    for d, k in enumerate(dims):
+        at = np.arange(n)
+        ok = np.ones(n, dtype=bool)
+        for _ in range(k // 2):
+            ok &= hop[d, at]
+            out[d] += ok
+            c = (at // stride) % k
+            at = at + (((c + sign) % k) - c) * stride
+        stride *= k
+    return out
+
+
+@register_strategy("dimension_order")
+def dimension_order(fabric: Fabric, leaves: IntArray) -> NextHops:
+    """Dimension-order routing on a torus (``Fabric.dims``): see the module docstring.
+
+    With p_0 = v and p_{d+1} = p_d with coordinate d set to l's, and a = p_d[d], b = l[d],
+    up = (b - a) mod k_d, down = (a - b) mod k_d:
+
+        dist(v, l) = sum_d min(up, down)   if every d has an alive minimal arc from p_d, else
+                     UNREACHABLE,
+
+    where the + arc is alive when run_+(p_d) >= up (alive + hops in a row), the - arc likewise,
+    and the minimal arcs are the shorter one, or both on a tie. The rule keeps the links of the
+    lowest dimension in which the link's tail and l differ.
+    """
+    dims = fabric.dims
+    if not dims or int(np.prod(dims)) != fabric.switches:
+        raise ValueError(
+            f"dimension_order routing needs torus dims whose product is the switch count "
+            f"({fabric.switches}); got dims={dims}"
+        )
+    first, coords = fabric.first_switch, fabric.coords
+    link_dim, plus, minus = _ring_hops(fabric)
+    run_up, run_down = _runs(coords, dims, plus, 1), _runs(coords, dims, minus, -1)
+    n, cols = fabric.switches, leaves - first
+    dist = np.empty((n, cols.size), dtype=np.int16)
+    chunk = max(1, EXPAND_CHUNK // max(n, 1))
+    for a0 in range(0, cols.size, chunk):
+        c = cols[a0 : a0 + chunk]
+        cur = np.repeat(np.arange(n)[:, np.newaxis], c.size, axis=1)
+        total = np.zeros(cur.shape, dtype=np.int64)
+        ok = np.ones(cur.shape, dtype=bool)
+        stride = 1
+        for d, k in enumerate(dims):
+            a, b = coords[cur, d], coords[c, d][np.newaxis, :]
+            up, down = (b - a) % k, (a - b) % k
+            up_ok, down_ok = run_up[d, cur] >= up, run_down[d, cur] >= down
+            ok &= np.where(up < down, up_ok, np.where(down < up, down_ok, up_ok | down_ok))
+            total += np.minimum(up, down)
+            cur = cur + (b - a) * stride
+            stride *= k
+        dist[:, a0 : a0 + chunk] = np.where(ok, total, int(UNREACHABLE)).astype(np.int16)
+
+    src = fabric.src
+
+    def allowed(links: IntArray, dest: IntArray) -> BoolArray:
+        """Links in the lowest dimension where the link's tail and the destination differ."""
+        tail = src[links]
+        to_switch = tail >= first
+        lowest = np.full(links.size, -2, dtype=np.int64)
+        diff = coords[tail[to_switch] - first] != coords[dest[to_switch] - first]
+        lowest[to_switch] = np.argmax(diff, axis=1)
+        return link_dim[links] == lowest
+
+    return NextHops(dist, allowed)
 
 
 def _gather_ranges(ptr: IntArray, which: IntArray) -> IntArray:
@@ -293,6 +497,7 @@ def _out_links(fabric: Fabric) -> tuple[IntArray, IntArray]:
 def _candidates(
     fabric: Fabric,
     dist: npt.NDArray[np.int16],
+    allowed: LinkRule | None,
     col_of_leaf: IntArray,
     node: IntArray,
     dest_leaf: IntArray,
@@ -313,6 +518,8 @@ def _candidates(
     there = np.full(links.size, int(UNREACHABLE), dtype=np.int64)
     there[to_switch] = dist[head[to_switch] - first_switch, col[pair[to_switch]]]
     keep = there == here[pair] - 1
+    if allowed is not None:
+        keep[keep] = allowed(links[keep], dest_leaf[pair[keep]])
     pair, links = pair[keep], links[keep]
     ptr = np.concatenate([[0], np.cumsum(np.bincount(pair, minlength=node.size))])
     return ptr, links
@@ -330,6 +537,7 @@ def _unique_pairs(
 class _Walk:
     fabric: Fabric
     dist: npt.NDArray[np.int16]
+    allowed: LinkRule | None
     col_of_leaf: IntArray
     out_ptr: IntArray
     out_links: IntArray
@@ -348,6 +556,7 @@ class _Walk:
             p, lk = _candidates(
                 self.fabric,
                 self.dist,
+                self.allowed,
                 self.col_of_leaf,
                 un[a:b],
                 ul[a:b],
@@ -366,7 +575,8 @@ def _walker(fabric: Fabric, dest_leaves: IntArray) -> _Walk:
     col_of_leaf = np.full(fabric.nodes, -1, dtype=np.int64)
     col_of_leaf[leaves] = np.arange(leaves.size)
     ptr, links = _out_links(fabric)
-    return _Walk(fabric, leaf_distances(fabric, leaves), col_of_leaf, ptr, links)
+    hops = strategy_of(fabric)(fabric, leaves)
+    return _Walk(fabric, hops.dist, hops.allowed, col_of_leaf, ptr, links)
 
 
 def route(
@@ -426,6 +636,18 @@ def route(
     return Routes(m, fabric.links, explicit, patterns, flow_pattern, connected)
 
 
+def _check_next_hops(walk: _Walk, count: IntArray, node: IntArray, dest: IntArray) -> None:
+    """Raise when a strategy leaves a reachable destination without a next hop."""
+    if count.size and count.min() == 0:
+        i = int(np.argmin(count))
+        fabric = walk.fabric
+        raise ValueError(
+            f"routing strategy {fabric.strategy!r} gives no next hop at "
+            f"{fabric.node_name(int(node[i]))} towards {fabric.node_name(int(dest[i]))}, "
+            "although its distances say it is reachable"
+        )
+
+
 def _ecmp_paths(
     walk: _Walk,
     flows: IntArray,
@@ -443,6 +665,7 @@ def _ecmp_paths(
     while left.size:
         inverse, ptr, links = walk.candidates(cur[left], dest[left])
         count = ptr[inverse + 1] - ptr[inverse]
+        _check_next_hops(walk, count, cur[left], dest[left])
         with np.errstate(over="ignore"):
             salt = fmix64(cur[left].astype(np.uint64) + salt_base)
             choice = (fmix64(keys[left] ^ salt) % count.astype(np.uint64)).astype(np.int64)
@@ -468,6 +691,7 @@ def _spray_patterns(
     while pat.size:
         inverse, ptr, links = walk.candidates(node, dest)
         count = ptr[inverse + 1] - ptr[inverse]
+        _check_next_hops(walk, count, node, dest)
         entry = np.repeat(np.arange(pat.size), count)
         offset = np.arange(entry.size) - np.repeat(np.cumsum(count) - count, count)
         link = links[ptr[inverse][entry] + offset]

@@ -13,8 +13,9 @@ from planner.schema.instance import HOURS_PER_YEAR
 from planner.schema.verify import FailureSpec
 from planner.sim.fabric import Fabric, IntArray
 
-#: A switch by role and index; 'ocsN' names an OCS device of a direct-connect design.
-_NAME = re.compile(r"^(gpu|leaf|spine|core|circuit|ocs)(\d+)$")
+#: A node by its group's role and index ('spine3', 'switch12', 'router5'); 'ocsN' names an OCS
+#: device of a direct-connect design.
+_NAME = re.compile(r"^([a-z_]+?)(\d+)$")
 
 
 @dataclass(frozen=True)
@@ -139,8 +140,13 @@ def link_unavailability(design: Design, mttr_hours: float) -> np.ndarray:
 def draw_failures(
     fabric: Fabric, design: Design, mttr_hours: float, rng: np.random.Generator
 ) -> list[IntArray]:
-    """Failed physical links of every plane for one Monte Carlo draw."""
-    p_down = link_unavailability(design, mttr_hours)[fabric.link_class]
+    """Failed physical links of every plane for one Monte Carlo draw.
+
+    A link draws with the unavailability of its design class; a link the design does not price
+    (``Fabric.design_class`` -1) has no failure model and never fails.
+    """
+    p_class = np.append(link_unavailability(design, mttr_hours), 0.0)
+    p_down = p_class[fabric.design_classes]
     return [
         np.flatnonzero(rng.random(fabric.physical_links) < p_down) for _ in range(fabric.planes)
     ]

@@ -61,9 +61,8 @@ class SimResult:
     wall_s: float = 0.0
 
 
-def build_traffic(spec: TrafficSpec, design: Design, seed: int) -> tr.Traffic:
-    """The flows of one traffic spec on this design's GPUs."""
-    gpus, per_node = design.gpus, design.gpus_per_node
+def build_traffic(spec: TrafficSpec, gpus: int, per_node: int, seed: int) -> tr.Traffic:
+    """The flows of one traffic spec on ``gpus`` GPUs, ``per_node`` to a node."""
     if spec.kind == "uniform_all_to_all":
         return tr.uniform_all_to_all(gpus, spec.size_bytes)
     if spec.kind == "random_permutation":
@@ -225,21 +224,24 @@ def _collective_row(
 def _link_rows(
     fabric: Fabric, spec: TrafficSpec, routing: Routing, util: FloatArray
 ) -> list[dict[str, Any]]:
+    """Utilisation per link class and direction.
+
+    'up' is lower -> upper end: on a torus ring, position r -> r + 1.
+    """
     rows = []
     cls = fabric.directed_class
     up = np.zeros(fabric.links, dtype=bool)
     up[0::2] = True
-    for c in range(fabric.tiers):
+    for c in range(fabric.link_classes):
         for direction, mask in (("up", up), ("down", ~up)):
             u = util[(cls == c) & mask & fabric.alive]
             if not u.size:
                 continue
-            lower = fabric.roles[c]
             rows.append(
                 {
                     "pattern": spec.label,
                     "routing": routing.value,
-                    "tier": f"{lower}-{fabric.roles[c + 1]}",
+                    "tier": fabric.class_name(c),
                     "direction": direction,
                     "links": int(u.size),
                     "mean_utilisation": float(u.mean()),
@@ -256,7 +258,7 @@ def simulate(design: Design, verify: Verify, *, progress: SimProgress | None = N
     """Simulate a design under the verify section's traffic, routings and failures."""
     start = time.perf_counter()
     fabric = build_fabric(design)
-    nic_gbps = design.link_speed_gbps * design.planes
+    nic_gbps = fabric.nic_speed_gbps * fabric.planes
     routings = [Routing(r) for r in verify.routing]
     verdict_routing = Routing(verify.verdict_routing)
     if verdict_routing not in routings:
@@ -266,9 +268,14 @@ def simulate(design: Design, verify: Verify, *, progress: SimProgress | None = N
         scenarios += single_switch_scenarios(fabric, design)
     coll_rows, link_rows, fail_rows = [], [], []
     healthy_time: dict[tuple[str, str], float] = {}
-    traffics = [(spec, build_traffic(spec, design, verify.seed)) for spec in verify.traffic]
+    # The fabric's GPUs: all of the design's, or the slice a torus pod simulates.
+    gpus = fabric.gpus
+    traffics = [
+        (spec, build_traffic(spec, gpus, design.gpus_per_node, verify.seed))
+        for spec in verify.traffic
+    ]
     for spec, t in traffics:
-        ideal = tr.ideal_time_s(t, design.gpus, nic_gbps)
+        ideal = tr.ideal_time_s(t, gpus, nic_gbps)
         bound = (
             bound_time_s(fabric, t, verify.bound_max_variables)
             if verify.bound_max_variables
@@ -378,7 +385,7 @@ def _monte_carlo(
 ) -> list[dict[str, Any]]:
     """Trials of link failures drawn per plane from the media AFRs and the repair time."""
     rng = np.random.default_rng(verify.seed)
-    ideal = tr.ideal_time_s(t, design.gpus, nic_gbps)
+    ideal = tr.ideal_time_s(t, fabric.gpus, nic_gbps)
     rows = []
     for trial in range(verify.monte_carlo_trials):
         per_plane = draw_failures(fabric, design, verify.mttr_hours, rng)
