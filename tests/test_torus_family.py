@@ -21,7 +21,7 @@ from planner.report import plan_tables
 from planner.schema.catalog import Catalog
 from planner.schema.verify import Verify
 
-INSTANCE = "instances/torus-2k.toml"
+INSTANCE = "instances/torus-768.toml"
 #: Slack on simulated / bound throughput and on fractions at their ends.
 BOUND_RTOL = 1e-6
 FRACTION_TOL = 1e-9
