@@ -13,9 +13,10 @@ decisions and do not apply.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from planner.wiring import register_wiring
@@ -204,21 +205,21 @@ class Torus:
     def size(
         self, inst: Instance, catalog: Catalog, switch_model: str | None, time_limit_s: float
     ) -> list[Sized]:
-        """One structure per plane count: the best torus of the allowed switches, priced."""
-        import time
+        """One structure per plane count: the best torus of the allowed switches, priced.
 
-        from models import torus_fabric as tf
+        Each switch model is enumerated on its own (``_solve_switch``, remembered), with an
+        equal share of the time limit, whether one model or any is asked for: the search asks for
+        "any switch" and then each model alone, and the enumeration runs once per model.
+        """
         from planner.families.base import Sized
 
         out: list[Sized] = []
         planes = (
             [inst.search.pin.planes] if inst.search.pin.planes else sorted(inst.cluster.nic_ports)
         )
-        start = time.perf_counter()
-        for i, p in enumerate(planes):
-            share = max(0.0, (time_limit_s - (time.perf_counter() - start)) / (len(planes) - i))
-            problem = _problem(inst, catalog, p, switch_model)
-            sol = tf.solve(tf.build(problem), share)
+        for p in planes:
+            problem = _problem(inst, catalog, p, None)
+            sol = _solve_switches(problem, switch_model, time_limit_s / len(planes))
             if sol.priced is None:
                 reason = sol.reason or "the time limit ran out before a torus was priced"
                 out.append(
@@ -508,6 +509,63 @@ def _load_ratio(w: TorusWiring, gpus: int) -> float:
         if e > 1 and directed:
             worst = max(worst, n * hops * g * g / (e - 1) / directed)
     return worst
+
+
+# ---- solving, one switch model at a time ---------------------------------------------------------
+@functools.lru_cache(maxsize=256)
+def _solve_switch(problem: tf.TorusProblem, time_limit_s: float) -> tf.TorusSolution:
+    """The model's optimum of a problem (of one switch model), remembered for the next ask."""
+    from models import torus_fabric as tf
+
+    return tf.solve(tf.build(problem), time_limit_s)
+
+
+def _solve_switches(
+    problem: tf.TorusProblem, switch_model: str | None, time_limit_s: float
+) -> tf.TorusSolution:
+    """The best over the problem's switch models (or the one named), each solved alone.
+
+    The optimum over all models is the least of the per-model optima; the bound is the least of
+    the per-model bounds (an infeasible model bounds nothing), and the design is optimal when no
+    model's bound lies below it.
+    """
+    from models import torus_fabric as tf
+    from models.status import Status
+
+    (option,) = problem.options
+    if not option.switches:
+        return tf.solve(tf.build(problem), time_limit_s)
+    share = time_limit_s / len(option.switches)
+    subs = [
+        _solve_switch(replace(problem, options=(replace(option, switches=(s,)),)), share)
+        for s in option.switches
+        if switch_model in (None, s.name)
+    ]
+    if not subs:
+        return tf.solve(tf.build(replace(problem, options=(replace(option, switches=()),))), 0.0)
+    wall = sum(x.wall_s for x in subs)
+    examined = sum(x.examined for x in subs)
+    found = [x for x in subs if x.priced is not None]
+    bounds = [
+        math.inf
+        if x.status is Status.INFEASIBLE
+        else (-math.inf if x.bound_usd is None else x.bound_usd)
+        for x in subs
+    ]
+    if not found:
+        if all(x.status is Status.INFEASIBLE for x in subs):
+            return tf.TorusSolution(Status.INFEASIBLE, None, None, wall, examined, subs[0].reason)
+        low = min(bounds)
+        return tf.TorusSolution(
+            Status.TIME_LIMIT, None, low if math.isfinite(low) else None, wall, examined
+        )
+    best = min(found, key=lambda x: (x.priced.objective_usd, x.priced.candidate.switch.name))  # type: ignore[union-attr]
+    assert best.priced is not None
+    objective = best.priced.objective_usd
+    bound = max(0.0, min(objective, *bounds))
+    optimal = bound >= objective * (1 - tf.OBJECTIVE_RTOL)
+    status = Status.OPTIMAL if optimal else Status.FEASIBLE
+    return tf.TorusSolution(status, best.priced, bound, wall, examined)
 
 
 # ---- the instance as model data, the solution as a Design ----------------------------------------
