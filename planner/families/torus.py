@@ -53,7 +53,10 @@ RATIO_RTOL = 1e-12
 
 
 def _deg(k: int) -> int:
-    """Ring neighbours of a switch along a dimension of k switches (2, 1 for k = 2, 0)."""
+    """Distinct ring neighbours of a switch along a dimension of k switches, counted as a set.
+
+    The validator's own count (2, 1 for k = 2, 0 for k = 1), not the model's ``degree``.
+    """
     return len({1 % k, (k - 1) % k} - {0})
 
 
