@@ -27,6 +27,7 @@ import polars as pl
 
 from models.status import Status as Status
 from planner.checks import check_instance
+from planner.deadline import Deadline as Deadline
 from planner.design import Design as Design
 from planner.errors import InputError as InputError
 from planner.families import CLOS, OCS_DIRECT, family_of
@@ -173,12 +174,20 @@ def plan(
     alternatives: bool = True,
     verify: bool | None = None,
     sim_progress: SimProgress | None = None,
+    deadline: Deadline | None = None,
 ) -> PlanResult:
     """Choose the cheapest fabric (capex + lifetime energy) that meets the instance's constraints.
 
     The chosen design is then simulated under the instance's ``[verify]`` section, unless
     ``verify`` is False (or None and the instance turns verification off).
+
+    ``time_limit_s`` bounds the whole call: the search, the post-solve steps (at least
+    ``planner.deadline.MIN_STEP_S`` each, as the design needs them) and the simulation, whose
+    steps not started in time are listed in ``sim.cut`` (verdict ``incomplete``). ``deadline``,
+    when given, is a command's shared end instead (the search then gets what is left of it).
     """
+    deadline = deadline or Deadline.after(time_limit_s)
+    time_limit_s = min(time_limit_s, deadline.step_s())
     catalog = catalog or catalog_for(inst)
     check_instance(inst, catalog)
     _load_solvers()
@@ -191,13 +200,13 @@ def plan(
     reconfiguration = None
     if result.design is not None:
         family = family_of(result.design.family)
-        design = family.after_solve(result.design, inst, time_limit_s, verify_demand)
+        design = family.after_solve(result.design, inst, deadline.step_s(), verify_demand)
         result = replace(result, design=design)
         reconfiguration = family.search_tables(design).get("reconfiguration")
     sim = None
     if result.design is not None and (inst.verify.enabled if verify is None else verify):
         try:
-            sim = _simulate(result.design, inst.verify, progress=sim_progress)
+            sim = _simulate(result.design, inst.verify, progress=sim_progress, deadline=deadline)
         except ValueError as exc:  # traffic that does not fit the cluster (group sizes, ...)
             raise InputError(f"verify: {exc}") from None
     return PlanResult(
@@ -238,13 +247,18 @@ def verify_demand(design: Design, verify: Verify) -> npt.NDArray[np.float64]:
 
 
 def simulate(
-    design: Design, verify: Verify | None = None, *, progress: SimProgress | None = None
+    design: Design,
+    verify: Verify | None = None,
+    *,
+    progress: SimProgress | None = None,
+    time_limit_s: float | None = None,
 ) -> SimResult:
     """Simulate a design under traffic, routing and failures (an instance's ``[verify]`` section)."""
     _load_solvers()
     from planner.sim.simulate import simulate as _simulate
 
-    return _simulate(design, verify or Verify(), progress=progress)
+    deadline = Deadline.after(time_limit_s)
+    return _simulate(design, verify or Verify(), progress=progress, deadline=deadline)
 
 
 #: Pins an evaluation needs: without them the planner would be choosing, not pricing.
@@ -259,6 +273,7 @@ def evaluate(
     progress: Progress | None = None,
     verify: bool | None = None,
     sim_progress: SimProgress | None = None,
+    deadline: Deadline | None = None,
 ) -> PlanResult:
     """Price exactly the design pinned in ``search.pin`` (planes, tiers and switch models at least)."""
     pin = inst.search.pin
@@ -277,6 +292,7 @@ def evaluate(
         alternatives=False,
         verify=verify,
         sim_progress=sim_progress,
+        deadline=deadline,
     )
 
 
@@ -294,27 +310,30 @@ def compare_optics(
     catalog: Catalog | None = None,
     time_limit_s: float = DEFAULT_TIME_LIMIT_S,
     progress: Progress | None = None,
+    deadline: Deadline | None = None,
 ) -> OpticsComparison:
     """Plan the instance with pluggable optics only, with LPO allowed and with CPO allowed.
 
     Each scenario is a full plan (switches, placement and media chosen together) restricted to
     what it allows; ``table`` has one row per scenario (``planner.optics.COMPARISON_SCHEMA``).
+    The scenarios share ``time_limit_s`` (or ``deadline``): each gets an equal part of what is
+    left when it starts.
     """
+    deadline = deadline or Deadline.after(time_limit_s)
     catalog = catalog or catalog_for(inst)
     _load_solvers()
     from planner.optics import SCENARIOS, comparison_table, scenario_instance
 
-    results = {
-        name: plan(
+    results = {}
+    for done, name in enumerate(SCENARIOS):
+        results[name] = plan(
             scenario_instance(inst, name),
             catalog=catalog,
-            time_limit_s=time_limit_s,
+            time_limit_s=deadline.step_s() / (len(SCENARIOS) - done),
             progress=progress,
             alternatives=False,
             verify=False,
         )
-        for name in SCENARIOS
-    }
     table = comparison_table({name: r.search for name, r in results.items()})
     return OpticsComparison(table, results)
 
@@ -360,7 +379,12 @@ def compare_fabrics(
     engineered for uniform demand; and the same devices with the circuits engineered for the
     block-level demand of the instance's ``[verify]`` traffic. Each is simulated under every
     ``[verify]`` traffic (healthy fabric), one row per fabric, traffic and routing.
+
+    ``time_limit_s`` bounds the whole comparison: the two searches and the engineering each get
+    an equal part of what is left when they start (at least ``planner.deadline.MIN_STEP_S``),
+    and the simulations start only while time is left (a row not simulated has no fraction).
     """
+    deadline = Deadline.after(time_limit_s)
     catalog = catalog or catalog_for(inst)
     _load_solvers()
     from planner import ocs
@@ -373,11 +397,12 @@ def compare_fabrics(
         ),
     }
     results: dict[str, PlanResult] = {}
-    for name, variant in fabrics.items():
+    # Heavy steps left: the two searches and the engineering of the circuits.
+    for done, (name, variant) in enumerate(fabrics.items()):
         results[name] = plan(
             variant,
             catalog=catalog,
-            time_limit_s=time_limit_s,
+            time_limit_s=deadline.step_s() / (3 - done),
             progress=progress,
             alternatives=False,
             verify=False,
@@ -385,7 +410,7 @@ def compare_fabrics(
     base = results[OCS_DIRECT]
     if base.design is not None:
         demand = verify_demand(base.design, inst.verify)
-        engineered = ocs.engineer(base.design, demand, time_limit_s=time_limit_s)
+        engineered = ocs.engineer(base.design, demand, time_limit_s=deadline.step_s())
         design = ocs.with_circuits(base.design, engineered.circuits)
         results["ocs_engineered"] = replace(
             base, design=design, search=replace(base.search, design=design)
@@ -409,6 +434,7 @@ def compare_fabrics(
                     }
                 ),
                 progress=sim_progress,
+                deadline=deadline,
             )
         except ValueError as exc:  # traffic that does not fit the cluster, as in plan()
             raise InputError(f"verify: {exc}") from None

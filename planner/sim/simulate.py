@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from planner.deadline import NO_DEADLINE, Deadline
 from planner.design import Design
 from planner.schema.verify import TrafficSpec, Verify
 from planner.sim import traffic as tr
@@ -29,6 +30,8 @@ from planner.sim.flow import BITS_PER_BYTE, GBPS, completion_times
 from planner.sim.routing import Routing, route
 from planner.sim.scenarios import Scenario, draw_failures, named_scenario, single_switch_scenarios
 
+#: The verdict of a simulation the time limit cut short (and whose finished steps all pass).
+INCOMPLETE = "incomplete"
 #: Called after every simulated (traffic, routing, scenario) with a short label.
 SimProgress = Callable[[str], None]
 #: Utilisation percentiles reported per link class.
@@ -59,6 +62,8 @@ class SimResult:
     reasons: tuple[str, ...]
     fractions: dict[str, float | None] = field(default_factory=dict)
     wall_s: float = 0.0
+    cut: tuple[str, ...] = ()
+    """Steps not run because the time limit had passed (empty: the simulation is complete)."""
 
 
 def build_traffic(spec: TrafficSpec, gpus: int, per_node: int, seed: int) -> tr.Traffic:
@@ -254,9 +259,21 @@ def _link_rows(
     return rows
 
 
-def simulate(design: Design, verify: Verify, *, progress: SimProgress | None = None) -> SimResult:
-    """Simulate a design under the verify section's traffic, routings and failures."""
+def simulate(
+    design: Design,
+    verify: Verify,
+    *,
+    progress: SimProgress | None = None,
+    deadline: Deadline = NO_DEADLINE,
+) -> SimResult:
+    """Simulate a design under the verify section's traffic, routings and failures.
+
+    Each step (a traffic's bound, a traffic under a routing, a failure scenario, a Monte Carlo
+    trial) starts only while ``deadline`` has not passed; the steps left out are listed in
+    ``SimResult.cut`` and the verdict is ``incomplete`` unless what did run already fails.
+    """
     start = time.perf_counter()
+    cut_steps: list[str] = []
     fabric = build_fabric(design)
     nic_gbps = fabric.nic_speed_gbps * fabric.planes
     routings = [Routing(r) for r in verify.routing]
@@ -276,12 +293,16 @@ def simulate(design: Design, verify: Verify, *, progress: SimProgress | None = N
     ]
     for spec, t in traffics:
         ideal = tr.ideal_time_s(t, gpus, nic_gbps)
-        bound = (
-            bound_time_s(fabric, t, verify.bound_max_variables)
-            if verify.bound_max_variables
-            else None
-        )
+        bound = None
+        if verify.bound_max_variables:
+            if deadline.expired:
+                cut_steps.append(f"{spec.label}: bound")
+            else:
+                bound = bound_time_s(fabric, t, verify.bound_max_variables)
         for routing in routings:
+            if deadline.expired:
+                cut_steps.append(f"{spec.label}, {routing.value}")
+                continue
             total, times, cut, util, exact = run_traffic(
                 fabric, t, routing, verify.seed, with_utilisation=True
             )
@@ -296,6 +317,9 @@ def simulate(design: Design, verify: Verify, *, progress: SimProgress | None = N
                     f"{spec.label}, {routing.value}: {ideal / total if total else 0:.3f} of ideal"
                 )
         for sc in scenarios:
+            if deadline.expired or (spec.label, verdict_routing.value) not in healthy_time:
+                cut_steps.append(f"{spec.label}, {sc.name}")
+                continue
             total, times, cut, _, exact = run_traffic(fabric, t, verdict_routing, verify.seed, sc)
             coll_rows.append(
                 _collective_row(
@@ -321,8 +345,8 @@ def simulate(design: Design, verify: Verify, *, progress: SimProgress | None = N
                 progress(f"{spec.label}, {sc.name}: {base / total if total else 0:.3f} of healthy")
     if verify.monte_carlo_trials and traffics:
         spec, t = traffics[0]
-        fail_rows.extend(
-            _monte_carlo(
+        if (spec.label, verdict_routing.value) in healthy_time:
+            trials = _monte_carlo(
                 fabric,
                 design,
                 verify,
@@ -332,16 +356,37 @@ def simulate(design: Design, verify: Verify, *, progress: SimProgress | None = N
                 healthy_time[spec.label, verdict_routing.value],
                 nic_gbps,
                 progress,
+                deadline,
             )
-        )
+            fail_rows.extend(trials)
+            if len(trials) < verify.monte_carlo_trials:
+                cut_steps.append(
+                    f"monte carlo: {verify.monte_carlo_trials - len(trials):,} of "
+                    f"{verify.monte_carlo_trials:,} trials"
+                )
+        else:
+            cut_steps.append(f"monte carlo: {verify.monte_carlo_trials:,} trials")
     collectives = pl.DataFrame(coll_rows, schema=COLLECTIVES_SCHEMA)
     links = pl.DataFrame(link_rows, schema=LINKS_SCHEMA)
     failures = pl.DataFrame(fail_rows, schema=FAILURES_SCHEMA)
     verdict, reasons, fractions = judge(
         design, verify, collectives, failures, [s for s in scenarios if s.single_switch_tier]
     )
+    if cut_steps and verdict != "fails":
+        verdict = INCOMPLETE
+        reasons = (
+            f"the time limit passed before {len(cut_steps)} simulation step"
+            f"{'s' if len(cut_steps) > 1 else ''} ran: {'; '.join(cut_steps)}",
+        )
     return SimResult(
-        collectives, links, failures, verdict, reasons, fractions, time.perf_counter() - start
+        collectives,
+        links,
+        failures,
+        verdict,
+        reasons,
+        fractions,
+        time.perf_counter() - start,
+        tuple(cut_steps),
     )
 
 
@@ -382,12 +427,18 @@ def _monte_carlo(
     healthy_s: float,
     nic_gbps: float,
     progress: SimProgress | None,
+    deadline: Deadline = NO_DEADLINE,
 ) -> list[dict[str, Any]]:
-    """Trials of link failures drawn per plane from the media AFRs and the repair time."""
+    """Trials of link failures drawn per plane from the media AFRs and the repair time.
+
+    Trials start while ``deadline`` has not passed; fewer rows than trials means it did.
+    """
     rng = np.random.default_rng(verify.seed)
     ideal = tr.ideal_time_s(t, fabric.gpus, nic_gbps)
     rows = []
     for trial in range(verify.monte_carlo_trials):
+        if deadline.expired:
+            break
         per_plane = draw_failures(fabric, design, verify.mttr_hours, rng)
         worst, cut = healthy_s, 0
         for links in per_plane:

@@ -1,0 +1,51 @@
+"""The end of a command's time limit, shared by every step it runs (search, engineering, simulation).
+
+``--time-limit`` bounds the whole command: the search takes what it needs of it, and each later
+step asks how much is left. A step that finds the time gone is not started and is reported as cut,
+so the command ends at about the limit plus the one step that was running when it passed.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+#: Least time given to a step that must run for the result to exist (engineering the circuits of
+#: a chosen OCS design), even when the search used up the limit.
+MIN_STEP_S = 1.0
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """A moment on ``clock`` (seconds) after which no new step starts; None: no limit."""
+
+    at_s: float | None = None
+    clock: Callable[[], float] = field(default=time.perf_counter, compare=False)
+
+    @classmethod
+    def after(
+        cls, seconds: float | None, clock: Callable[[], float] = time.perf_counter
+    ) -> Deadline:
+        """The deadline ``seconds`` from now (None: never)."""
+        return cls(None if seconds is None else clock() + seconds, clock)
+
+    def remaining_s(self) -> float:
+        """Seconds left (inf without a limit, 0 once passed)."""
+        if self.at_s is None:
+            return math.inf
+        return max(0.0, self.at_s - self.clock())
+
+    @property
+    def expired(self) -> bool:
+        """Whether the time is up."""
+        return self.remaining_s() <= 0.0
+
+    def step_s(self, floor_s: float = MIN_STEP_S) -> float:
+        """Time for a step that must run: what is left, but at least ``floor_s``."""
+        return max(floor_s, self.remaining_s())
+
+
+#: No limit at all.
+NO_DEADLINE = Deadline()

@@ -1,0 +1,131 @@
+"""The time limit covers the whole command: simulation steps start only while time is left (issue 11).
+
+A clock that advances one second per reading makes the cut points exact: the simulation reads
+it once before each step, so a deadline of k seconds lets exactly the first steps run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from functools import cache
+
+import pytest
+
+from planner.api import plan
+from planner.deadline import MIN_STEP_S, NO_DEADLINE, Deadline
+from planner.design import Design
+from planner.schema.instance import Instance
+from planner.schema.verify import Verify
+from planner.sim.simulate import INCOMPLETE, simulate
+
+#: Two traffics under two routings, one named failure and three Monte Carlo trials: 2 bounds,
+#: 4 healthy runs, 2 failure runs, 3 trials.
+VERIFY = Verify.model_validate(
+    {
+        "traffic": [
+            {"kind": "random_permutation", "size_bytes": 1e7},
+            {"kind": "uniform_all_to_all", "size_bytes": 1e7},
+        ],
+        "routing": ["ecmp", "spray"],
+        "failures": [{"switches": ["spine0"]}],
+        "single_switch_failures": False,
+        "monte_carlo_trials": 3,
+        "bound_max_variables": 1_000_000,
+    }
+)
+STEPS = 2 + 4 + 2 + 3
+
+
+def ticking(start: float = 0.0) -> Callable[[], float]:
+    """A clock that moves one second each time it is read."""
+    counter = itertools.count(start)
+    return lambda: float(next(counter))
+
+
+@cache
+def design() -> Design:
+    inst = Instance.model_validate(
+        {
+            "name": "deadline",
+            "cluster": {"gpus": 128, "gpus_per_node": 8, "nic_gbps": 400, "nic_ports": [1]},
+            "search": {"pin": {"tiers": 2}},
+        }
+    )
+    result = plan(inst, verify=False)
+    assert result.design is not None
+    return result.design
+
+
+def test_a_deadline_counts_down_on_its_clock() -> None:
+    d = Deadline.after(3.0, ticking())  # created at 0: ends at 3
+    assert d.remaining_s() == 2.0  # read at 1
+    assert not d.expired  # read at 2
+    assert d.expired  # read at 3
+    assert d.step_s() == MIN_STEP_S  # nothing left: a step that must run gets the floor
+    assert NO_DEADLINE.remaining_s() == math.inf
+    assert not NO_DEADLINE.expired
+
+
+def test_without_a_deadline_nothing_is_cut() -> None:
+    sim = simulate(design(), VERIFY)
+    assert sim.cut == ()
+    assert sim.verdict in ("meets", "fails")
+    assert sim.collectives.height == 4 + 2
+    assert sim.failures.height == 2 + 3
+
+
+def test_a_passed_deadline_runs_no_step_and_says_so() -> None:
+    sim = simulate(design(), VERIFY, deadline=Deadline(at_s=-1.0))
+    assert len(sim.cut) == 2 + 4 + 2 + 1  # Monte Carlo is one step left out as a whole
+    assert sim.collectives.height == 0
+    assert sim.failures.height == 0
+    assert sim.verdict == INCOMPLETE
+    assert "9 simulation steps" in sim.reasons[0]
+
+
+@pytest.mark.parametrize("seconds", [1, 2, 3, 5, 7, 9, 10])
+def test_each_step_starts_only_while_time_is_left(seconds: int) -> None:
+    """Steps run in order (bound, ecmp, spray, failure; per traffic; then the trials)."""
+    order = [
+        "bound",
+        "random_permutation, ecmp",
+        "random_permutation, spray",
+        "failure",
+        "bound",
+        "uniform_all_to_all, ecmp",
+        "uniform_all_to_all, spray",
+        "failure",
+        "trial",
+        "trial",
+        "trial",
+    ]
+    clock = ticking()
+    deadline = Deadline.after(float(seconds), clock)  # read once: the next reading is 1
+    sim = simulate(design(), VERIFY, deadline=deadline)
+    ran = order[: seconds - 1]
+    healthy = sim.collectives.filter(sim.collectives["scenario"] == "healthy")
+    assert healthy.height == sum(1 for s in ran if "," in s)
+    assert sim.failures.filter(sim.failures["trial"] == -1).height == ran.count("failure")
+    assert sim.failures.filter(sim.failures["trial"] >= 0).height == ran.count("trial")
+    assert sim.verdict in (INCOMPLETE, "fails")
+    assert sim.cut  # something was left out, and it is listed
+    if sim.verdict == INCOMPLETE:
+        assert "the time limit passed" in sim.reasons[0]
+
+
+def test_plan_shares_one_deadline_with_its_verification() -> None:
+    """A deadline already passed: the search still gets its floor, the simulation nothing."""
+    inst = Instance.model_validate(
+        {
+            "name": "deadline-plan",
+            "cluster": {"gpus": 128, "gpus_per_node": 8, "nic_gbps": 400, "nic_ports": [1]},
+            "search": {"pin": {"tiers": 2}},
+        }
+    )
+    result = plan(inst, verify=True, deadline=Deadline(at_s=-1.0))
+    assert result.design is not None
+    assert result.sim is not None
+    assert result.sim.verdict == INCOMPLETE
+    assert result.summary["verdict"][0] == INCOMPLETE
