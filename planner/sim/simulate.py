@@ -299,6 +299,11 @@ def simulate(
                 cut_steps.append(f"{spec.label}: bound")
             else:
                 bound = bound_time_s(fabric, t, verify.bound_max_variables)
+                if progress:
+                    progress(
+                        f"{spec.label}: optimal-routing bound "
+                        + ("skipped (too large)" if bound is None else f"{bound:.3g} s")
+                    )
         for routing in routings:
             if deadline.expired:
                 cut_steps.append(f"{spec.label}, {routing.value}")
