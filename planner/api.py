@@ -18,6 +18,7 @@ CP-SAT solves too).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -517,7 +518,15 @@ def export_htsim(
     stem = safe_name(design.instance)
     files = {}
     try:
-        files[f"{stem}.topo"] = text_writer(topology_text(fabric))
+        files[f"{stem}.topo"] = text_writer(
+            topology_text(
+                fabric,
+                # The design's worst link into each tier (at least 1 ns: htsim rejects 0) and
+                # its switches' latency.
+                link_latency_ns=[max(1, math.ceil(c.latency_ns)) for c in design.link_classes],
+                switch_latency_ns=[t.latency_ns for t in design.tiers],
+            )
+        )
     except ValueError as exc:
         if note is not None:
             note(f"htsim topology not written: {exc}")

@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -211,10 +212,15 @@ def htsim_nodes(fabric: Fabric) -> int:
 def topology_text(
     fabric: Fabric,
     *,
-    link_latency_ns: int = DEFAULT_LINK_LATENCY_NS,
-    switch_latency_ns: int = 0,
+    link_latency_ns: int | Sequence[int] = DEFAULT_LINK_LATENCY_NS,
+    switch_latency_ns: int | Sequence[int] = 0,
 ) -> str:
-    """The parametric ``.topo`` text of an intact 2- or 3-tier plane (see the module docstring)."""
+    """The parametric ``.topo`` text of an intact 2- or 3-tier plane (see the module docstring).
+
+    Latencies are one figure for every tier or one per tier, leaf first: ``link_latency_ns[t]``
+    for the links into tier t from below (the design's worst link of that class, electronics
+    and propagation), ``switch_latency_ns[t]`` for the switches of tier t.
+    """
     if fabric.strategy != UP_DOWN:
         shape = f"a {'x'.join(map(str, fabric.dims))} torus" if fabric.dims else "this plane"
         raise ValueError(
@@ -227,7 +233,9 @@ def topology_text(
         )
     if fabric.tiers not in (2, 3):
         raise ValueError(f"htsim's FatTree has 2 or 3 tiers; this plane has {fabric.tiers}")
-    if link_latency_ns <= 0:
+    link_ns = _per_tier(link_latency_ns, fabric.tiers, "link_latency_ns")
+    switch_ns = _per_tier(switch_latency_ns, fabric.tiers, "switch_latency_ns")
+    if any(x <= 0 for x in link_ns):
         raise ValueError("htsim rejects a zero link latency")
     speed = fabric.link_speed_gbps
     if speed != round(speed):
@@ -249,11 +257,21 @@ def topology_text(
         if "Radix_Up" in params:
             lines.append(f"Radix_Up {params['Radix_Up']}")
             lines.append(f"Oversubscribed {params['Oversubscribed']}")
-        lines.append(f"Downlink_Latency_ns {int(link_latency_ns)}")
-        lines.append(f"Switch_Latency_ns {int(switch_latency_ns)}")
+        lines.append(f"Downlink_Latency_ns {link_ns[index]}")
+        lines.append(f"Switch_Latency_ns {switch_ns[index]}")
         if index > 0:
             lines.append(f"Bundle {params['Bundle']}")
     return "\n".join(lines) + "\n"
+
+
+def _per_tier(value: int | Sequence[int], tiers: int, name: str) -> list[int]:
+    """One whole figure per tier from one figure or a sequence of them."""
+    if isinstance(value, int):
+        return [value] * tiers
+    values = [int(v) for v in value]
+    if len(values) != tiers:
+        raise ValueError(f"{name}: one figure per tier ({tiers}), got {len(values)}")
+    return values
 
 
 # ---- writers ----------------------------------------------------------------------------------

@@ -212,3 +212,30 @@ def test_written_files_are_readable_by_everyone_under_the_usual_umask(tmp_path: 
         os.umask(old)
     assert cm.stat().st_mode & 0o777 == 0o644
     assert topo.stat().st_mode & 0o777 == 0o644
+
+
+@pytest.mark.parametrize("tiers", [2, 3])
+def test_the_export_takes_each_tiers_latency_from_the_design(tiers: int, tmp_path: Path) -> None:
+    """Downlink latency = the design's worst link into the tier (ceil ns), switch latency its own."""
+    from planner.api import export_htsim, plan
+    from planner.schema.instance import Instance
+    from planner.schema.verify import Verify
+
+    inst = Instance.model_validate(
+        {
+            "name": f"htsim-latency-{tiers}",
+            "cluster": {"gpus": 512, "gpus_per_node": 8, "nic_gbps": 400, "nic_ports": [1]},
+            "search": {"pin": {"tiers": tiers}, "switch_models": ["qm9700"]},
+        }
+    )
+    design = plan(inst, verify=False).design
+    assert design is not None
+    verify = Verify.model_validate({"traffic": [{"kind": "random_permutation", "size_bytes": 1e6}]})
+    files = export_htsim(design, verify)
+    write = next(w for name, w in files.items() if name.endswith(".topo"))
+    write(tmp_path / "plane.topo")
+    _, parsed = parse_topo((tmp_path / "plane.topo").read_text())
+    assert len(parsed) == tiers
+    for t, c, tier in zip(parsed, design.link_classes, design.tiers, strict=True):
+        assert t["downlink_latency_ns"] == max(1, int(np.ceil(c.latency_ns)))
+        assert t["switch_latency_ns"] == tier.latency_ns
