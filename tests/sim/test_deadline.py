@@ -18,7 +18,9 @@ from planner.deadline import MIN_STEP_S, NO_DEADLINE, Deadline
 from planner.design import Design
 from planner.schema.instance import Instance
 from planner.schema.verify import Verify
-from planner.sim.simulate import INCOMPLETE, simulate
+from planner.sim.fabric import build_fabric
+from planner.sim.routing import Routing
+from planner.sim.simulate import INCOMPLETE, build_traffic, run_traffic, simulate
 
 #: Two traffics under two routings, one named failure and three Monte Carlo trials: 2 bounds,
 #: 4 healthy runs, 2 failure runs, 3 trials.
@@ -129,3 +131,30 @@ def test_plan_shares_one_deadline_with_its_verification() -> None:
     assert result.sim is not None
     assert result.sim.verdict == INCOMPLETE
     assert result.summary["verdict"][0] == INCOMPLETE
+
+
+@pytest.mark.parametrize("seeds", [1, 2, 5])
+def test_ecmp_runs_under_every_seed_and_reports_the_median(seeds: int) -> None:
+    """The row is one of the runs (the median seed's), between the least and the greatest."""
+    verify = Verify.model_validate(
+        {
+            "traffic": [{"kind": "random_permutation", "size_bytes": 1e7}],
+            "routing": ["ecmp", "spray"],
+            "single_switch_failures": False,
+            "ecmp_seeds": seeds,
+            "seed": 7,
+        }
+    )
+    sim = simulate(design(), verify)
+    ecmp = sim.collectives.filter(sim.collectives["routing"] == "ecmp").row(0, named=True)
+    spray = sim.collectives.filter(sim.collectives["routing"] == "spray").row(0, named=True)
+    assert ecmp["seeds"] == seeds
+    assert spray["seeds"] == 1
+    assert spray["min_time_s"] == spray["max_time_s"] == spray["time_s"]
+    # The traffic is drawn once (seed 7); only the hash seed moves.
+    fabric = build_fabric(design())
+    traffic = build_traffic(verify.traffic[0], fabric.gpus, design().gpus_per_node, 7)
+    singles = [run_traffic(fabric, traffic, Routing.ECMP, 7 + k)[0] for k in range(seeds)]
+    assert ecmp["min_time_s"] == min(singles)
+    assert ecmp["max_time_s"] == max(singles)
+    assert ecmp["time_s"] == sorted(singles)[(seeds - 1) // 2]
