@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -51,6 +51,7 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from models.status import Status, status_of
+from planner.sim.bound_scaled import ScaledBound, SwitchDemand, SwitchLinks, scaled_bound
 from planner.sim.fabric import Fabric
 
 IntArray = npt.NDArray[np.int64]
@@ -67,6 +68,7 @@ LP_METHOD: Literal["highs-ipm"] = "highs-ipm"
 BINDING_RTOL = 1e-9
 
 Binding = Literal["nic", "fabric"]
+Method = Literal["auto", "lp", "scaled"]
 
 
 @dataclass(frozen=True)
@@ -109,7 +111,13 @@ class BoundResult:
     """Wall time spent building and solving the LP."""
     skipped_reason: str = ""
     message: str = ""
-    """Solver message."""
+    """Solver message, or the scaled bound's reasoning."""
+    method: str = "lp"
+    """How lambda_fabric was found: 'lp' (reference LP), 'clos', 'ocs', 'torus', 'leaf_cut'
+    (``planner.sim.bound_scaled``) or 'nic' (no traffic crosses the fabric)."""
+    exact: bool = True
+    """Whether lambda is the max concurrent flow itself; False: a valid upper bound on it (so
+    ``time_s`` is still a valid lower bound on any routing's time), status FEASIBLE."""
 
     @property
     def skipped(self) -> bool:
@@ -246,7 +254,77 @@ def build_fabric_lp(
     )
 
 
-# ---- solve -----------------------------------------------------------------------------------
+# ---- solve ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LpOutcome:
+    """What the LP solve returned: lambda (None unless optimal), status, message, size, time."""
+
+    lambda_per_s: float | None
+    status: Status
+    message: str
+    size: LpSize
+    solve_s: float
+
+
+def solve_mcf_lp(
+    nodes: int,
+    tail: IntArray,
+    head: IntArray,
+    capacity_gbps: FloatArray,
+    src: IntArray,
+    dst: IntArray,
+    gbit: FloatArray,
+) -> LpOutcome:
+    """Max concurrent flow on a small graph (nodes ``0 .. nodes-1``), commodities by source.
+
+    Parallel links must be merged already. Demands and capacities are scaled to O(1) before
+    solving and the answer is scaled back.
+    """
+    started = time.perf_counter()
+    sources, k_of_pair = np.unique(src, return_inverse=True)
+    cap_scale = float(capacity_gbps.max()) if capacity_gbps.size else 1.0
+    demand_scale = float(gbit.max())
+    supply = np.zeros((sources.size, nodes))
+    k_of_pair = k_of_pair.ravel()
+    np.add.at(supply, (k_of_pair, src), gbit / demand_scale)
+    np.add.at(supply, (k_of_pair, dst), -gbit / demand_scale)
+    lp = build_fabric_lp(nodes, tail, head, capacity_gbps / cap_scale, supply)
+    res = linprog(
+        lp.c,
+        A_ub=lp.a_ub,
+        b_ub=lp.b_ub,
+        A_eq=lp.a_eq,
+        b_eq=lp.b_eq,
+        bounds=(0, None),
+        method=LP_METHOD,
+    )
+    status = status_of("linprog", res.status)
+    lam = None
+    if status is Status.OPTIMAL and res.x is not None:
+        lam = float(res.x[-1]) * cap_scale / demand_scale
+    return LpOutcome(lam, status, str(res.message), lp.size, time.perf_counter() - started)
+
+
+def block_mcf(
+    nodes: int,
+    tail: IntArray,
+    head: IntArray,
+    capacity_gbps: FloatArray,
+    src: IntArray,
+    dst: IntArray,
+    gbit: FloatArray,
+) -> tuple[float, int]:
+    """Max concurrent flow of a contracted (block-level) graph, for ``bound_scaled``.
+
+    Returns (lambda, variables). A contracted graph only relaxes the fabric's LP, so its optimum
+    is an upper bound on lambda; a solver failure returns inf (no information, still valid).
+    """
+    if tail.size == 0:
+        return 0.0, 0
+    out = solve_mcf_lp(nodes, tail, head, capacity_gbps, src, dst, gbit)
+    return (math.inf if out.lambda_per_s is None else out.lambda_per_s), out.size.variables
+
+
 def max_concurrent_flow(
     fabric: Fabric,
     src: npt.ArrayLike,
@@ -254,6 +332,7 @@ def max_concurrent_flow(
     demand_gbit: npt.ArrayLike,
     *,
     max_variables: int = MAX_LP_VARIABLES,
+    method: Method = "auto",
 ) -> BoundResult:
     """The largest lambda such that lambda * demand of every flow fits at once (any routing).
 
@@ -266,7 +345,14 @@ def max_concurrent_flow(
     demand_gbit
         Gbit each flow carries in this plane (a scalar applies to every flow).
     max_variables
-        Size guard: larger LPs are not built and the result is returned as skipped.
+        Size guard of the reference LP: larger LPs are not built.
+    method
+        ``"lp"``: the reference LP on the whole switch graph (skipped above ``max_variables``).
+        ``"scaled"``: the bounds of ``planner.sim.bound_scaled`` only (cuts, closed forms and a
+        block-level LP; always present, exact where the fabric's symmetry proves it).
+        ``"auto"`` (default): the scaled bound when it is exact, else the reference LP when it
+        fits in ``max_variables``, else the scaled bound (a valid, possibly loose, upper bound on
+        lambda, so a valid lower bound on time; ``exact`` is False).
 
     Returns
     -------
@@ -282,6 +368,8 @@ def max_concurrent_flow(
         raise ValueError(f"GPU ids must lie in 0 .. {fabric.gpus - 1}")
     if np.any(d < 0) or not np.all(np.isfinite(d)):
         raise ValueError("demand_gbit must be finite and non-negative")
+    if method not in ("auto", "lp", "scaled"):
+        raise ValueError(f"method must be 'auto', 'lp' or 'scaled'; got {method!r}")
     real = (s != t) & (d > 0)
     s, t, d = s[real], t[real], d[real]
 
@@ -294,14 +382,26 @@ def max_concurrent_flow(
 
     # Nothing crosses the fabric: the NICs alone decide.
     if pair_gbit.size == 0:
-        return _combine(Status.OPTIMAL, lam_nic, math.inf)
+        return _combine(Status.OPTIMAL, lam_nic, math.inf, method="nic")
 
-    first_switch = fabric.first_switch
-    switches = fabric.switches
     tail, head, cap = switch_links(fabric)
-    sources, k_of_pair = np.unique(s_leaf, return_inverse=True)
-    size = lp_size(sources.size, tail.size, switches)
+    scaled = None
+    if method != "lp":
+        started = time.perf_counter()
+        scaled = scaled_bound(
+            fabric,
+            SwitchLinks(tail, head, cap),
+            SwitchDemand(s_leaf, t_leaf, pair_gbit),
+            block_mcf,
+        )
+        scaled_s = time.perf_counter() - started
+        if scaled.exact or method == "scaled":
+            return _from_scaled(scaled, lam_nic, tail.size, fabric.switches, scaled_s)
+
+    size = lp_size(np.unique(s_leaf).size, tail.size, fabric.switches)
     if size.variables > max_variables:
+        if scaled is not None:  # auto: the LP is too large; report the valid scaled bound
+            return _from_scaled(scaled, lam_nic, tail.size, fabric.switches, scaled_s)
         return BoundResult(
             status=None,
             lambda_per_s=None,
@@ -315,65 +415,68 @@ def max_concurrent_flow(
                 f"({size.commodities} source leaves x {size.links} links), "
                 f"above the limit of {max_variables:,}"
             ),
+            method="lp",
         )
 
-    started = time.perf_counter()
-    # Scale: capacities by the link speed, demands by the largest leaf-pair demand.
-    cap_scale = float(fabric.link_speed_gbps)
-    demand_scale = float(pair_gbit.max())
-    supply = np.zeros((sources.size, switches))
-    k_of_pair = k_of_pair.ravel()
-    np.add.at(supply, (k_of_pair, s_leaf - first_switch), pair_gbit / demand_scale)
-    np.add.at(supply, (k_of_pair, t_leaf - first_switch), -pair_gbit / demand_scale)
-    lp = build_fabric_lp(
-        switches,
+    first_switch = fabric.first_switch
+    out = solve_mcf_lp(
+        fabric.switches,
         tail - first_switch,
         head - first_switch,
-        cap / cap_scale,
-        supply,
+        cap,
+        s_leaf - first_switch,
+        t_leaf - first_switch,
+        pair_gbit,
     )
-    res = linprog(
-        lp.c,
-        A_ub=lp.a_ub,
-        b_ub=lp.b_ub,
-        A_eq=lp.a_eq,
-        b_eq=lp.b_eq,
-        bounds=(0, None),
-        method=LP_METHOD,
-    )
-    status = status_of("linprog", res.status)
-    solve_s = time.perf_counter() - started
-    if status is not Status.OPTIMAL or res.x is None:
+    if out.lambda_per_s is None:
         return BoundResult(
-            status=status,
+            status=out.status,
             lambda_per_s=None,
             time_s=None,
             binding=None,
             lambda_nic_per_s=lam_nic,
             lambda_fabric_per_s=None,
-            size=lp.size,
-            solve_s=solve_s,
-            message=str(res.message),
+            size=out.size,
+            solve_s=out.solve_s,
+            message=out.message,
+            method="lp",
         )
-    lam_fabric = float(res.x[-1]) * cap_scale / demand_scale
-    out = _combine(status, lam_nic, lam_fabric)
-    return BoundResult(
-        status=out.status,
-        lambda_per_s=out.lambda_per_s,
-        time_s=out.time_s,
-        binding=out.binding,
-        lambda_nic_per_s=lam_nic,
-        lambda_fabric_per_s=lam_fabric,
-        size=lp.size,
-        solve_s=solve_s,
-        message=str(res.message),
+    return replace(
+        _combine(out.status, lam_nic, out.lambda_per_s, method="lp"),
+        size=out.size,
+        solve_s=out.solve_s,
+        message=out.message,
     )
 
 
 # ---- results ---------------------------------------------------------------------------------
-def _combine(status: Status, lam_nic: float, lam_fabric: float) -> BoundResult:
+def _combine(
+    status: Status, lam_nic: float, lam_fabric: float, *, method: str, exact: bool = True
+) -> BoundResult:
     """Min of the two bounds, the time it implies and which one binds (NIC on a tie)."""
     lam = min(lam_nic, lam_fabric)
     binding: Binding = "nic" if lam_nic <= lam_fabric * (1.0 + BINDING_RTOL) else "fabric"
     time_s = math.inf if lam <= 0 else 1.0 / lam
-    return BoundResult(status, lam, time_s, binding, lam_nic, lam_fabric)
+    # An inexact fabric bound that does not bind changes nothing: the NIC bound is exact.
+    exact = exact or binding == "nic"
+    return BoundResult(
+        status if exact else Status.FEASIBLE,
+        lam,
+        time_s,
+        binding,
+        lam_nic,
+        lam_fabric,
+        method=method,
+        exact=exact,
+    )
+
+
+def _from_scaled(
+    scaled: ScaledBound, lam_nic: float, links: int, switches: int, solve_s: float
+) -> BoundResult:
+    """The result of a scaled bound (``status`` FEASIBLE when it is not exact)."""
+    out = _combine(
+        Status.OPTIMAL, lam_nic, scaled.lambda_per_s, method=scaled.method, exact=scaled.exact
+    )
+    size = LpSize(0, links, switches, scaled.variables, 0, 0)
+    return replace(out, size=size, solve_s=solve_s, message=scaled.reason)
