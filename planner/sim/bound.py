@@ -36,6 +36,19 @@ NIC links are dedicated to one GPU, so the bound splits into two independent par
 The LP has ``commodities * merged links + 1`` variables. Above :data:`MAX_LP_VARIABLES` it is not
 built: the result has ``status=None`` and a ``skipped_reason``, and still carries ``lambda_nic``.
 Demands and capacities are scaled to O(1) before solving and the answer is scaled back.
+This LP is the reference (``method="lp"``).
+
+At scale (``method="auto"``, the default; issue 11)
+----------------------------------------------------
+``planner.sim.bound_scaled`` bounds ``lambda_fabric`` from above without the big LP: leaf and
+pod cuts on a folded Clos (exact when its tiers are symmetric, which it checks), the leaf cut
+plus a block-level LP on OCS direct-connect fabrics, and a channel-load closed form plus
+contractions onto each dimension on tori; its docstring proves each and says when it is exact.
+``auto`` takes that bound when it is proven exact, else this LP when it fits in
+``max_variables``, else the scaled bound flagged ``exact=False`` (status FEASIBLE): an upper
+bound on lambda, so ``time_s`` is still never above the time of any routing. Block-level LPs
+above :data:`BLOCK_HIGHS_MAX_VARIABLES` go to PDLP, and the answer is the weak-duality bound of
+its dual (``length_bound``), valid however far PDLP converged.
 """
 
 from __future__ import annotations
