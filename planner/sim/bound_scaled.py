@@ -223,9 +223,12 @@ def clos_bound(
     tier_t, tier_h = fabric.tier_of(links.tail), fabric.tier_of(links.head)
     if np.any(np.abs(tier_t - tier_h) != 1):
         return None  # a link skips a tier or joins two switches of one tier: not a folded Clos
+    off = fabric.tier_offsets
+    ends = np.concatenate([demand.src, demand.dst])
+    if np.any((ends < off[1]) | (ends >= off[2])):
+        return None  # a GPU hangs off a switch above the leaves: not the wiring proven here
     if fabric.tiers == 1:
         return ScaledBound(lam_leaf, True, "clos", reason="one tier: leaves are not connected")
-    off = fabric.tier_offsets
     leaves, spines = (off[1], off[2]), (off[2], off[3])
     m1 = _block(links, leaves, spines, up=True)
     if not _same_up_down(m1, _block(links, leaves, spines, up=False)):
@@ -296,6 +299,9 @@ def ocs_bound(
     if fabric.circuit_device is None or fabric.tiers != 3 or fabric.strategy != "up_down":
         return None
     off = fabric.tier_offsets
+    ends = np.concatenate([demand.src, demand.dst])
+    if np.any((ends < off[1]) | (ends >= off[2])):
+        return None  # a GPU hangs off a spine: not the wiring this bound contracts
     leaves, spines, circuits = (off[1], off[2]), (off[2], off[3]), (off[3], off[4])
     m1 = _block(links, leaves, spines, up=True)
     n_leaf, n_spine = m1.shape
