@@ -255,3 +255,32 @@ def test_any_lengths_bound_the_lp_from_above(seed: int) -> None:
 def test_unknown_method_is_refused() -> None:
     with pytest.raises(ValueError, match="method"):
         max_concurrent_flow(make_fabric(4, 4, 2), [0], [15], 1.0, method="magic")  # type: ignore[arg-type]
+
+
+# ---- (d) the simulator reports a bound above the old LP cap ----------------------------------
+#: Slack on simulated / bound throughput (the simulation is a fluid model, the bound exact).
+FRACTION_RTOL = 1e-6
+
+
+@pytest.mark.parametrize("family", ["clos", "ocs_direct"])
+def test_simulate_reports_a_bound_above_the_old_lp_cap(family: str) -> None:
+    """2,048 GPUs: the reference LP would need ~262k variables, above the default 50k cap."""
+    from planner.schema.verify import Verify
+    from planner.sim.simulate import simulate
+
+    inst = Instance.model_validate(
+        {
+            "name": "bound-sim",
+            "cluster": {"gpus": 2048, "gpus_per_node": 8, "nic_gbps": 400, "nic_ports": [1]},
+            "search": {"families": [family]},
+        }
+    )
+    design = plan(inst, verify=False, alternatives=False).design
+    assert design is not None
+    verify = Verify(single_switch_failures=False)
+    assert verify.bound_max_variables < 262_000
+    result = simulate(design, verify)
+    rows = result.collectives.filter(result.collectives["scenario"] == "healthy")
+    assert rows.height >= 2
+    assert rows["bound_time_s"].is_not_null().all(), rows
+    assert (rows["fraction_of_bound"] <= 1 + FRACTION_RTOL).all(), rows
