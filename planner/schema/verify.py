@@ -124,7 +124,14 @@ class Verify(Strict):
     mttr_hours: float = Field(24.0, gt=0, le=8766)
     """Mean time to repair a failed link, in hours."""
     bound_max_variables: int = Field(50_000, ge=0, le=10_000_000)
-    """Largest optimal-routing LP built for the bound (0 = never)."""
+    """Largest reference optimal-routing LP (variables) built for the bound, 0 = no bound at all.
+
+    Since issue 11 every traffic gets a bound at any size (``planner.sim.bound_scaled``: cuts and
+    closed forms on symmetric Clos and tori, a block-level LP on OCS fabrics). This cap now only
+    decides when that scaled bound is replaced by the reference LP on the whole switch graph:
+    where the scaled bound is not proven exact and the LP has at most this many variables.
+    Above it the scaled bound is reported (a valid lower bound on the time; the collectives
+    table's ``fraction_of_bound`` stays <= 1)."""
 
     @model_validator(mode="after")
     def _check(self) -> Verify:

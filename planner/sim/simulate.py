@@ -177,7 +177,13 @@ def run_traffic(
 
 
 def bound_time_s(fabric: Fabric, traffic: tr.Traffic, max_variables: int) -> float | None:
-    """Least time any routing needs (optimal-routing LP per phase); None when too large to build."""
+    """Least time any routing needs: the optimal-routing bound per phase, summed over phases.
+
+    ``planner.sim.bound.max_concurrent_flow`` (method "auto"): the scaled bound where the
+    fabric's symmetry proves it exact, else the reference LP up to ``max_variables``, else the
+    scaled bound, which is a valid lower bound on the time (possibly below the true optimum).
+    None only when a reference LP fails.
+    """
     total = 0.0
     for phase in traffic.phases:
         demand = phase.size_bytes / fabric.planes * BITS_PER_BYTE / GBPS

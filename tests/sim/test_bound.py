@@ -259,7 +259,7 @@ def test_size_guard_skips_without_building(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(bound, "build_fabric_lp", refuse)
     fabric = planned_fabric(256)
     src, dst = shift(fabric, 32)
-    res = max_concurrent_flow(fabric, src, dst, 1.0, max_variables=100)
+    res = max_concurrent_flow(fabric, src, dst, 1.0, max_variables=100, method="lp")
     assert res.skipped
     assert res.status is None
     assert res.lambda_per_s is None
