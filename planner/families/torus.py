@@ -642,48 +642,28 @@ def _problem(
 def _groups(
     catalog: Catalog, bands: tuple[tf.Band, ...], ends_k: tuple[int, int]
 ) -> tuple[LinkGroup, ...]:
-    from models import cabling as cb
-    from planner.design import LinkGroup
+    from planner.sizing.designs import medium_group
 
-    out = []
-    for b in bands:
-        m = catalog.medium_named(b.medium)
-        lower_k, upper_k = ends_k
-        out.append(
-            LinkGroup(
-                medium=m.name,
-                kind=m.kind,
-                links=b.links,
-                min_length_m=b.min_length_m,
-                max_length_m=b.max_length_m,
-                pluggable_ends=b.ends,
-                end_cost_usd=m.cost_usd_per_end,
-                end_power_w=m.power_w_per_end,
-                cable_cost_usd=m.cable_cost_usd,
-                latency_ns=m.latency_ns,
-                reach_m=m.reach_m,
-                afr=m.afr,
-                copper=m.copper,
-                lane_gbps=m.lane_gbps,
-                connector=m.connector,
-                channel_loss_db=m.channel_loss_db,
-                source=m.source.get("cost_usd_per_end", ""),
-                lower_ports_per_module=lower_k,
-                upper_ports_per_module=upper_k,
-                host_lane_gbps=m.host_lanes,
-                form_factors=tuple(m.form_factors),
-                ns_per_m=cb.COPPER_NS_PER_M if m.copper else cb.FIBRE_NS_PER_M,
-            )
+    return tuple(
+        medium_group(
+            catalog.medium_named(b.medium),
+            b.links,
+            b.min_length_m,
+            b.max_length_m,
+            b.ends,
+            ends_k,
         )
-    return tuple(out)
+        for b in bands
+    )
 
 
 def _design_of(
     inst: Instance, catalog: Catalog, problem: tf.TorusProblem, sol: tf.TorusSolution
 ) -> Design:
     from models import torus_fabric as tf
-    from planner.design import Design, LinkClass, Requirements, TierDesign
+    from planner.design import Design, LinkClass, Requirements
     from planner.sizing import nic_of
+    from planner.sizing.designs import switch_tier
 
     pr = sol.priced
     assert pr is not None
@@ -694,29 +674,17 @@ def _design_of(
     nic = nic_of(inst, catalog)
     switch_k = sw.ports_per_cage(speed) if sw.cpo_optics is None else 0
     nic_k = 1 if nic is None else nic.ports_per_cage(cand.planes)
-    tier = TierDesign(
+    tier = switch_tier(
+        sw,
         level=1,
         role=ROLE,
-        switch_model=sw.name,
-        port_speed_gbps=speed,
-        radix=cand.switch.radix,
+        speed_gbps=speed,
         switches=n,
         downlinks=cand.gpus_per_switch,
         uplinks=tf.torus_ports(cand.dims, cand.parallel_links),
         fanout=tf.torus_ports(cand.dims, 1),
         parallel_links=cand.parallel_links,
-        cpo=sw.cpo,
-        unit_cost_usd=sw.cost_usd,
-        unit_power_w=sw.power_w,
-        latency_ns=sw.latency_ns,
-        source=sw.source.get("cost_usd", ""),
-        cpo_lane_gbps=sw.cpo_optics.lane_gbps if sw.cpo_optics else None,
-        cpo_connector=sw.cpo_optics.connector if sw.cpo_optics else "",
-        cpo_reach_m=sw.cpo_optics.reach_m if sw.cpo_optics else None,
-        protocol=sw.protocol,
-        cage_form_factor=sw.cage.form_factor if sw.cage else "",
-        cage_lane_gbps=sw.cage.lane_gbps if sw.cage else None,
-        ports_per_cage=sw.ports_per_cage(speed),
+        radix=cand.switch.radix,
     )
     sk = max(switch_k, 1) if sw.cpo_optics is None else 0
     classes = (

@@ -7,7 +7,7 @@ from models import clos_sizing as cs
 from planner.design import Design, LinkClass, LinkGroup, Requirements, TierDesign
 from planner.families import family_of
 from planner.layout import LengthDistribution, hall_of
-from planner.schema.catalog import Catalog, Medium
+from planner.schema.catalog import Catalog, Medium, Switch
 from planner.schema.instance import Instance
 from planner.sizing.problems import Structure, class_lengths, nic_of, requirements_of, roles_of
 
@@ -29,31 +29,17 @@ def design_of(
         if special is not None:
             tiers.append(special)
             continue
-        sw = catalog.switch_named(ts.switch_model)
         tiers.append(
-            TierDesign(
+            switch_tier(
+                catalog.switch_named(ts.switch_model),
                 level=ts.level,
                 role=roles[ts.level - 1],
-                switch_model=sw.name,
-                port_speed_gbps=speed,
-                radix=sw.radix_at(speed) or 0,
+                speed_gbps=speed,
                 switches=ts.switches,
                 downlinks=ts.downlinks,
                 uplinks=ts.uplinks,
                 fanout=ts.fanout,
                 parallel_links=ts.parallel_links,
-                cpo=sw.cpo,
-                unit_cost_usd=sw.cost_usd,
-                unit_power_w=sw.power_w,
-                latency_ns=sw.latency_ns,
-                source=sw.source.get("cost_usd", ""),
-                cpo_lane_gbps=sw.cpo_optics.lane_gbps if sw.cpo_optics else None,
-                cpo_connector=sw.cpo_optics.connector if sw.cpo_optics else "",
-                cpo_reach_m=sw.cpo_optics.reach_m if sw.cpo_optics else None,
-                protocol=sw.protocol,
-                cage_form_factor=sw.cage.form_factor if sw.cage else "",
-                cage_lane_gbps=sw.cage.lane_gbps if sw.cage else None,
-                ports_per_cage=sw.ports_per_cage(speed),
             )
         )
     hall = hall_of(inst.layout, inst.cluster.gpus, inst.cluster.gpus_per_node)
@@ -111,6 +97,49 @@ def design_of(
         nic_lane_gbps=None if nic is None else nic.cage.lane_gbps,
         nics_per_cage=1 if nic is None else nic.nics_per_cage,
         protocol=next((t.protocol for t in tiers if t.protocol), ""),
+    )
+
+
+def switch_tier(
+    sw: Switch,
+    *,
+    level: int,
+    role: str,
+    speed_gbps: int,
+    switches: int,
+    downlinks: int,
+    uplinks: int,
+    fanout: int,
+    parallel_links: int,
+    radix: int | None = None,
+) -> TierDesign:
+    """A group of catalog switches ``sw`` at ``speed_gbps``, its unit figures copied in.
+
+    ``radix`` defaults to the switch's ports at that speed.
+    """
+    return TierDesign(
+        level=level,
+        role=role,
+        switch_model=sw.name,
+        port_speed_gbps=speed_gbps,
+        radix=(sw.radix_at(speed_gbps) or 0) if radix is None else radix,
+        switches=switches,
+        downlinks=downlinks,
+        uplinks=uplinks,
+        fanout=fanout,
+        parallel_links=parallel_links,
+        cpo=sw.cpo,
+        unit_cost_usd=sw.cost_usd,
+        unit_power_w=sw.power_w,
+        latency_ns=sw.latency_ns,
+        source=sw.source.get("cost_usd", ""),
+        cpo_lane_gbps=sw.cpo_optics.lane_gbps if sw.cpo_optics else None,
+        cpo_connector=sw.cpo_optics.connector if sw.cpo_optics else "",
+        cpo_reach_m=sw.cpo_optics.reach_m if sw.cpo_optics else None,
+        protocol=sw.protocol,
+        cage_form_factor=sw.cage.form_factor if sw.cage else "",
+        cage_lane_gbps=sw.cage.lane_gbps if sw.cage else None,
+        ports_per_cage=sw.ports_per_cage(speed_gbps),
     )
 
 
