@@ -122,6 +122,10 @@ class Verify(Strict):
     """Mean time to repair a failed link, in hours."""
     bound_max_variables: int = Field(50_000, ge=0, le=10_000_000)
     """Largest optimal-routing LP built for the bound (0 = never)."""
+    memory_budget_gib: float = Field(4.0, gt=0, le=4096)
+    """Memory (GiB) the simulation may use. Before each phase its routes are estimated; a phase
+    over the budget is simulated on a uniform sample of its flows (the summary's notes give the
+    sample size and what the time then means) instead of failing or swapping."""
 
     @model_validator(mode="after")
     def _check(self) -> Verify:

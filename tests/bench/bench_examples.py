@@ -58,9 +58,7 @@ def cases() -> list[Case]:
         Case(f"solve {p.name}", ("solve", str(p)))
         for p in sorted((ROOT / "instances").glob("*.toml"))
     ]
-    out.append(
-        Case("compare-fabrics ocs-65k.toml", ("compare-fabrics", "instances/ocs-65k.toml"))
-    )
+    out.append(Case("compare-fabrics ocs-65k.toml", ("compare-fabrics", "instances/ocs-65k.toml")))
     return out
 
 
@@ -153,7 +151,9 @@ def write_table(path: Path, intro: list[str], rows: dict[str, list[str]]) -> Non
         "cluster-131k <= 30 s, compare-fabrics ocs-65k <= 120 s and <= 4 GiB.",
         "",
     ]
-    body = [HEADER, RULE] + [f"| {name} | " + " | ".join(cells) + " |" for name, cells in rows.items()]
+    body = [HEADER, RULE] + [
+        f"| {name} | " + " | ".join(cells) + " |" for name, cells in rows.items()
+    ]
     path.write_text("\n".join([*lines, *body]) + "\n")
 
 
