@@ -485,9 +485,9 @@ def export_htsim(
     from planner.sim.simulate import build_traffic
 
     fabric = build_fabric(design)
-    phase = build_traffic(
-        verify.traffic[0], fabric.gpus, design.gpus_per_node, verify.seed
-    ).phases[0]
+    phase = build_traffic(verify.traffic[0], fabric.gpus, design.gpus_per_node, verify.seed).phases[
+        0
+    ]
     stem = safe_name(design.instance)
     files = {}
     try:

@@ -26,7 +26,7 @@ from planner.schema.verify import TrafficSpec, Verify
 from planner.sim import traffic as tr
 from planner.sim.bound import max_concurrent_flow
 from planner.sim.fabric import Fabric, FloatArray, IntArray, build_fabric
-from planner.sim.flow import BITS_PER_BYTE, GBPS, Completion, completion_times
+from planner.sim.flow import BITS_PER_BYTE, GBPS, MAX_EVENTS, Completion, completion_times
 from planner.sim.routing import Routing, estimate_route_bytes, route
 from planner.sim.scenarios import Scenario, draw_failures, named_scenario, single_switch_scenarios
 
@@ -100,6 +100,9 @@ def build_traffic(spec: TrafficSpec, gpus: int, per_node: int, seed: int) -> tr.
 SAMPLE_CONFIDENCE = 0.95
 #: Fewest flows a sampled phase keeps, however tight the memory budget.
 MIN_SAMPLE_FLOWS = 1_000
+#: Re-sharing rounds of a sampled phase: its thinned capacities give more distinct rates than
+#: the whole phase has, and its time is an estimate anyway.
+SAMPLED_MAX_EVENTS = 8
 #: Share of the memory left under the budget that one phase's routes may take.
 BUDGET_SAFETY = 0.8
 BYTES_PER_GIB = 2**30
@@ -213,12 +216,15 @@ def run_phase(
     failed_times = None
     cut = 0
     exact = sample is None
+    max_events = MAX_EVENTS if sample is None else SAMPLED_MAX_EVENTS
     moved = False
     if failed is not None:
         routes_f = route(failed, src, dst, routing, seed=seed)
         lost = ~routes_f.connected
         cap_f = failed.capacity_gbps if sample is None else sample.capacity(failed)
-        done_f = completion_times(routes_f, cap_f, np.where(lost, 0.0, share))
+        done_f = completion_times(
+            routes_f, cap_f, np.where(lost, 0.0, share), max_events=max_events
+        )
         del routes_f
         failed_times, exact = done_f.time_s, exact and done_f.exact
         failed_times[lost] = 0.0
@@ -235,7 +241,7 @@ def run_phase(
     if cached is None:
         routes_h = route(healthy, src, dst, routing, seed=seed)
         cap = healthy.capacity_gbps if sample is None else sample.capacity(healthy)
-        done = completion_times(routes_h, cap, healthy_share)
+        done = completion_times(routes_h, cap, healthy_share, max_events=max_events)
         cut_h = int((~routes_h.connected).sum())
         if with_utilisation:
             utilisation = np.divide(
