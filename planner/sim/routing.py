@@ -709,10 +709,11 @@ def estimate_route_bytes(
         per_pair = sample.patterns.nnz / pick.size if sample.patterns is not None else 0.0
         patterns = float(pairs.size)
         if pairs.size >= HALVES_MIN_PAIRS and fabric.strategy == "up_down":
-            # Held in halves (``_spray_halves``), each about half a pair's pattern: a few climbs
-            # per source leaf and descents per destination leaf (2 on a healthy Clos).
+            # Held in halves (``_spray_halves``), each about half a pair's pattern (the second
+            # / 2): a few climbs per source leaf and descents per destination leaf (2 on a
+            # healthy Clos).
             leaves = np.unique(src_leaf[cross]).size + np.unique(dst_leaf[cross]).size
-            patterns = min(patterns, HALF_KEYS_PER_LEAF * leaves / 2)
+            patterns = min(patterns, HALF_KEYS_PER_LEAF * leaves / 2 / 2)
         return float(base + patterns * per_pair * BYTES_PER_PATTERN_ENTRY)
     pick = rng.choice(cross, size=min(ESTIMATE_SAMPLE, cross.size), replace=False)
     sample = route(fabric, src[pick], dst[pick], routing, seed=seed)
@@ -875,13 +876,16 @@ def _no_valleys(walk: _Walk, cols: IntArray) -> bool:
     src, dst = f.src, f.dst
     tier = f.tier_of(np.arange(f.nodes))
     down = np.flatnonzero(f.alive & (src >= first) & (dst >= first) & (tier[dst] < tier[src]))
-    step = max(1, EXPAND_CHUNK // max(1, cols.size))
-    for a in range(0, down.size, step):
-        lk = down[a : a + step]
-        du = walk.dist[src[lk] - first][:, cols].astype(np.int32)
-        dc = walk.dist[dst[lk] - first][:, cols].astype(np.int32)
-        climbs = (du < UNREACHABLE) & (du != (tier[src[lk]] - 1)[:, np.newaxis])
-        if np.any(climbs & (dc == du - 1)):
+    # Parallel links are one test.
+    pairs = np.unique(src[down] * f.nodes + dst[down])
+    tails, heads = pairs // f.nodes - first, pairs % f.nodes - first
+    dist = walk.dist if cols.size == walk.dist.shape[1] else walk.dist[:, cols]
+    turn = (tier[first:] - 1).astype(np.int16)
+    step = max(1, EXPAND_CHUNK // max(1, dist.shape[1]))
+    for a in range(0, tails.size, step):
+        du, dc = dist[tails[a : a + step]], dist[heads[a : a + step]]
+        valley = (dc == du - 1) & (du < UNREACHABLE) & (du != turn[tails[a : a + step], None])
+        if valley.any():
             return False
     return True
 
