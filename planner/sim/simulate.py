@@ -46,7 +46,7 @@ class PhaseRun:
     utilisation: FloatArray | None = None
     """Healthy plane: load / capacity of every directed link at the phase's start."""
     exact: bool = True
-    """False when re-sharing was cut short (times are upper bounds)."""
+    """False when the phase was sampled or re-sharing was cut short (times are then estimates)."""
 
 
 @dataclass(frozen=True)
@@ -409,6 +409,7 @@ def simulate(design: Design, verify: Verify, *, progress: SimProgress | None = N
     cache: HealthyCache = {}
     notes: list[str] = []
     budget = verify.memory_budget_gib
+    told = 0
     healthy_time: dict[tuple[str, str], float] = {}
     # The fabric's GPUs: all of the design's, or the slice a torus pod simulates.
     gpus = fabric.gpus
@@ -441,6 +442,7 @@ def simulate(design: Design, verify: Verify, *, progress: SimProgress | None = N
             if util is not None:
                 link_rows.extend(_link_rows(fabric, spec, routing, util))
             if progress:
+                told = _tell_notes(progress, notes, told)
                 progress(
                     f"{spec.label}, {routing.value}: {ideal / total if total else 0:.3f} of ideal"
                 )
@@ -476,6 +478,7 @@ def simulate(design: Design, verify: Verify, *, progress: SimProgress | None = N
                 )
             )
             if progress:
+                told = _tell_notes(progress, notes, told)
                 progress(f"{spec.label}, {sc.name}: {base / total if total else 0:.3f} of healthy")
     if verify.monte_carlo_trials and traffics:
         spec, t = traffics[0]
@@ -510,6 +513,13 @@ def simulate(design: Design, verify: Verify, *, progress: SimProgress | None = N
         time.perf_counter() - start,
         tuple(dict.fromkeys(notes)),
     )
+
+
+def _tell_notes(progress: SimProgress, notes: list[str], told: int) -> int:
+    """Pass the notes not yet told to ``progress``; returns how many have been told."""
+    for note in notes[told:]:
+        progress(note)
+    return len(notes)
 
 
 def _failure_row(
