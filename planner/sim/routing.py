@@ -462,12 +462,21 @@ class Routes:
         ).astype(np.float64)
         if self.patterns is not None:
             pats = self._patterns_of(flows)
-            if pats.size:
-                out += np.asarray(
-                    self.patterns
-                    @ np.bincount(pats, minlength=self.patterns.shape[1]).astype(np.float64)
-                )
+            if pats.size:  # only these patterns' columns, each times its flows
+                uniq, count = np.unique(pats, return_counts=True)
+                ptr, rows, data = self._patterns_by_column
+                pos = _gather_ranges(ptr, uniq)
+                times = np.repeat(count.astype(np.float64), ptr[uniq + 1] - ptr[uniq])
+                out += np.bincount(rows[pos], weights=data[pos] * times, minlength=self.links)
         return out
+
+    @cached_property
+    def _patterns_by_column(self) -> tuple[IntArray, IntArray, FloatArray]:
+        """The pattern matrix by column: (pointer per pattern, link of each entry, fraction)."""
+        assert self.patterns is not None
+        csc = self.patterns.tocsc()
+        csc.sort_indices()
+        return csc.indptr.astype(np.int64), csc.indices.astype(np.int64), csc.data
 
     def flows_on_links(self, links: IntArray) -> IntArray:
         """Flows with a positive fraction on any of these links (unique ids)."""
