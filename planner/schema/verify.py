@@ -132,6 +132,10 @@ class Verify(Strict):
     where the scaled bound is not proven exact and the LP has at most this many variables.
     Above it the scaled bound is reported (a valid lower bound on the time; the collectives
     table's ``fraction_of_bound`` stays <= 1)."""
+    memory_budget_gib: float = Field(4.0, gt=0, le=4096)
+    """Memory (GiB) the simulation may use. Before each phase its routes are estimated; a phase
+    over the budget is simulated on a uniform sample of its flows (the summary's notes give the
+    sample size and what the time then means) instead of failing or swapping."""
 
     @model_validator(mode="after")
     def _check(self) -> Verify:

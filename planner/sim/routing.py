@@ -45,6 +45,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -365,9 +366,30 @@ class Routes:
     patterns: sp.csr_matrix | None
     """links x leaf pairs: the spraying pattern of every leaf pair."""
     flow_pattern: IntArray
-    """Pattern (leaf pair) of each flow, -1 for none."""
+    """Pattern (leaf pair, or the up half of one) of each flow, -1 for none."""
     connected: BoolArray
     """Flows that have a route; the others are cut off by failures."""
+    flow_pattern_down: IntArray | None = None
+    """Second pattern of each flow (-1 for none), when spraying patterns are held in halves
+    (``_spray_halves``): a flow's fractions are then the sum of its two patterns' columns."""
+
+    @cached_property
+    def _pattern_entries(self) -> tuple[IntArray, IntArray]:
+        """(flow, pattern) of every pattern a flow uses (one or two per flow)."""
+        flows = [np.flatnonzero(self.flow_pattern >= 0)]
+        pats = [self.flow_pattern[flows[0]]]
+        if self.flow_pattern_down is not None:
+            flows.append(np.flatnonzero(self.flow_pattern_down >= 0))
+            pats.append(self.flow_pattern_down[flows[1]])
+        return np.concatenate(flows), np.concatenate(pats).astype(np.int64)
+
+    def _patterns_of(self, flows: IntArray) -> IntArray:
+        """Pattern ids (with repeats) used by these flows."""
+        pats = [self.flow_pattern[flows]]
+        if self.flow_pattern_down is not None:
+            pats.append(self.flow_pattern_down[flows])
+        out = np.concatenate(pats)
+        return out[out >= 0]
 
     @cached_property
     def _by_flow(self) -> sp.csc_matrix:
@@ -398,9 +420,9 @@ class Routes:
             pc = self.patterns.tocoo()
             rows.append(pc.row.astype(np.int64))
             cols.append(L + M + pc.col.astype(np.int64))
-            has = np.flatnonzero(self.flow_pattern >= 0)
+            has, pats = self._pattern_entries
             rows.append(L + has)
-            cols.append(L + M + self.flow_pattern[has])
+            cols.append(L + M + pats)
             n += P
         r, c = np.concatenate(rows), np.concatenate(cols)
         graph = sp.coo_matrix((np.ones(r.size, dtype=np.int8), (r, c)), shape=(n, n))
@@ -411,18 +433,16 @@ class Routes:
     def _pattern_flows(self) -> tuple[IntArray, IntArray]:
         """Flows grouped by pattern: (pointer per pattern, flow ids)."""
         n = 0 if self.patterns is None else self.patterns.shape[1]
-        has = np.flatnonzero(self.flow_pattern >= 0)
-        order = has[np.argsort(self.flow_pattern[has], kind="stable")]
-        ptr = np.concatenate([[0], np.cumsum(np.bincount(self.flow_pattern[has], minlength=n))])
+        has, pats = self._pattern_entries
+        order = has[np.argsort(pats, kind="stable")]
+        ptr = np.concatenate([[0], np.cumsum(np.bincount(pats, minlength=n))])
         return ptr.astype(np.int64), order
 
     def _pattern_sum(self, per_flow: FloatArray) -> FloatArray:
         if self.patterns is None:
             return np.zeros(self.links)
-        has = self.flow_pattern >= 0
-        per_pattern = np.bincount(
-            self.flow_pattern[has], weights=per_flow[has], minlength=self.patterns.shape[1]
-        )
+        has, pats = self._pattern_entries
+        per_pattern = np.bincount(pats, weights=per_flow[has], minlength=self.patterns.shape[1])
         return np.asarray(self.patterns @ per_pattern)
 
     def load(self, rate: FloatArray) -> FloatArray:
@@ -441,14 +461,22 @@ class Routes:
             csc.indices[pos], weights=csc.data[pos], minlength=self.links
         ).astype(np.float64)
         if self.patterns is not None:
-            pats = self.flow_pattern[flows]
-            pats = pats[pats >= 0]
-            if pats.size:
-                out += np.asarray(
-                    self.patterns
-                    @ np.bincount(pats, minlength=self.patterns.shape[1]).astype(np.float64)
-                )
+            pats = self._patterns_of(flows)
+            if pats.size:  # only these patterns' columns, each times its flows
+                uniq, count = np.unique(pats, return_counts=True)
+                ptr, rows, data = self._patterns_by_column
+                pos = _gather_ranges(ptr, uniq)
+                times = np.repeat(count.astype(np.float64), ptr[uniq + 1] - ptr[uniq])
+                out += np.bincount(rows[pos], weights=data[pos] * times, minlength=self.links)
         return out
+
+    @cached_property
+    def _patterns_by_column(self) -> tuple[IntArray, IntArray, FloatArray]:
+        """The pattern matrix by column: (pointer per pattern, link of each entry, fraction)."""
+        assert self.patterns is not None
+        csc = self.patterns.tocsc()
+        csc.sort_indices()
+        return csc.indptr.astype(np.int64), csc.indices.astype(np.int64), csc.data
 
     def flows_on_links(self, links: IntArray) -> IntArray:
         """Flows with a positive fraction on any of these links (unique ids)."""
@@ -478,6 +506,9 @@ class Routes:
             patterns=self.patterns,
             flow_pattern=self.flow_pattern[flows],
             connected=self.connected[flows],
+            flow_pattern_down=(
+                None if self.flow_pattern_down is None else self.flow_pattern_down[flows]
+            ),
         )
 
     def flows_on(self) -> FloatArray:
@@ -604,6 +635,7 @@ def route(
     connected = nic_ok.copy()
     patterns: sp.csr_matrix | None = None
     flow_pattern = np.full(m, -1, dtype=np.int64)
+    flow_pattern_down: IntArray | None = None
     if cross.size:
         walk = _walker(fabric, dst_leaf[cross])
         first_switch = fabric.tier_offsets[1]
@@ -627,13 +659,75 @@ def route(
             cols.append(c)
             vals.append(np.ones(r.size))
         else:
-            patterns, flow_pattern[cross] = _spray_patterns(walk, src_leaf[cross], dst_leaf[cross])
+            halves = _spray_halves(walk, src_leaf[cross], dst_leaf[cross])
+            if halves is None:
+                patterns, flow_pattern[cross] = _spray_patterns(
+                    walk, src_leaf[cross], dst_leaf[cross]
+                )
+            else:
+                patterns, flow_pattern[cross], down = halves
+                flow_pattern_down = np.full(m, -1, dtype=np.int64)
+                flow_pattern_down[cross] = down
     explicit = sp.csr_matrix(
         (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
         shape=(fabric.links, m),
     )
     explicit = explicit.multiply(connected[np.newaxis, :].astype(np.float64)).tocsr()
-    return Routes(m, fabric.links, explicit, patterns, flow_pattern, connected)
+    return Routes(m, fabric.links, explicit, patterns, flow_pattern, connected, flow_pattern_down)
+
+
+#: Peak bytes per nonzero of a spraying pattern while it is built and used (index and value
+#: arrays, their sorted copies, the CSR/CSC forms): measured on b200-32k-800g, a random permutation
+#: of 32,768 flows, 65.2 M pattern nonzeros, 5.1 GiB peak (issue 11).
+BYTES_PER_PATTERN_ENTRY = 80.0
+#: Peak bytes per explicit route entry (a flow on one link: its NIC links, and for ECMP each hop).
+BYTES_PER_ROUTE_ENTRY = 120.0
+#: Bytes per flow in the completion-time loop (rates, remaining bytes, masks, ids, ...).
+BYTES_PER_FLOW = 200.0
+#: Halves per leaf assumed by the estimate when spraying patterns are held in halves.
+HALF_KEYS_PER_LEAF = 4
+#: Leaf pairs (spraying) or flows (ECMP) routed to estimate the size of a phase's routes.
+ESTIMATE_SAMPLE = 64
+
+
+def estimate_route_bytes(
+    fabric: Fabric, src: IntArray, dst: IntArray, routing: Routing, *, seed: int = 0
+) -> float:
+    """Peak bytes that routing these flows and sharing their rates will take (an estimate).
+
+    Routes a small random sample (``ESTIMATE_SAMPLE`` leaf pairs for spraying, flows for ECMP)
+    and scales its size to all of them: spraying holds one pattern per (source leaf, destination
+    leaf), ECMP one entry per flow and hop.
+    """
+    src = np.asarray(src, dtype=np.int64)
+    dst = np.asarray(dst, dtype=np.int64)
+    m = src.size
+    if m == 0:
+        return 0.0
+    rng = np.random.default_rng(seed)
+    src_leaf, dst_leaf = fabric.leaf_of(src), fabric.leaf_of(dst)
+    cross = np.flatnonzero(src_leaf != dst_leaf)
+    base = m * (BYTES_PER_FLOW + 2 * BYTES_PER_ROUTE_ENTRY)
+    if cross.size == 0:
+        return float(base)
+    if routing is Routing.SPRAY:
+        _, first = np.unique(src_leaf[cross] * fabric.nodes + dst_leaf[cross], return_index=True)
+        pairs = cross[first]
+        pick = rng.choice(pairs, size=min(ESTIMATE_SAMPLE, pairs.size), replace=False)
+        sample = route(fabric, src[pick], dst[pick], routing, seed=seed)
+        per_pair = sample.patterns.nnz / pick.size if sample.patterns is not None else 0.0
+        patterns = float(pairs.size)
+        if pairs.size >= HALVES_MIN_PAIRS and fabric.strategy == "up_down":
+            # Held in halves (``_spray_halves``), each about half a pair's pattern (the second
+            # / 2): a few climbs per source leaf and descents per destination leaf (2 on a
+            # healthy Clos).
+            leaves = np.unique(src_leaf[cross]).size + np.unique(dst_leaf[cross]).size
+            patterns = min(patterns, HALF_KEYS_PER_LEAF * leaves / 2 / 2)
+        return float(base + patterns * per_pair * BYTES_PER_PATTERN_ENTRY)
+    pick = rng.choice(cross, size=min(ESTIMATE_SAMPLE, cross.size), replace=False)
+    sample = route(fabric, src[pick], dst[pick], routing, seed=seed)
+    per_flow = sample.explicit.nnz / pick.size
+    return float(base + cross.size * per_flow * BYTES_PER_ROUTE_ENTRY)
 
 
 def _check_next_hops(walk: _Walk, count: IntArray, node: IntArray, dest: IntArray) -> None:
@@ -711,3 +805,227 @@ def _spray_patterns(
         shape=(walk.fabric.links, n_pat),
     )
     return matrix, flow_pattern.astype(np.int64)
+
+
+# ---- spraying patterns in halves ---------------------------------------------------------------
+#: Fewest distinct leaf pairs for which spraying patterns are built in halves; below it the
+#: per-pair walk is cheaper than the checks the halves need.
+HALVES_MIN_PAIRS = 2_048
+
+
+def _spread(
+    walk: _Walk,
+    pat: IntArray,
+    node: IntArray,
+    mass: FloatArray,
+    pat_dest: IntArray,
+    stop: Callable[[IntArray, IntArray], BoolArray] | None = None,
+) -> tuple[IntArray, IntArray, FloatArray, IntArray, IntArray, FloatArray]:
+    """Spread each pattern's mass from its states over every equal-cost next hop to its leaf.
+
+    States (pattern, node, mass) move one hop per round, every state splitting its mass evenly
+    over its next hops and states of one pattern at one node merging (the arithmetic of
+    ``_spray_patterns``). States at which ``stop(node, dest)`` holds leave the walk.
+    Returns the entries (link, pattern, fraction) and the stopped states (pattern, node, mass).
+    """
+    nodes = walk.fabric.nodes
+    dst_of = walk.fabric.dst
+    rows, cols, vals = [], [], []
+    s_pat, s_node, s_mass = [], [], []
+    while pat.size:
+        dest = pat_dest[pat]
+        if stop is not None:
+            halt = stop(node, dest)
+            if halt.any():
+                s_pat.append(pat[halt])
+                s_node.append(node[halt])
+                s_mass.append(mass[halt])
+                go = ~halt
+                pat, node, mass, dest = pat[go], node[go], mass[go], dest[go]
+                if not pat.size:
+                    break
+        inverse, ptr, links = walk.candidates(node, dest)
+        count = ptr[inverse + 1] - ptr[inverse]
+        _check_next_hops(walk, count, node, dest)
+        entry = np.repeat(np.arange(pat.size), count)
+        offset = np.arange(entry.size) - np.repeat(np.cumsum(count) - count, count)
+        link = links[ptr[inverse][entry] + offset]
+        share = (mass / count)[entry]
+        rows.append(link)
+        cols.append(pat[entry])
+        vals.append(share)
+        nxt = dst_of[link]
+        moving = nxt != dest[entry]
+        key = pat[entry][moving] * nodes + nxt[moving]
+        uniq, inv = np.unique(key, return_inverse=True)
+        mass = np.bincount(inv, weights=share[moving]).astype(np.float64, copy=False)
+        pat, node = uniq // nodes, uniq % nodes
+
+    def cat(parts: list[IntArray] | list[FloatArray], dtype: type) -> Any:
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
+    return (
+        cat(rows, np.int64),
+        cat(cols, np.int64),
+        cat(vals, np.float64),
+        cat(s_pat, np.int64),
+        cat(s_node, np.int64),
+        cat(s_mass, np.float64),
+    )
+
+
+def _no_valleys(walk: _Walk, cols: IntArray) -> bool:
+    """True when no switch that must climb towards a leaf has a downward equal-cost next hop.
+
+    Then a walk climbs until it reaches a switch that reaches the leaf going down, and descends
+    from there: what the halves assume.
+    """
+    f = walk.fabric
+    first = f.first_switch
+    src, dst = f.src, f.dst
+    tier = f.tier_of(np.arange(f.nodes))
+    down = np.flatnonzero(f.alive & (src >= first) & (dst >= first) & (tier[dst] < tier[src]))
+    # Parallel links are one test.
+    pairs = np.unique(src[down] * f.nodes + dst[down])
+    tails, heads = pairs // f.nodes - first, pairs % f.nodes - first
+    dist = walk.dist if cols.size == walk.dist.shape[1] else walk.dist[:, cols]
+    turn = (tier[first:] - 1).astype(np.int16)
+    step = max(1, EXPAND_CHUNK // max(1, dist.shape[1]))
+    for a in range(0, tails.size, step):
+        du, dc = dist[tails[a : a + step]], dist[heads[a : a + step]]
+        valley = (dc == du - 1) & (du < UNREACHABLE) & (du != turn[tails[a : a + step], None])
+        if valley.any():
+            return False
+    return True
+
+
+def _ancestors(fabric: Fabric, leaves: IntArray) -> list[IntArray]:
+    """Switches above each of these leaves over alive up links (node ids, sorted)."""
+    first = fabric.first_switch
+    src, dst = fabric.src, fabric.dst
+    tier = fabric.tier_of(np.arange(fabric.nodes))
+    up = np.flatnonzero(fabric.alive & (src >= first) & (tier[dst] > tier[src]))
+    n = fabric.switches
+    adj = sp.csr_matrix(
+        (np.ones(up.size, dtype=np.float32), (src[up] - first, dst[up] - first)), shape=(n, n)
+    )
+    reach = sp.csr_matrix(
+        (np.ones(leaves.size, dtype=np.float32), (np.arange(leaves.size), leaves - first)),
+        shape=(leaves.size, n),
+    )
+    seen = reach.copy()
+    for _ in range(fabric.tiers):
+        reach = (reach @ adj).astype(bool).astype(np.float32)
+        seen = (seen + reach).astype(bool).astype(np.float32)
+    seen = seen.tolil()
+    return [first + np.asarray(r, dtype=np.int64) for r in seen.rows]
+
+
+def _spray_halves(
+    walk: _Walk, src_leaf: IntArray, dst_leaf: IntArray
+) -> tuple[sp.csr_matrix, IntArray, IntArray] | None:
+    """Spraying patterns in two halves shared by many leaf pairs; None when they do not apply.
+
+    On an up-down fabric without valleys (``_no_valleys``) the walk from source leaf a to
+    destination leaf b climbs, turns at the switches that reach b going down, and descends.
+
+    * Climbing, the next hops of a switch depend on b only through the distances to b of a's
+      ancestors (``_ancestors``). Leaves with the same parents have the same ancestors; per such
+      group, destinations with equal distance columns over the ancestors share the climb. The up
+      half is keyed by (a, that column): one walk each, stopped at the turning switches, which
+      gives the mass arriving at each of them.
+    * Descending depends only on the turning switches' masses and b. The down half is keyed by
+      (b, those masses): one walk each.
+
+    The pattern of (a, b) is then up half + down half, with the same arithmetic as the per-pair
+    walk (``_spray_patterns``): rounding aside, the same fractions on the same links, held in
+    about (leaves x climbs + leaves x descents) columns instead of one per leaf pair. Returns the
+    pattern matrix (links x halves) and each flow's up and down half.
+    """
+    fabric = walk.fabric
+    if fabric.strategy != "up_down" or walk.allowed is not None:
+        return None
+    nodes = fabric.nodes
+    pair_key, pair_of_flow = np.unique(src_leaf * nodes + dst_leaf, return_inverse=True)
+    if pair_key.size < HALVES_MIN_PAIRS:
+        return None
+    a, b = pair_key // nodes, pair_key % nodes
+    col = walk.col_of_leaf[b]
+    if not _no_valleys(walk, np.unique(col)):
+        return None
+    first = fabric.first_switch
+    tier = fabric.tier_of(np.arange(nodes))
+    # Groups of source leaves with the same parents, counted with parallel links (hence the
+    # same ancestors and the same split of their climbs).
+    leaves = np.unique(a)
+    f_src, f_dst = fabric.src, fabric.dst
+    up = np.flatnonzero(fabric.alive & (tier[f_src] == 1) & (tier[f_dst] > 1))
+    up = up[np.isin(f_src[up], leaves)]
+    srt = np.lexsort((f_dst[up], f_src[up]))
+    lo, hi = f_src[up][srt], f_dst[up][srt]
+    bounds = np.searchsorted(lo, np.append(leaves, nodes))
+    lists: dict[bytes, int] = {}
+    group_of_leaf = np.empty(leaves.size, dtype=np.int64)
+    for i in range(leaves.size):
+        group_of_leaf[i] = lists.setdefault(hi[bounds[i] : bounds[i + 1]].tobytes(), len(lists))
+    reps = np.zeros(len(lists), dtype=np.int64)
+    reps[group_of_leaf] = leaves
+    anc = _ancestors(fabric, reps)
+    # Climb key: (group, distance column over the group's ancestors) -> id, per pair.
+    pair_group = group_of_leaf[np.searchsorted(leaves, a)]
+    gc_key, gc_inv = np.unique(pair_group * (walk.dist.shape[1] + 1) + col, return_inverse=True)
+    gc_group, gc_col = gc_key // (walk.dist.shape[1] + 1), gc_key % (walk.dist.shape[1] + 1)
+    gc_sig = np.empty(gc_key.size, dtype=np.int64)
+    base = 0
+    for g in range(len(lists)):
+        sel = np.flatnonzero(gc_group == g)
+        if not sel.size:
+            continue
+        block = walk.dist[anc[g] - first][:, gc_col[sel]].T
+        _, sig = np.unique(block, axis=0, return_inverse=True)
+        gc_sig[sel] = base + sig.ravel()
+        base += int(sig.max()) + 1
+    climb = gc_sig[gc_inv]
+    # Up halves: one walk per (source leaf, climb).
+    up_key, up_of_pair = np.unique(a * (base + 1) + climb, return_inverse=True)
+    up_first = np.zeros(up_key.size, dtype=np.int64)
+    up_first[up_of_pair[::-1]] = np.arange(pair_key.size)[::-1]  # a representative pair
+    rep_dest = b[up_first]
+
+    def turns(node: IntArray, dest: IntArray) -> BoolArray:
+        d = walk.dist[node - first, walk.col_of_leaf[dest]]
+        return d == tier[node] - 1
+
+    n_up = up_key.size
+    r1, c1, v1, t_pat, t_node, t_mass = _spread(
+        walk, np.arange(n_up), a[up_first], np.ones(n_up), rep_dest, turns
+    )
+    # Turning masses of each up half, deduplicated exactly (their bytes).
+    srt = np.lexsort((t_node, t_pat))
+    t_pat, t_node, t_mass = t_pat[srt], t_node[srt], t_mass[srt]
+    tb = np.searchsorted(t_pat, np.arange(n_up + 1))
+    dist_id = np.empty(n_up, dtype=np.int64)
+    seen: dict[bytes, int] = {}
+    for u in range(n_up):
+        s_, e_ = tb[u], tb[u + 1]
+        dist_id[u] = seen.setdefault(t_node[s_:e_].tobytes() + t_mass[s_:e_].tobytes(), len(seen))
+    first_of = np.zeros(len(seen), dtype=np.int64)
+    first_of[dist_id[::-1]] = np.arange(n_up)[::-1]
+    # Down halves: one walk per (destination leaf, turning masses).
+    n_dist = len(seen)
+    down_key, down_of_pair = np.unique(b * n_dist + dist_id[up_of_pair], return_inverse=True)
+    d_leaf, d_dist = down_key // n_dist, down_key % n_dist
+    u_of = first_of[d_dist]
+    cnt = tb[u_of + 1] - tb[u_of]
+    d_pat = np.repeat(np.arange(down_key.size), cnt)
+    pos = np.repeat(tb[u_of] - np.cumsum(cnt) + cnt, cnt) + np.arange(int(cnt.sum()))
+    r2, c2, v2, _, _, _ = _spread(walk, d_pat, t_node[pos], t_mass[pos], d_leaf)
+    matrix = sp.csr_matrix(
+        (np.concatenate([v1, v2]), (np.concatenate([r1, r2]), np.concatenate([c1, n_up + c2]))),
+        shape=(fabric.links, n_up + down_key.size),
+    )
+    return (
+        matrix,
+        up_of_pair[pair_of_flow].astype(np.int64),
+        (n_up + down_of_pair[pair_of_flow]).astype(np.int64),
+    )

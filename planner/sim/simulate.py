@@ -12,6 +12,7 @@ time, busbw = algbw x the collective's factor; both are reported in Gb/s.
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,9 +26,9 @@ from planner.design import Design
 from planner.schema.verify import TrafficSpec, Verify
 from planner.sim import traffic as tr
 from planner.sim.bound import max_concurrent_flow
-from planner.sim.fabric import Fabric, FloatArray, build_fabric
-from planner.sim.flow import BITS_PER_BYTE, GBPS, completion_times
-from planner.sim.routing import Routing, route
+from planner.sim.fabric import Fabric, FloatArray, IntArray, build_fabric
+from planner.sim.flow import BITS_PER_BYTE, GBPS, MAX_EVENTS, Completion, completion_times
+from planner.sim.routing import Routing, estimate_route_bytes, route
 from planner.sim.scenarios import Scenario, draw_failures, named_scenario, single_switch_scenarios
 
 #: The verdict of a simulation the time limit cut short (and whose finished steps all pass).
@@ -48,7 +49,7 @@ class PhaseRun:
     utilisation: FloatArray | None = None
     """Healthy plane: load / capacity of every directed link at the phase's start."""
     exact: bool = True
-    """False when re-sharing was cut short (times are upper bounds)."""
+    """False when the phase was sampled or re-sharing was cut short (times are then estimates)."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,8 @@ class SimResult:
     wall_s: float = 0.0
     cut: tuple[str, ...] = ()
     """Steps not run because the time limit had passed (empty: the simulation is complete)."""
+    notes: tuple[str, ...] = ()
+    """What the figures rest on beyond the model: phases sampled under the memory budget."""
 
 
 def build_traffic(spec: TrafficSpec, gpus: int, per_node: int, seed: int) -> tr.Traffic:
@@ -98,6 +101,95 @@ def build_traffic(spec: TrafficSpec, gpus: int, per_node: int, seed: int) -> tr.
     return build(groups, spec.size_bytes)
 
 
+#: Confidence of the statement made about a sampled phase time.
+SAMPLE_CONFIDENCE = 0.95
+#: Fewest flows a sampled phase keeps, however tight the memory budget.
+MIN_SAMPLE_FLOWS = 1_000
+#: Re-sharing rounds of a sampled phase: its thinned capacities give more distinct rates than
+#: the whole phase has, and its time is an estimate anyway.
+SAMPLED_MAX_EVENTS = 8
+#: Share of the memory left under the budget that one phase's routes may take.
+BUDGET_SAFETY = 0.8
+BYTES_PER_GIB = 2**30
+#: Healthy-plane completions already computed: (phase id, routing, seed, planes up, sample) ->
+#: (completion, flows the healthy plane cuts off). Scenarios whose failed plane cuts no flow off
+#: reuse them instead of routing the healthy planes again.
+HealthyCache = dict[tuple[int, str, int, int, int], tuple[Completion, int]]
+
+
+@dataclass(frozen=True)
+class Sample:
+    """Flows of a phase simulated in place of all of them, when the memory budget is short.
+
+    ``flows`` are drawn uniformly without replacement. So that each keeps the share of capacity
+    it would have among all flows, a GPU's NIC links keep the fraction (sampled / all) of their
+    capacity that its sampled flows out of (or into) it hold, and every other link keeps
+    ``fraction`` of its capacity (its expected load thins by the same fraction).
+    """
+
+    flows: IntArray
+    fraction: float
+    nic_scale_up: FloatArray
+    """Per GPU: sampled flows out of it / all flows out of it (1 where it sends none)."""
+    nic_scale_down: FloatArray
+    """Per GPU: sampled flows into it / all flows into it (1 where it receives none)."""
+
+    def capacity(self, fabric: Fabric) -> FloatArray:
+        """The fabric's capacities scaled for the sample."""
+        cap = fabric.capacity_gbps * self.fraction
+        g = np.arange(fabric.gpus)
+        cap[2 * g] = fabric.capacity_gbps[2 * g] * self.nic_scale_up
+        cap[2 * g + 1] = fabric.capacity_gbps[2 * g + 1] * self.nic_scale_down
+        return cap
+
+    def statement(self, label: str, of_flows: int, estimate_gib: float, budget_gib: float) -> str:
+        """What was sampled and what the phase time then means (order statistics)."""
+        n = int(self.flows.size)
+        tail = math.log(1 / (1 - SAMPLE_CONFIDENCE)) / n
+        return (
+            f"{label}: {n:,} of {of_flows:,} flows sampled (routes estimated at "
+            f"{estimate_gib:.1f} GiB, over verify.memory_budget_gib = {budget_gib:g}); the time is "
+            f"the slowest sampled flow: with {SAMPLE_CONFIDENCE:.0%} confidence at least "
+            f"{1 - tail:.2%} of all flows finish within it (an estimate, not an upper bound)"
+        )
+
+
+def _resident_bytes() -> float:
+    """Resident memory of this process now (Linux /proc; 0 where it cannot be read)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return float(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def draw_sample(phase: tr.Phase, gpus: int, fraction: float, seed: int) -> Sample:
+    """A uniform sample of about ``fraction`` of a phase's flows (at least ``MIN_SAMPLE_FLOWS``)."""
+    n = min(phase.flows, max(MIN_SAMPLE_FLOWS, int(fraction * phase.flows)))
+    rng = np.random.default_rng(seed)
+    flows = np.sort(rng.choice(phase.flows, size=n, replace=False))
+    out_all = np.bincount(phase.src, minlength=gpus)
+    in_all = np.bincount(phase.dst, minlength=gpus)
+    out_s = np.bincount(phase.src[flows], minlength=gpus)
+    in_s = np.bincount(phase.dst[flows], minlength=gpus)
+    up = np.divide(out_s, out_all, out=np.ones(gpus), where=out_all > 0)
+    down = np.divide(in_s, in_all, out=np.ones(gpus), where=in_all > 0)
+    return Sample(flows, n / phase.flows, up, down)
+
+
+def plan_sample(
+    fabric: Fabric, phase: tr.Phase, routing: Routing, seed: int, budget_gib: float | None
+) -> tuple[Sample | None, float]:
+    """A sample when routing the whole phase would pass the memory budget; and the estimate (GiB)."""
+    if budget_gib is None or phase.flows <= MIN_SAMPLE_FLOWS:
+        return None, 0.0
+    need = estimate_route_bytes(fabric, phase.src, phase.dst, routing, seed=seed)
+    room = max(budget_gib * BYTES_PER_GIB - _resident_bytes(), 0.0) * BUDGET_SAFETY
+    if need <= room:
+        return None, need / BYTES_PER_GIB
+    return draw_sample(phase, fabric.gpus, room / need, seed), need / BYTES_PER_GIB
+
+
 def run_phase(
     healthy: Fabric,
     phase: tr.Phase,
@@ -107,38 +199,68 @@ def run_phase(
     failed: Fabric | None = None,
     planes_lost: int = 0,
     with_utilisation: bool = False,
+    sample: Sample | None = None,
+    cache: HealthyCache | None = None,
 ) -> PhaseRun:
-    """Simulate one phase over the planes: a healthy plane and, if given, a failed plane 0."""
+    """Simulate one phase over the planes: a healthy plane and, if given, a failed plane 0.
+
+    With a ``sample``, only its flows are simulated, on capacities scaled for it
+    (``Sample.capacity``); the run is then not exact. With a ``cache``, the healthy planes'
+    completion is computed once per phase and routing and reused while no flow moves off a
+    failed plane (the healthy planes then carry exactly what they carry without the failure).
+    """
     planes_up = healthy.planes - planes_lost
+    src, dst, size = phase.src, phase.dst, phase.size_bytes
+    if sample is not None:
+        src, dst, size = src[sample.flows], dst[sample.flows], size[sample.flows]
+    flows = int(src.size)
     if planes_up <= 0:
-        return PhaseRun(math.inf, np.full(phase.flows, math.inf), phase.flows)
-    share = phase.size_bytes / planes_up
+        return PhaseRun(math.inf, np.full(flows, math.inf), phase.flows)
+    share = size / planes_up
     healthy_share = share
     failed_times = None
     cut = 0
-    exact = True
+    exact = sample is None
+    max_events = MAX_EVENTS if sample is None else SAMPLED_MAX_EVENTS
+    moved = False
     if failed is not None:
-        routes_f = route(failed, phase.src, phase.dst, routing, seed=seed)
+        routes_f = route(failed, src, dst, routing, seed=seed)
         lost = ~routes_f.connected
-        done_f = completion_times(routes_f, failed.capacity_gbps, np.where(lost, 0.0, share))
-        failed_times, exact = done_f.time_s, done_f.exact
+        cap_f = failed.capacity_gbps if sample is None else sample.capacity(failed)
+        done_f = completion_times(
+            routes_f, cap_f, np.where(lost, 0.0, share), max_events=max_events
+        )
+        del routes_f
+        failed_times, exact = done_f.time_s, exact and done_f.exact
         failed_times[lost] = 0.0
         if lost.any():
             if planes_up >= 2:  # the cut-off share moves to the other planes
-                healthy_share = np.where(lost, phase.size_bytes / (planes_up - 1), share)
+                healthy_share = np.where(lost, size / (planes_up - 1), share)
+                moved = True
             else:
                 failed_times[lost] = math.inf
                 cut = int(lost.sum())
-    routes_h = route(healthy, phase.src, phase.dst, routing, seed=seed)
-    done = completion_times(routes_h, healthy.capacity_gbps, healthy_share)
-    times = done.time_s if failed_times is None else np.maximum(done.time_s, failed_times)
+    key = (id(phase), routing.value, seed, planes_up, 0 if sample is None else sample.flows.size)
+    cached = None if (cache is None or moved or with_utilisation) else cache.get(key)
     utilisation = None
-    if with_utilisation:
-        cap = healthy.capacity_gbps
-        utilisation = np.divide(
-            routes_h.load(done.initial_rate_gbps), cap, out=np.zeros_like(cap), where=cap > 0
-        )
-    cut += int((~routes_h.connected).sum())
+    if cached is None:
+        routes_h = route(healthy, src, dst, routing, seed=seed)
+        cap = healthy.capacity_gbps if sample is None else sample.capacity(healthy)
+        done = completion_times(routes_h, cap, healthy_share, max_events=max_events)
+        cut_h = int((~routes_h.connected).sum())
+        if with_utilisation:
+            utilisation = np.divide(
+                routes_h.load(done.initial_rate_gbps), cap, out=np.zeros_like(cap), where=cap > 0
+            )
+        if cache is not None and not moved:
+            cache[key] = (done, cut_h)
+        del routes_h
+    else:
+        done, cut_h = cached
+    times = done.time_s if failed_times is None else np.maximum(done.time_s, failed_times)
+    cut += cut_h
+    if sample is not None:
+        cut = int(round(cut / sample.fraction))
     phase_time = float(times.max()) if times.size else 0.0
     return PhaseRun(phase_time, times, cut, utilisation, exact and done.exact)
 
@@ -151,14 +273,29 @@ def run_traffic(
     scenario: Scenario | None = None,
     *,
     with_utilisation: bool = False,
+    memory_budget_gib: float | None = None,
+    cache: HealthyCache | None = None,
+    notes: list[str] | None = None,
 ) -> tuple[float, FloatArray, int, FloatArray | None, bool]:
-    """Total time, flows' completion times, flows cut off, first utilisation, and exactness."""
+    """Total time, flows' completion times, flows cut off, first utilisation, and exactness.
+
+    A phase whose routes are estimated above ``memory_budget_gib`` (GiB, None = no budget) is
+    simulated on a sample of its flows (``plan_sample``); what was sampled, and what the time
+    then means, is appended to ``notes``.
+    """
     failed = None
     if scenario is not None and scenario.failed_links.size:
         failed = fabric.with_failed_links(scenario.failed_links)
     lost = scenario.planes_lost if scenario else 0
     total, times, cut, util, exact = 0.0, [], 0, None, True
     for i, phase in enumerate(traffic.phases):
+        sample, need_gib = plan_sample(fabric, phase, routing, seed, memory_budget_gib)
+        if sample is not None and notes is not None:
+            label = f"{traffic.name} phase {i + 1}, {routing.value}" + (
+                f", {scenario.name}" if scenario is not None else ""
+            )
+            assert memory_budget_gib is not None
+            notes.append(sample.statement(label, phase.flows, need_gib, memory_budget_gib))
         run = run_phase(
             fabric,
             phase,
@@ -167,6 +304,8 @@ def run_traffic(
             failed=failed,
             planes_lost=lost,
             with_utilisation=with_utilisation and i == 0,
+            sample=sample,
+            cache=cache,
         )
         total += run.time_s * phase.repeat
         times.append(run.flow_times_s)
@@ -195,7 +334,13 @@ def bound_time_s(fabric: Fabric, traffic: tr.Traffic, max_variables: int) -> flo
 
 
 def _over_seeds(
-    fabric: Fabric, t: tr.Traffic, routing: Routing, verify: Verify
+    fabric: Fabric,
+    t: tr.Traffic,
+    routing: Routing,
+    verify: Verify,
+    budget: float,
+    cache: HealthyCache | None,
+    notes: list[str],
 ) -> tuple[float, FloatArray, int, FloatArray | None, bool, tuple[int, float, float]]:
     """A healthy run under every ECMP hash seed asked for: the median seed's run, and the spread.
 
@@ -204,7 +349,16 @@ def _over_seeds(
     """
     seeds = verify.ecmp_seeds if routing is Routing.ECMP else 1
     runs = [
-        run_traffic(fabric, t, routing, verify.seed + k, with_utilisation=True)
+        run_traffic(
+            fabric,
+            t,
+            routing,
+            verify.seed + k,
+            with_utilisation=True,
+            memory_budget_gib=budget,
+            cache=cache,
+            notes=notes,
+        )
         for k in range(seeds)
     ]
     order = sorted(range(seeds), key=lambda k: runs[k][0])
@@ -314,6 +468,10 @@ def simulate(
     if verify.single_switch_failures:
         scenarios += single_switch_scenarios(fabric, design)
     coll_rows, link_rows, fail_rows = [], [], []
+    cache: HealthyCache = {}
+    notes: list[str] = []
+    budget = verify.memory_budget_gib
+    told = 0
     healthy_time: dict[tuple[str, str], float] = {}
     # The fabric's GPUs: all of the design's, or the slice a torus pod simulates.
     gpus = fabric.gpus
@@ -338,7 +496,9 @@ def simulate(
             if deadline.expired:
                 cut_steps.append(f"{spec.label}, {routing.value}")
                 continue
-            total, times, cut, util, exact, spread = _over_seeds(fabric, t, routing, verify)
+            total, times, cut, util, exact, spread = _over_seeds(
+                fabric, t, routing, verify, budget, cache, notes
+            )
             healthy_time[spec.label, routing.value] = total
             coll_rows.append(
                 _collective_row(
@@ -348,6 +508,7 @@ def simulate(
             if util is not None:
                 link_rows.extend(_link_rows(fabric, spec, routing, util))
             if progress:
+                told = _tell_notes(progress, notes, told)
                 progress(
                     f"{spec.label}, {routing.value}: {ideal / total if total else 0:.3f} of ideal"
                 )
@@ -355,7 +516,16 @@ def simulate(
             if deadline.expired or (spec.label, verdict_routing.value) not in healthy_time:
                 cut_steps.append(f"{spec.label}, {sc.name}")
                 continue
-            total, times, cut, _, exact = run_traffic(fabric, t, verdict_routing, verify.seed, sc)
+            total, times, cut, _, exact = run_traffic(
+                fabric,
+                t,
+                verdict_routing,
+                verify.seed,
+                sc,
+                memory_budget_gib=budget,
+                cache=cache,
+                notes=notes,
+            )
             coll_rows.append(
                 _collective_row(
                     spec, t, verdict_routing, sc.name, total, times, cut, ideal, None, exact
@@ -377,6 +547,7 @@ def simulate(
                 )
             )
             if progress:
+                told = _tell_notes(progress, notes, told)
                 progress(f"{spec.label}, {sc.name}: {base / total if total else 0:.3f} of healthy")
     if verify.monte_carlo_trials and traffics:
         spec, t = traffics[0]
@@ -392,6 +563,8 @@ def simulate(
                 nic_gbps,
                 progress,
                 deadline,
+                cache,
+                notes,
             )
             fail_rows.extend(trials)
             if len(trials) < verify.monte_carlo_trials:
@@ -422,7 +595,15 @@ def simulate(
         fractions,
         time.perf_counter() - start,
         tuple(cut_steps),
+        tuple(dict.fromkeys(notes)),
     )
+
+
+def _tell_notes(progress: SimProgress, notes: list[str], told: int) -> int:
+    """Pass the notes not yet told to ``progress``; returns how many have been told."""
+    for note in notes[told:]:
+        progress(note)
+    return len(notes)
 
 
 def _failure_row(
@@ -463,6 +644,8 @@ def _monte_carlo(
     nic_gbps: float,
     progress: SimProgress | None,
     deadline: Deadline = NO_DEADLINE,
+    cache: HealthyCache | None = None,
+    notes: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Trials of link failures drawn per plane from the media AFRs and the repair time.
 
@@ -479,7 +662,14 @@ def _monte_carlo(
         for links in per_plane:
             if links.size:
                 total, _, c, _, _ = run_traffic(
-                    fabric, t, routing, verify.seed, Scenario("mc", links)
+                    fabric,
+                    t,
+                    routing,
+                    verify.seed,
+                    Scenario("mc", links),
+                    memory_budget_gib=verify.memory_budget_gib,
+                    cache=cache,
+                    notes=notes,
                 )
                 worst, cut = max(worst, total), max(cut, c)
         n_failed = int(sum(x.size for x in per_plane))

@@ -131,8 +131,12 @@ def dense(routes: Routes) -> np.ndarray:
     """Fraction of every flow on every directed link (links x flows), explicit plus pattern."""
     out = routes.explicit.toarray()
     if routes.patterns is not None:
+        pats = routes.patterns.toarray()
         has = np.flatnonzero(routes.flow_pattern >= 0)
-        out[:, has] += routes.patterns.toarray()[:, routes.flow_pattern[has]]
+        out[:, has] += pats[:, routes.flow_pattern[has]]
+        if routes.flow_pattern_down is not None:  # patterns held in halves: add the second
+            has = np.flatnonzero(routes.flow_pattern_down >= 0)
+            out[:, has] += pats[:, routes.flow_pattern_down[has]]
     return out
 
 

@@ -167,8 +167,12 @@ def dense(routes: Routes) -> np.ndarray:
     """links x flows of fractions, explicit plus patterns."""
     out = routes.explicit.toarray()
     if routes.patterns is not None:
+        pats = routes.patterns.toarray()
         has = routes.flow_pattern >= 0
-        out[:, has] += routes.patterns.toarray()[:, routes.flow_pattern[has]]
+        out[:, has] += pats[:, routes.flow_pattern[has]]
+        if routes.flow_pattern_down is not None:  # patterns held in halves: add the second
+            has = routes.flow_pattern_down >= 0
+            out[:, has] += pats[:, routes.flow_pattern_down[has]]
     return out
 
 

@@ -1,0 +1,103 @@
+"""Issue 11 at small scale: memory budget and sampling, the healthy-plane cache, exact re-sharing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from planner.sim import traffic as tr
+from planner.sim.flow import completion_times
+from planner.sim.routing import Routing, estimate_route_bytes, route
+from planner.sim.scenarios import Scenario
+from planner.sim.simulate import MIN_SAMPLE_FLOWS, draw_sample, run_traffic
+from tests.sim.test_routing import planned, random_flows
+
+#: Budget so small that any phase above MIN_SAMPLE_FLOWS flows is sampled.
+TINY_BUDGET_GIB = 1e-9
+#: Budget no test phase comes near.
+HUGE_BUDGET_GIB = 1024.0
+
+
+def fabric_512():  # type: ignore[no-untyped-def]
+    return planned(512, 3)[0]
+
+
+@pytest.mark.parametrize("routing", list(Routing))
+def test_over_budget_a_phase_is_sampled_and_says_so(routing: Routing) -> None:
+    fabric = fabric_512()
+    t = tr.uniform_all_to_all(fabric.gpus, 2**24)
+    notes: list[str] = []
+    total, times, _, _, exact = run_traffic(
+        fabric, t, routing, 1, memory_budget_gib=TINY_BUDGET_GIB, notes=notes
+    )
+    assert not exact
+    assert times.size == MIN_SAMPLE_FLOWS
+    assert np.isfinite(total)
+    assert total > 0
+    assert len(notes) == 1
+    assert f"{MIN_SAMPLE_FLOWS:,} of {t.flows:,} flows sampled" in notes[0]
+    assert "95% confidence" in notes[0]
+
+
+@pytest.mark.parametrize("routing", list(Routing))
+def test_within_budget_nothing_changes(routing: Routing) -> None:
+    fabric = fabric_512()
+    t = tr.random_permutation(fabric.gpus, 2**24, 3)
+    notes: list[str] = []
+    a = run_traffic(fabric, t, routing, 1, memory_budget_gib=HUGE_BUDGET_GIB, notes=notes)
+    b = run_traffic(fabric, t, routing, 1)
+    assert notes == []
+    assert a[0] == b[0]
+    assert np.array_equal(a[1], b[1])
+    assert a[4]
+
+
+def test_sample_keeps_each_gpus_nic_share() -> None:
+    """Brute force: a sampled flow's NIC capacity / its GPU's sampled flows = capacity / all flows."""
+    fabric = fabric_512()
+    phase = tr.uniform_all_to_all(fabric.gpus, 2**24).phases[0]
+    sample = draw_sample(phase, fabric.gpus, 0.01, seed=4)
+    cap = sample.capacity(fabric)
+    full = fabric.capacity_gbps
+    for g in np.unique(phase.src[sample.flows])[:50]:
+        out_all = int((phase.src == g).sum())
+        out_s = int((phase.src[sample.flows] == g).sum())
+        assert cap[2 * g] / out_s == pytest.approx(full[2 * g] / out_all)
+    inner = np.flatnonzero(fabric.directed_class > 0)
+    np.testing.assert_allclose(cap[inner], full[inner] * sample.fraction)
+
+
+def test_estimate_grows_with_the_flows() -> None:
+    fabric = fabric_512()
+    src, dst = random_flows(fabric, 4000, 2)
+    small = estimate_route_bytes(fabric, src[:400], dst[:400], Routing.SPRAY, seed=1)
+    large = estimate_route_bytes(fabric, src, dst, Routing.SPRAY, seed=1)
+    assert 0 < small < large
+
+
+def test_healthy_cache_changes_nothing() -> None:
+    fabric = fabric_512()
+    t = tr.random_permutation(fabric.gpus, 2**24, 5)
+    spine0 = fabric.tier_offsets[2]
+    links = np.flatnonzero((fabric.lower == spine0) | (fabric.upper == spine0))
+    cache: dict = {}  # type: ignore[type-arg]
+    first = run_traffic(fabric, t, Routing.SPRAY, 1, cache=cache)
+    with_cache = run_traffic(fabric, t, Routing.SPRAY, 1, Scenario("s", links), cache=cache)
+    without = run_traffic(fabric, t, Routing.SPRAY, 1, Scenario("s", links))
+    assert len(cache) == 1
+    assert first[0] > 0
+    assert with_cache[0] == without[0]
+    assert np.array_equal(with_cache[1], without[1])
+
+
+def test_ecmp_re_sharing_runs_to_the_last_completion() -> None:
+    """A random permutation under ECMP needs more than the old cap of 16 rounds, and is exact."""
+    fabric = fabric_512()
+    src, dst = random_flows(fabric, 3000, 11)
+    routes = route(fabric, src, dst, Routing.ECMP, seed=1)
+    size = np.random.default_rng(2).uniform(1e6, 8e6, src.size)
+    done = completion_times(routes, fabric.capacity_gbps, size)
+    assert done.exact
+    assert done.events > 16
+    capped = completion_times(routes, fabric.capacity_gbps, size, max_events=16)
+    assert not capped.exact
