@@ -279,6 +279,9 @@ def run_plan(
                 typer.echo(line)
         typer.echo(f"reports: {outdir}")
     if result.found:
+        if result.sim is not None:
+            for note in result.sim.notes:
+                typer.echo(f"verification: {note}", err=True)
         if result.sim is not None and result.sim.cut:
             typer.echo(f"verification: incomplete: {result.sim.reasons[0]}", err=True)
         if result.sim is not None and result.sim.verdict == "fails":
@@ -608,6 +611,8 @@ def simulate_cmd(
         typer.echo(f"verdict: {sim.verdict}")
         for reason in sim.reasons:
             typer.echo(f"  - {reason}")
+        for note in sim.notes:
+            typer.echo(f"note: {note}")
         typer.echo(f"reports: {outdir}")
     raise typer.Exit(EXIT_FAILS if sim.verdict == "fails" else EXIT_FOUND)
 

@@ -600,6 +600,10 @@ def _sim_section(sim: SimResult, tables: dict[str, pl.DataFrame]) -> list[str]:
         ]
     if len(tables["sim_failures"]):
         out += ["### Failures", "", markdown_table(tables["sim_failures"]), ""]
+    if sim.notes:
+        out += ["### What the figures rest on", ""] + [f"- {n}" for n in sim.notes] + [""]
+    if sim.cut:
+        out += ["### Not simulated (time limit)", ""] + [f"- {c}" for c in sim.cut] + [""]
     return out
 
 

@@ -378,3 +378,28 @@ def test_the_package_exports_the_api_functions() -> None:
     assert planner.load_instance is planner.api.load_instance
     assert planner.compare_optics is planner.api.compare_optics
     assert set(planner.__all__) <= set(dir(planner))
+
+
+def test_a_sampled_verification_says_how_it_sampled(small: Path, tmp_path: Path) -> None:
+    result = invoke(
+        "solve",
+        small,
+        "-o",
+        tmp_path / "out",
+        "-q",
+        "--set",
+        "verify.memory_budget_gib=1e-9",
+        "--set",
+        'verify.traffic=[{kind="uniform_all_to_all", size_bytes=1e6}]',  # 65,280 flows
+    )
+    assert result.exit_code == 0, result.output
+    assert "flows sampled" in result.stderr
+    assert "confidence" in result.stderr
+    text = (tmp_path / "out" / "report.md").read_text()
+    section = text.split("### What the figures rest on", 1)[1]
+    assert "flows sampled" in section
+    assert "over verify.memory_budget_gib = 1e-09" in section
+
+
+def test_an_unsampled_verification_claims_no_sample(solved: Path) -> None:
+    assert "What the figures rest on" not in (solved / "report.md").read_text()
