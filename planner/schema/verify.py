@@ -134,8 +134,15 @@ class Verify(Strict):
     table's ``fraction_of_bound`` stays <= 1)."""
     memory_budget_gib: float = Field(4.0, gt=0, le=4096)
     """Memory (GiB) the simulation may use. Before each phase its routes are estimated; a phase
-    over the budget is simulated on a uniform sample of its flows (the summary's notes give the
-    sample size and what the time then means) instead of failing or swapping."""
+    over the budget is streamed (see ``resharing_max_flows``) in chunks that fit, instead of
+    failing or swapping; the summary's notes say which phases and what their figures mean."""
+    resharing_max_flows: int = Field(262_144, ge=1_000, le=100_000_000)
+    """Most flows of one phase whose rates are re-shared flow by flow at every completion.
+
+    A larger phase (or one whose routes would pass ``memory_budget_gib``) is streamed: routed in
+    chunks for its link loads, which give its time exactly when its flows are of equal size (the
+    most loaded link's gigabits over its capacity; ``planner.sim.streamed``), and its flow
+    completion percentiles become upper bounds on a uniform sample of its flows."""
 
     @model_validator(mode="after")
     def _check(self) -> Verify:

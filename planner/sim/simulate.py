@@ -27,9 +27,10 @@ from planner.schema.verify import TrafficSpec, Verify
 from planner.sim import traffic as tr
 from planner.sim.bound import max_concurrent_flow
 from planner.sim.fabric import Fabric, FloatArray, IntArray, build_fabric
-from planner.sim.flow import BITS_PER_BYTE, GBPS, MAX_EVENTS, Completion, completion_times
+from planner.sim.flow import BITS_PER_BYTE, GBPS, Completion, completion_times
 from planner.sim.routing import Routing, estimate_route_bytes, route
 from planner.sim.scenarios import Scenario, draw_failures, named_scenario, single_switch_scenarios
+from planner.sim.streamed import streamed_phase
 
 #: The verdict of a simulation the time limit cut short (and whose finished steps all pass).
 INCOMPLETE = "incomplete"
@@ -49,7 +50,8 @@ class PhaseRun:
     utilisation: FloatArray | None = None
     """Healthy plane: load / capacity of every directed link at the phase's start."""
     exact: bool = True
-    """False when the phase was sampled or re-sharing was cut short (times are then estimates)."""
+    """False when the phase time is an upper bound (a streamed phase whose flows differ in size)
+    or re-sharing stopped at its safety net."""
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,8 @@ class SimResult:
     cut: tuple[str, ...] = ()
     """Steps not run because the time limit had passed (empty: the simulation is complete)."""
     notes: tuple[str, ...] = ()
-    """What the figures rest on beyond the model: phases sampled under the memory budget."""
+    """What the figures rest on beyond the model: phases streamed under the memory budget or
+    the re-sharing cap, whose flow percentiles come from a sample."""
 
 
 def build_traffic(spec: TrafficSpec, gpus: int, per_node: int, seed: int) -> tr.Traffic:
@@ -101,56 +104,44 @@ def build_traffic(spec: TrafficSpec, gpus: int, per_node: int, seed: int) -> tr.
     return build(groups, spec.size_bytes)
 
 
-#: Confidence of the statement made about a sampled phase time.
-SAMPLE_CONFIDENCE = 0.95
-#: Fewest flows a sampled phase keeps, however tight the memory budget.
-MIN_SAMPLE_FLOWS = 1_000
-#: Re-sharing rounds of a sampled phase: its thinned capacities give more distinct rates than
-#: the whole phase has, and its time is an estimate anyway.
-SAMPLED_MAX_EVENTS = 8
-#: Share of the memory left under the budget that one phase's routes may take.
+#: Flows of a streamed phase whose completion-time bounds give its percentiles.
+STREAM_SAMPLE_FLOWS = 10_000
+#: Fewest flows a chunk of a streamed phase routes, however tight the memory budget.
+MIN_CHUNK_FLOWS = 1_000
+#: Share of the memory left under the budget that one chunk's routes may take.
 BUDGET_SAFETY = 0.8
 BYTES_PER_GIB = 2**30
-#: Healthy-plane completions already computed: (phase id, routing, seed, planes up, sample) ->
+#: Healthy-plane completions already computed: (phase id, routing, seed, planes up) ->
 #: (completion, flows the healthy plane cuts off). Scenarios whose failed plane cuts no flow off
 #: reuse them instead of routing the healthy planes again.
-HealthyCache = dict[tuple[int, str, int, int, int], tuple[Completion, int]]
+HealthyCache = dict[tuple[int, str, int, int], tuple[Completion, int]]
 
 
 @dataclass(frozen=True)
-class Sample:
-    """Flows of a phase simulated in place of all of them, when the memory budget is short.
+class Stream:
+    """How a phase too large to re-share flow by flow is simulated (``planner.sim.streamed``).
 
-    ``flows`` are drawn uniformly without replacement. So that each keeps the share of capacity
-    it would have among all flows, a GPU's NIC links keep the fraction (sampled / all) of their
-    capacity that its sampled flows out of (or into) it hold, and every other link keeps
-    ``fraction`` of its capacity (its expected load thins by the same fraction).
+    Its flows are routed ``chunk_flows`` at a time for their link loads, which give the phase's
+    time exactly; ``flows`` is the uniform sample whose per-flow upper bounds stand for the
+    flows' completion times (the percentiles).
     """
 
     flows: IntArray
-    fraction: float
-    nic_scale_up: FloatArray
-    """Per GPU: sampled flows out of it / all flows out of it (1 where it sends none)."""
-    nic_scale_down: FloatArray
-    """Per GPU: sampled flows into it / all flows into it (1 where it receives none)."""
+    chunk_flows: int
+    why: str
+    """What made the phase streamed: the memory budget or the re-sharing cap."""
 
-    def capacity(self, fabric: Fabric) -> FloatArray:
-        """The fabric's capacities scaled for the sample."""
-        cap = fabric.capacity_gbps * self.fraction
-        g = np.arange(fabric.gpus)
-        cap[2 * g] = fabric.capacity_gbps[2 * g] * self.nic_scale_up
-        cap[2 * g + 1] = fabric.capacity_gbps[2 * g + 1] * self.nic_scale_down
-        return cap
-
-    def statement(self, label: str, of_flows: int, estimate_gib: float, budget_gib: float) -> str:
-        """What was sampled and what the phase time then means (order statistics)."""
-        n = int(self.flows.size)
-        tail = math.log(1 / (1 - SAMPLE_CONFIDENCE)) / n
+    def statement(self, label: str, of_flows: int, chunks: int, exact: bool) -> str:
+        """What was streamed and sampled, and what the figures then mean."""
+        time = (
+            "its time is exact (the most loaded link's gigabits over its capacity)"
+            if exact
+            else "its time is an upper bound (flows of unequal size)"
+        )
         return (
-            f"{label}: {n:,} of {of_flows:,} flows sampled (routes estimated at "
-            f"{estimate_gib:.1f} GiB, over verify.memory_budget_gib = {budget_gib:g}); the time is "
-            f"the slowest sampled flow: with {SAMPLE_CONFIDENCE:.0%} confidence at least "
-            f"{1 - tail:.2%} of all flows finish within it (an estimate, not an upper bound)"
+            f"{label}: {of_flows:,} flows routed in {chunks:,} chunk(s) of at most "
+            f"{self.chunk_flows:,} ({self.why}); {time}; its flow completion percentiles are "
+            f"upper bounds on {self.flows.size:,} flows sampled uniformly"
         )
 
 
@@ -163,31 +154,37 @@ def _resident_bytes() -> float:
         return 0.0
 
 
-def draw_sample(phase: tr.Phase, gpus: int, fraction: float, seed: int) -> Sample:
-    """A uniform sample of about ``fraction`` of a phase's flows (at least ``MIN_SAMPLE_FLOWS``)."""
-    n = min(phase.flows, max(MIN_SAMPLE_FLOWS, int(fraction * phase.flows)))
+def plan_stream(
+    fabric: Fabric,
+    phase: tr.Phase,
+    routing: Routing,
+    seed: int,
+    budget_gib: float | None,
+    max_flows: int | None = None,
+) -> Stream | None:
+    """A stream when re-sharing the whole phase would pass the memory budget or the flow cap."""
+    m = phase.flows
+    if m <= MIN_CHUNK_FLOWS:
+        return None
+    chunk, why = m, ""
+    if max_flows is not None and m > max_flows:
+        chunk, why = max_flows, f"above verify.resharing_max_flows = {max_flows:,}"
+    if budget_gib is not None:
+        need = estimate_route_bytes(fabric, phase.src, phase.dst, routing, seed=seed)
+        room = max(budget_gib * BYTES_PER_GIB - _resident_bytes(), 0.0) * BUDGET_SAFETY
+        if need > room:
+            fit = max(MIN_CHUNK_FLOWS, int(m * room / need))
+            if fit < chunk:
+                chunk = fit
+                why = (
+                    f"routes estimated at {need / BYTES_PER_GIB:.1f} GiB, over "
+                    f"verify.memory_budget_gib = {budget_gib:g}"
+                )
+    if chunk >= m:
+        return None
     rng = np.random.default_rng(seed)
-    flows = np.sort(rng.choice(phase.flows, size=n, replace=False))
-    out_all = np.bincount(phase.src, minlength=gpus)
-    in_all = np.bincount(phase.dst, minlength=gpus)
-    out_s = np.bincount(phase.src[flows], minlength=gpus)
-    in_s = np.bincount(phase.dst[flows], minlength=gpus)
-    up = np.divide(out_s, out_all, out=np.ones(gpus), where=out_all > 0)
-    down = np.divide(in_s, in_all, out=np.ones(gpus), where=in_all > 0)
-    return Sample(flows, n / phase.flows, up, down)
-
-
-def plan_sample(
-    fabric: Fabric, phase: tr.Phase, routing: Routing, seed: int, budget_gib: float | None
-) -> tuple[Sample | None, float]:
-    """A sample when routing the whole phase would pass the memory budget; and the estimate (GiB)."""
-    if budget_gib is None or phase.flows <= MIN_SAMPLE_FLOWS:
-        return None, 0.0
-    need = estimate_route_bytes(fabric, phase.src, phase.dst, routing, seed=seed)
-    room = max(budget_gib * BYTES_PER_GIB - _resident_bytes(), 0.0) * BUDGET_SAFETY
-    if need <= room:
-        return None, need / BYTES_PER_GIB
-    return draw_sample(phase, fabric.gpus, room / need, seed), need / BYTES_PER_GIB
+    flows = np.sort(rng.choice(m, size=min(m, STREAM_SAMPLE_FLOWS), replace=False))
+    return Stream(flows, chunk, why)
 
 
 def run_phase(
@@ -199,20 +196,16 @@ def run_phase(
     failed: Fabric | None = None,
     planes_lost: int = 0,
     with_utilisation: bool = False,
-    sample: Sample | None = None,
     cache: HealthyCache | None = None,
 ) -> PhaseRun:
     """Simulate one phase over the planes: a healthy plane and, if given, a failed plane 0.
 
-    With a ``sample``, only its flows are simulated, on capacities scaled for it
-    (``Sample.capacity``); the run is then not exact. With a ``cache``, the healthy planes'
+    With a ``cache``, the healthy planes'
     completion is computed once per phase and routing and reused while no flow moves off a
     failed plane (the healthy planes then carry exactly what they carry without the failure).
     """
     planes_up = healthy.planes - planes_lost
     src, dst, size = phase.src, phase.dst, phase.size_bytes
-    if sample is not None:
-        src, dst, size = src[sample.flows], dst[sample.flows], size[sample.flows]
     flows = int(src.size)
     if planes_up <= 0:
         return PhaseRun(math.inf, np.full(flows, math.inf), phase.flows)
@@ -220,16 +213,12 @@ def run_phase(
     healthy_share = share
     failed_times = None
     cut = 0
-    exact = sample is None
-    max_events = MAX_EVENTS if sample is None else SAMPLED_MAX_EVENTS
+    exact = True
     moved = False
     if failed is not None:
         routes_f = route(failed, src, dst, routing, seed=seed)
         lost = ~routes_f.connected
-        cap_f = failed.capacity_gbps if sample is None else sample.capacity(failed)
-        done_f = completion_times(
-            routes_f, cap_f, np.where(lost, 0.0, share), max_events=max_events
-        )
+        done_f = completion_times(routes_f, failed.capacity_gbps, np.where(lost, 0.0, share))
         del routes_f
         failed_times, exact = done_f.time_s, exact and done_f.exact
         failed_times[lost] = 0.0
@@ -240,13 +229,13 @@ def run_phase(
             else:
                 failed_times[lost] = math.inf
                 cut = int(lost.sum())
-    key = (id(phase), routing.value, seed, planes_up, 0 if sample is None else sample.flows.size)
+    key = (id(phase), routing.value, seed, planes_up)
     cached = None if (cache is None or moved or with_utilisation) else cache.get(key)
     utilisation = None
     if cached is None:
         routes_h = route(healthy, src, dst, routing, seed=seed)
-        cap = healthy.capacity_gbps if sample is None else sample.capacity(healthy)
-        done = completion_times(routes_h, cap, healthy_share, max_events=max_events)
+        cap = healthy.capacity_gbps
+        done = completion_times(routes_h, cap, healthy_share)
         cut_h = int((~routes_h.connected).sum())
         if with_utilisation:
             utilisation = np.divide(
@@ -259,8 +248,6 @@ def run_phase(
         done, cut_h = cached
     times = done.time_s if failed_times is None else np.maximum(done.time_s, failed_times)
     cut += cut_h
-    if sample is not None:
-        cut = int(round(cut / sample.fraction))
     phase_time = float(times.max()) if times.size else 0.0
     return PhaseRun(phase_time, times, cut, utilisation, exact and done.exact)
 
@@ -276,12 +263,15 @@ def run_traffic(
     memory_budget_gib: float | None = None,
     cache: HealthyCache | None = None,
     notes: list[str] | None = None,
+    max_flows: int | None = None,
 ) -> tuple[float, FloatArray, int, FloatArray | None, bool]:
     """Total time, flows' completion times, flows cut off, first utilisation, and exactness.
 
-    A phase whose routes are estimated above ``memory_budget_gib`` (GiB, None = no budget) is
-    simulated on a sample of its flows (``plan_sample``); what was sampled, and what the time
-    then means, is appended to ``notes``.
+    A phase whose routes are estimated above ``memory_budget_gib`` (GiB, None = no budget), or
+    with more than ``max_flows`` flows, is streamed (``plan_stream``, ``planner.sim.streamed``):
+    routed in chunks for its exact time, with a sample's per-flow upper bounds as its flows'
+    times and no utilisation; what was streamed, and what the figures then mean, is appended to
+    ``notes``.
     """
     failed = None
     if scenario is not None and scenario.failed_links.size:
@@ -289,30 +279,60 @@ def run_traffic(
     lost = scenario.planes_lost if scenario else 0
     total, times, cut, util, exact = 0.0, [], 0, None, True
     for i, phase in enumerate(traffic.phases):
-        sample, need_gib = plan_sample(fabric, phase, routing, seed, memory_budget_gib)
-        if sample is not None and notes is not None:
-            label = f"{traffic.name} phase {i + 1}, {routing.value}" + (
-                f", {scenario.name}" if scenario is not None else ""
+        stream = plan_stream(fabric, phase, routing, seed, memory_budget_gib, max_flows)
+        if stream is None:
+            run = run_phase(
+                fabric,
+                phase,
+                routing,
+                seed,
+                failed=failed,
+                planes_lost=lost,
+                with_utilisation=with_utilisation and i == 0,
+                cache=cache,
             )
-            assert memory_budget_gib is not None
-            notes.append(sample.statement(label, phase.flows, need_gib, memory_budget_gib))
-        run = run_phase(
-            fabric,
-            phase,
-            routing,
-            seed,
-            failed=failed,
-            planes_lost=lost,
-            with_utilisation=with_utilisation and i == 0,
-            sample=sample,
-            cache=cache,
-        )
+        else:
+            run = _streamed_run(fabric, phase, routing, seed, stream, failed, lost)
+            if notes is not None:
+                label = f"{traffic.name} phase {i + 1}, {routing.value}" + (
+                    f", {scenario.name}" if scenario is not None else ""
+                )
+                notes.append(
+                    stream.statement(
+                        label, phase.flows, -(-phase.flows // stream.chunk_flows), run.exact
+                    )
+                )
         total += run.time_s * phase.repeat
         times.append(run.flow_times_s)
         cut = max(cut, run.disconnected)
         util = run.utilisation if i == 0 else util
         exact = exact and run.exact
     return total, np.concatenate(times) if times else np.zeros(0), cut, util, exact
+
+
+def _streamed_run(
+    fabric: Fabric,
+    phase: tr.Phase,
+    routing: Routing,
+    seed: int,
+    stream: Stream,
+    failed: Fabric | None,
+    planes_lost: int,
+) -> PhaseRun:
+    """A phase streamed in chunks: exact (or bounded) time, the sample's bounds as flow times."""
+    s = streamed_phase(
+        fabric,
+        phase.src,
+        phase.dst,
+        phase.size_bytes,
+        routing,
+        seed,
+        chunk_flows=stream.chunk_flows,
+        sample=stream.flows,
+        failed=failed,
+        planes_lost=planes_lost,
+    )
+    return PhaseRun(s.time_s, s.sample_times_s, s.disconnected, None, s.exact)
 
 
 def bound_time_s(fabric: Fabric, traffic: tr.Traffic, max_variables: int) -> float | None:
@@ -358,6 +378,7 @@ def _over_seeds(
             memory_budget_gib=budget,
             cache=cache,
             notes=notes,
+            max_flows=verify.resharing_max_flows,
         )
         for k in range(seeds)
     ]
@@ -525,6 +546,7 @@ def simulate(
                 memory_budget_gib=budget,
                 cache=cache,
                 notes=notes,
+                max_flows=verify.resharing_max_flows,
             )
             coll_rows.append(
                 _collective_row(
@@ -670,6 +692,7 @@ def _monte_carlo(
                     memory_budget_gib=verify.memory_budget_gib,
                     cache=cache,
                     notes=notes,
+                    max_flows=verify.resharing_max_flows,
                 )
                 worst, cut = max(worst, total), max(cut, c)
         n_failed = int(sum(x.size for x in per_plane))

@@ -380,7 +380,7 @@ def test_the_package_exports_the_api_functions() -> None:
     assert set(planner.__all__) <= set(dir(planner))
 
 
-def test_a_sampled_verification_says_how_it_sampled(small: Path, tmp_path: Path) -> None:
+def test_a_streamed_verification_says_how_it_sampled(small: Path, tmp_path: Path) -> None:
     result = invoke(
         "solve",
         small,
@@ -393,13 +393,13 @@ def test_a_sampled_verification_says_how_it_sampled(small: Path, tmp_path: Path)
         'verify.traffic=[{kind="uniform_all_to_all", size_bytes=1e6}]',  # 65,280 flows
     )
     assert result.exit_code == 0, result.output
-    assert "flows sampled" in result.stderr
-    assert "confidence" in result.stderr
+    assert "65,280 flows routed in" in result.stderr
+    assert "its time is exact" in result.stderr
     text = (tmp_path / "out" / "report.md").read_text()
     section = text.split("### What the figures rest on", 1)[1]
-    assert "flows sampled" in section
+    assert "upper bounds on 10,000 flows sampled uniformly" in section
     assert "over verify.memory_budget_gib = 1e-09" in section
 
 
-def test_an_unsampled_verification_claims_no_sample(solved: Path) -> None:
+def test_an_unstreamed_verification_claims_no_sample(solved: Path) -> None:
     assert "What the figures rest on" not in (solved / "report.md").read_text()

@@ -1,4 +1,4 @@
-"""Issue 11 at small scale: memory budget and sampling, the healthy-plane cache, exact re-sharing."""
+"""Issue 11 at small scale: memory budget and streaming, the healthy-plane cache, exact re-sharing."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from planner.sim import traffic as tr
 from planner.sim.flow import completion_times
 from planner.sim.routing import Routing, estimate_route_bytes, route
 from planner.sim.scenarios import Scenario
-from planner.sim.simulate import MIN_SAMPLE_FLOWS, draw_sample, run_traffic
+from planner.sim.simulate import MIN_CHUNK_FLOWS, STREAM_SAMPLE_FLOWS, run_traffic
 from tests.sim.test_routing import planned, random_flows
 
-#: Budget so small that any phase above MIN_SAMPLE_FLOWS flows is sampled.
+#: Budget so small that any phase above MIN_CHUNK_FLOWS flows is streamed in the smallest chunks.
 TINY_BUDGET_GIB = 1e-9
 #: Budget no test phase comes near.
 HUGE_BUDGET_GIB = 1024.0
@@ -23,20 +23,27 @@ def fabric_512():  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("routing", list(Routing))
-def test_over_budget_a_phase_is_sampled_and_says_so(routing: Routing) -> None:
+@pytest.mark.parametrize("why", ["budget", "cap"])
+def test_a_streamed_phase_keeps_its_exact_time_and_says_so(routing: Routing, why: str) -> None:
     fabric = fabric_512()
-    t = tr.uniform_all_to_all(fabric.gpus, 2**24)
+    t = tr.uniform_all_to_all(fabric.gpus, 2**24)  # 512 x 511 flows of equal size
     notes: list[str] = []
-    total, times, _, _, exact = run_traffic(
-        fabric, t, routing, 1, memory_budget_gib=TINY_BUDGET_GIB, notes=notes
-    )
-    assert not exact
-    assert times.size == MIN_SAMPLE_FLOWS
-    assert np.isfinite(total)
-    assert total > 0
+    limits = {"memory_budget_gib": TINY_BUDGET_GIB} if why == "budget" else {"max_flows": 20_000}
+    total, times, _, util, exact = run_traffic(fabric, t, routing, 1, notes=notes, **limits)
+    full = run_traffic(fabric, t, routing, 1, with_utilisation=True)
+    assert exact
+    assert total == pytest.approx(full[0], rel=2e-4)
+    assert times.size == STREAM_SAMPLE_FLOWS
+    assert times.max() <= total * (1 + 1e-9)
+    assert util is None
+    chunk = MIN_CHUNK_FLOWS if why == "budget" else 20_000
     assert len(notes) == 1
-    assert f"{MIN_SAMPLE_FLOWS:,} of {t.flows:,} flows sampled" in notes[0]
-    assert "95% confidence" in notes[0]
+    assert (
+        f"{t.flows:,} flows routed in {-(-t.flows // chunk):,} chunk(s) of at most {chunk:,}"
+        in notes[0]
+    )
+    assert ("memory_budget_gib" if why == "budget" else "resharing_max_flows") in notes[0]
+    assert "its time is exact" in notes[0]
 
 
 @pytest.mark.parametrize("routing", list(Routing))
@@ -50,21 +57,6 @@ def test_within_budget_nothing_changes(routing: Routing) -> None:
     assert a[0] == b[0]
     assert np.array_equal(a[1], b[1])
     assert a[4]
-
-
-def test_sample_keeps_each_gpus_nic_share() -> None:
-    """Brute force: a sampled flow's NIC capacity / its GPU's sampled flows = capacity / all flows."""
-    fabric = fabric_512()
-    phase = tr.uniform_all_to_all(fabric.gpus, 2**24).phases[0]
-    sample = draw_sample(phase, fabric.gpus, 0.01, seed=4)
-    cap = sample.capacity(fabric)
-    full = fabric.capacity_gbps
-    for g in np.unique(phase.src[sample.flows])[:50]:
-        out_all = int((phase.src == g).sum())
-        out_s = int((phase.src[sample.flows] == g).sum())
-        assert cap[2 * g] / out_s == pytest.approx(full[2 * g] / out_all)
-    inner = np.flatnonzero(fabric.directed_class > 0)
-    np.testing.assert_allclose(cap[inner], full[inner] * sample.fraction)
 
 
 def test_estimate_grows_with_the_flows() -> None:
