@@ -28,7 +28,13 @@ from planner.sim import traffic as tr
 from planner.sim.bound import max_concurrent_flow
 from planner.sim.fabric import Fabric, FloatArray, IntArray, build_fabric
 from planner.sim.flow import BITS_PER_BYTE, GBPS, Completion, completion_times
-from planner.sim.routing import Routing, estimate_route_bytes, route
+from planner.sim.routing import (
+    BYTES_PER_FLOW,
+    BYTES_PER_ROUTE_ENTRY,
+    Routing,
+    estimate_route_bytes,
+    route,
+)
 from planner.sim.scenarios import Scenario, draw_failures, named_scenario, single_switch_scenarios
 from planner.sim.streamed import streamed_phase
 
@@ -128,6 +134,9 @@ class Stream:
 
     flows: IntArray
     chunk_flows: int
+    leaf_block: int
+    """Spraying chunks group flows by tiles of this many source and destination leaves (0: no
+    tiles)."""
     why: str
     """What made the phase streamed: the memory budget or the re-sharing cap."""
 
@@ -162,29 +171,39 @@ def plan_stream(
     budget_gib: float | None,
     max_flows: int | None = None,
 ) -> Stream | None:
-    """A stream when re-sharing the whole phase would pass the memory budget or the flow cap."""
+    """A stream when re-sharing the whole phase would pass the memory budget or the flow cap.
+
+    Over the budget, ECMP chunks take the share of the flows that fits; spraying chunks are
+    leaf tiles (``planner.sim.streamed.chunks_of``) whose climbs and descents fit in half the
+    room, the flows' own entries in the other half.
+    """
     m = phase.flows
     if m <= MIN_CHUNK_FLOWS:
         return None
-    chunk, why = m, ""
+    chunk, block, why = m, 0, ""
     if max_flows is not None and m > max_flows:
         chunk, why = max_flows, f"above verify.resharing_max_flows = {max_flows:,}"
     if budget_gib is not None:
         need = estimate_route_bytes(fabric, phase.src, phase.dst, routing, seed=seed)
         room = max(budget_gib * BYTES_PER_GIB - _resident_bytes(), 0.0) * BUDGET_SAFETY
         if need > room:
-            fit = max(MIN_CHUNK_FLOWS, int(m * room / need))
-            if fit < chunk:
-                chunk = fit
-                why = (
-                    f"routes estimated at {need / BYTES_PER_GIB:.1f} GiB, over "
-                    f"verify.memory_budget_gib = {budget_gib:g}"
-                )
-    if chunk >= m:
+            why = (
+                f"routes estimated at {need / BYTES_PER_GIB:.1f} GiB, over "
+                f"verify.memory_budget_gib = {budget_gib:g}"
+            )
+            per_flow = BYTES_PER_FLOW + 2 * BYTES_PER_ROUTE_ENTRY
+            if routing is Routing.SPRAY:
+                leaves = fabric.tier_offsets[2] - fabric.tier_offsets[1]
+                per_leaf = max(need - m * per_flow, 0.0) / (2 * leaves)
+                block = max(1, int(room / 2 / (2 * per_leaf))) if per_leaf > 0 else leaves
+                chunk = min(chunk, max(MIN_CHUNK_FLOWS, int(room / 2 / per_flow)))
+            else:
+                chunk = min(chunk, max(MIN_CHUNK_FLOWS, int(m * room / need)))
+    if chunk >= m and block == 0:
         return None
     rng = np.random.default_rng(seed)
     flows = np.sort(rng.choice(m, size=min(m, STREAM_SAMPLE_FLOWS), replace=False))
-    return Stream(flows, chunk, why)
+    return Stream(flows, chunk, block, why)
 
 
 def run_phase(
@@ -329,6 +348,7 @@ def _streamed_run(
         seed,
         chunk_flows=stream.chunk_flows,
         sample=stream.flows,
+        leaf_block=stream.leaf_block,
         failed=failed,
         planes_lost=planes_lost,
     )

@@ -27,6 +27,7 @@ their own paths.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -77,6 +78,33 @@ def path_max(routes: Routes, per_link: FloatArray) -> FloatArray:
     return out
 
 
+def chunks_of(
+    fabric: Fabric, src: IntArray, dst: IntArray, flows: IntArray, chunk_flows: int, leaf_block: int
+) -> Iterator[IntArray]:
+    """The given flows in chunks of at most ``chunk_flows``, grouped by leaf tiles.
+
+    A spraying route holds one climb per source leaf and one descent per destination leaf that
+    its flows use, whatever their number; grouping the flows by (source leaf // ``leaf_block``,
+    destination leaf // ``leaf_block``) bounds a chunk's patterns to ``2 * leaf_block`` leaves.
+    ``leaf_block`` 0 keeps the flows in their order (ECMP routes grow with the flows only).
+    """
+    chunk_flows = max(1, chunk_flows)
+    if leaf_block > 0 and flows.size:
+        first = fabric.tier_offsets[1]
+        tile_src = (fabric.leaf_of(src[flows]) - first) // leaf_block
+        tile_dst = (fabric.leaf_of(dst[flows]) - first) // leaf_block
+        key = tile_src * (int(tile_dst.max()) + 1) + tile_dst
+        order = np.argsort(key, kind="stable")
+        flows, key = flows[order], key[order]
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        ends = np.r_[starts[1:], flows.size]
+    else:
+        starts, ends = np.zeros(1, dtype=np.int64), np.full(1, flows.size)
+    for lo, hi in zip(starts.tolist(), ends.tolist(), strict=True):
+        for c in range(lo, hi, chunk_flows):
+            yield np.sort(flows[c : min(hi, c + chunk_flows)])
+
+
 def streamed_plane(
     fabric: Fabric,
     src: IntArray,
@@ -87,8 +115,9 @@ def streamed_plane(
     *,
     chunk_flows: int,
     sample: IntArray,
+    leaf_block: int = 0,
 ) -> StreamedPlane:
-    """Route one plane's flows ``chunk_flows`` at a time; the phase time and the sample's bounds.
+    """Route one plane's flows in chunks (``chunks_of``); the phase time and the sample's bounds.
 
     ``gbit`` is each flow's share on this plane (zero for a flow that is not on it);
     ``sample`` indexes the flows whose completion-time bounds are returned.
@@ -97,10 +126,8 @@ def streamed_plane(
     load = np.zeros(fabric.links)
     weight = np.zeros(fabric.links)
     connected = np.ones(m, dtype=bool)
-    chunk_flows = max(1, chunk_flows)
     chunks = 0
-    for lo in range(0, m, chunk_flows):
-        ids = np.arange(lo, min(m, lo + chunk_flows))
+    for ids in chunks_of(fabric, src, dst, np.arange(m), chunk_flows, leaf_block):
         routes = route(fabric, src[ids], dst[ids], routing, seed=seed, flow_id=ids)
         on = routes.connected & (gbit[ids] > 0)
         load += routes.load(np.where(on, gbit[ids], 0.0))
@@ -113,39 +140,25 @@ def streamed_plane(
     lower = float(np.max(load[used] / cap[used])) if used.any() else 0.0
     share = np.divide(weight, cap, out=np.full_like(cap, math.inf), where=cap > 0)
     share[weight <= WEIGHT_EPS] = 0.0
-    routes = route(fabric, src[sample], dst[sample], routing, seed=seed, flow_id=sample)
-    bound = gbit[sample] * path_max(routes, share)
-    bound[~routes.connected] = math.inf
     moving = gbit[connected & (gbit > 0)]
     equal = moving.size == 0 or bool(np.ptp(moving) <= EQUAL_SHARE_RTOL * moving.max())
-    upper = (
-        lower
-        if equal
-        else _upper_bound(
-            fabric, src, dst, np.where(connected, gbit, 0.0), routing, seed, share, chunk_flows
-        )
-    )
-    return StreamedPlane(upper, equal, bound, connected, chunks)
-
-
-def _upper_bound(
-    fabric: Fabric,
-    src: IntArray,
-    dst: IntArray,
-    gbit: FloatArray,
-    routing: Routing,
-    seed: int,
-    share: FloatArray,
-    chunk_flows: int,
-) -> float:
-    """Largest per-flow bound over all flows (unequal shares), routed again in chunks."""
-    worst = 0.0
-    m = int(src.size)
-    for lo in range(0, m, max(1, chunk_flows)):
-        ids = np.arange(lo, min(m, lo + chunk_flows))
+    # Per-flow bounds: the sample's, and (flows of unequal size) every flow's for the phase.
+    bound = np.zeros(sample.size)
+    upper = lower
+    todo = sample if equal else np.arange(m)
+    position = np.full(m, -1, dtype=np.int64)
+    position[sample] = np.arange(sample.size)
+    live = np.where(connected, gbit, 0.0)
+    for ids in chunks_of(fabric, src, dst, todo, chunk_flows, leaf_block):
         routes = route(fabric, src[ids], dst[ids], routing, seed=seed, flow_id=ids)
-        worst = max(worst, float(np.max(gbit[ids] * path_max(routes, share), initial=0.0)))
-    return worst
+        flow_bound = gbit[ids] * path_max(routes, share)
+        flow_bound[~routes.connected] = math.inf
+        mine = position[ids] >= 0
+        bound[position[ids[mine]]] = flow_bound[mine]
+        if not equal:
+            upper = max(upper, float(np.max(live[ids] * path_max(routes, share), initial=0.0)))
+        del routes
+    return StreamedPlane(upper, equal, bound, connected, chunks)
 
 
 def gbit_of(size_bytes: FloatArray) -> FloatArray:
@@ -174,6 +187,7 @@ def streamed_phase(
     *,
     chunk_flows: int,
     sample: IntArray,
+    leaf_block: int = 0,
     failed: Fabric | None = None,
     planes_lost: int = 0,
 ) -> StreamedPhase:
@@ -193,7 +207,15 @@ def streamed_phase(
     exact, chunks = True, 0
     if failed is not None:
         f = streamed_plane(
-            failed, src, dst, share, routing, seed, chunk_flows=chunk_flows, sample=sample
+            failed,
+            src,
+            dst,
+            share,
+            routing,
+            seed,
+            chunk_flows=chunk_flows,
+            sample=sample,
+            leaf_block=leaf_block,
         )
         lost = ~f.connected
         failed_time, exact, chunks = f.time_s, f.exact, f.chunks
@@ -206,7 +228,15 @@ def streamed_phase(
                 failed_time = math.inf
                 failed_sample[lost[sample]] = math.inf
     h = streamed_plane(
-        healthy, src, dst, healthy_share, routing, seed, chunk_flows=chunk_flows, sample=sample
+        healthy,
+        src,
+        dst,
+        healthy_share,
+        routing,
+        seed,
+        chunk_flows=chunk_flows,
+        sample=sample,
+        leaf_block=leaf_block,
     )
     cut_h = int((~h.connected).sum())
     time_s = max(h.time_s, failed_time, math.inf if cut_h else 0.0)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from functools import cache
 
 import numpy as np
 import pytest
 
 from planner.sim import traffic as tr
-from planner.sim.flow import completion_times
+from planner.sim.flow import Completion, completion_times
 from planner.sim.routing import Routing, route
 from planner.sim.simulate import run_phase
 from planner.sim.streamed import gbit_of, streamed_phase, streamed_plane
@@ -21,31 +22,49 @@ CLOSED_FORM_RTOL = 2e-4
 
 TRAFFICS = {
     "permutation": lambda g: tr.random_permutation(g, 2**24, 3),
-    "all_to_all": lambda g: tr.uniform_all_to_all(g, 2**22),
+    "all_to_all": lambda g: tr.all_to_all(np.arange(g).reshape(-1, 64), 2**22),
     "ring": lambda g: tr.ring_all_reduce([np.arange(g)], 2**26),
 }
 FABRICS = {"512x3": (512, 3), "1024x2": (1024, 2)}
 
 
+@cache
+def re_shared(fabric_name: str, traffic: str, routing: Routing) -> Completion:
+    """The reference: every flow re-shared at every completion (seed 5)."""
+    fabric = planned(*FABRICS[fabric_name])[0]
+    phase = TRAFFICS[traffic](fabric.gpus).phases[0]
+    routes = route(fabric, phase.src, phase.dst, routing, seed=5)
+    return completion_times(routes, fabric.capacity_gbps, phase.size_bytes)
+
+
 @pytest.mark.parametrize("routing", list(Routing))
 @pytest.mark.parametrize("traffic", sorted(TRAFFICS))
 @pytest.mark.parametrize("fabric_name", sorted(FABRICS))
-@pytest.mark.parametrize("chunk", [97, 10**9])
+@pytest.mark.parametrize(("chunk", "leaf_block"), [(97, 0), (10**9, 0), (500, 3)])
 def test_streamed_time_equals_re_sharing(
-    fabric_name: str, traffic: str, routing: Routing, chunk: int
+    fabric_name: str, traffic: str, routing: Routing, chunk: int, leaf_block: int
 ) -> None:
     fabric = planned(*FABRICS[fabric_name])[0]
     phase = TRAFFICS[traffic](fabric.gpus).phases[0]
     gbit = gbit_of(phase.size_bytes) * np.ones(phase.flows)
     ids = np.arange(phase.flows)
-    full = completion_times(
-        route(fabric, phase.src, phase.dst, routing, seed=5), fabric.capacity_gbps, gbit * 1e9 / 8
-    )
+    full = re_shared(fabric_name, traffic, routing)
     run = streamed_plane(
-        fabric, phase.src, phase.dst, gbit, routing, 5, chunk_flows=chunk, sample=ids
+        fabric,
+        phase.src,
+        phase.dst,
+        gbit,
+        routing,
+        5,
+        chunk_flows=chunk,
+        sample=ids,
+        leaf_block=leaf_block,
     )
     assert run.exact
-    assert run.chunks == -(-phase.flows // min(chunk, phase.flows))
+    if leaf_block == 0:
+        assert run.chunks == -(-phase.flows // min(chunk, phase.flows))
+    else:  # one chunk or more per tile of leaves that has flows
+        assert run.chunks >= -(-phase.flows // chunk)
     assert run.time_s == pytest.approx(full.phase_time_s, rel=CLOSED_FORM_RTOL)
     # Every flow's bound is an upper bound on its re-shared time, and the largest is attained.
     assert np.all(run.sample_times_s >= full.time_s * (1 - CLOSED_FORM_RTOL))
@@ -55,7 +74,7 @@ def test_streamed_time_equals_re_sharing(
 @pytest.mark.parametrize("routing", list(Routing))
 def test_unequal_shares_are_bracketed(routing: Routing) -> None:
     fabric = planned(512, 3)[0]
-    phase = tr.uniform_all_to_all(fabric.gpus, 2**22).phases[0]
+    phase = TRAFFICS["all_to_all"](fabric.gpus).phases[0]
     rng = np.random.default_rng(0)
     gbit = gbit_of(phase.size_bytes) * rng.choice([1.0, 2.0], size=phase.flows)
     full = completion_times(
