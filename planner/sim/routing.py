@@ -455,20 +455,42 @@ class Routes:
 
     def weight_of(self, flows: IntArray) -> FloatArray:
         """Sum over the given flows of their fraction on every link, touching only their entries."""
-        csc = self._by_flow
-        pos = _gather_ranges(self._flow_ptr, flows)
-        out: FloatArray = np.bincount(
-            csc.indices[pos], weights=csc.data[pos], minlength=self.links
-        ).astype(np.float64)
-        if self.patterns is not None:
-            pats = self._patterns_of(flows)
-            if pats.size:  # only these patterns' columns, each times its flows
-                uniq, count = np.unique(pats, return_counts=True)
-                ptr, rows, data = self._patterns_by_column
-                pos = _gather_ranges(ptr, uniq)
-                times = np.repeat(count.astype(np.float64), ptr[uniq + 1] - ptr[uniq])
-                out += np.bincount(rows[pos], weights=data[pos] * times, minlength=self.links)
+        links, fractions = self.entries_of(flows)
+        out: FloatArray = np.bincount(links, weights=fractions, minlength=self.links).astype(
+            np.float64
+        )
         return out
+
+    def entries_of(
+        self, flows: IntArray, scale: FloatArray | None = None
+    ) -> tuple[IntArray, FloatArray]:
+        """(link, fraction) entries of the given flows, each times its ``scale`` (default 1).
+
+        Links may repeat. A pattern that several of the flows share gives its column once,
+        times the sum of their scales.
+        """
+        per_flow = np.ones(flows.size) if scale is None else np.asarray(scale, dtype=np.float64)
+        csc = self._by_flow
+        ptr = self._flow_ptr
+        pos = _gather_ranges(ptr, flows)
+        links = [csc.indices[pos].astype(np.int64)]
+        fractions = [csc.data[pos] * np.repeat(per_flow, ptr[flows + 1] - ptr[flows])]
+        if self.patterns is not None:
+            pats = [self.flow_pattern[flows]]
+            weights = [per_flow]
+            if self.flow_pattern_down is not None:
+                pats.append(self.flow_pattern_down[flows])
+                weights.append(per_flow)
+            pat, weight = np.concatenate(pats), np.concatenate(weights)
+            has = pat >= 0
+            if has.any():  # only these patterns' columns, each times its flows' scales
+                uniq, inverse = np.unique(pat[has], return_inverse=True)
+                times = np.bincount(inverse.ravel(), weights=weight[has], minlength=uniq.size)
+                cptr, rows, data = self._patterns_by_column
+                pos = _gather_ranges(cptr, uniq)
+                links.append(rows[pos])
+                fractions.append(data[pos] * np.repeat(times, cptr[uniq + 1] - cptr[uniq]))
+        return np.concatenate(links), np.concatenate(fractions)
 
     @cached_property
     def _patterns_by_column(self) -> tuple[IntArray, IntArray, FloatArray]:
