@@ -42,7 +42,7 @@ and, for spraying, a pattern matrix (links x leaf pairs) with the pattern of eac
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
 from typing import Any
@@ -52,6 +52,7 @@ import numpy.typing as npt
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components, shortest_path
 
+from planner.deadline import NO_DEADLINE, Deadline, Watch, watch
 from planner.sim.fabric import BoolArray, Fabric, FloatArray, IntArray
 
 #: Distance of a leaf that cannot be reached.
@@ -623,11 +624,14 @@ class _Walk:
     col_of_leaf: IntArray
     out_ptr: IntArray
     out_links: IntArray
+    check: Watch = field(default_factory=lambda: watch(NO_DEADLINE))
+    """The step's deadline, checked once per hop of the walks."""
 
     def candidates(
         self, node: IntArray, dest_leaf: IntArray
     ) -> tuple[IntArray, IntArray, IntArray]:
         """Candidates per unique (node, leaf) pair, chunked; returns (inverse, ptr, links)."""
+        self.check.check()
         un, ul, inverse = _unique_pairs(node, dest_leaf, self.fabric.nodes)
         cum = np.cumsum(self.out_ptr[un + 1] - self.out_ptr[un])
         total = int(cum[-1]) if cum.size else 0
@@ -652,13 +656,13 @@ class _Walk:
         return inverse, np.concatenate(ptrs), all_links
 
 
-def _walker(fabric: Fabric, dest_leaves: IntArray) -> _Walk:
+def _walker(fabric: Fabric, dest_leaves: IntArray, deadline: Deadline = NO_DEADLINE) -> _Walk:
     leaves = np.unique(dest_leaves)
     col_of_leaf = np.full(fabric.nodes, -1, dtype=np.int64)
     col_of_leaf[leaves] = np.arange(leaves.size)
     ptr, links = _out_links(fabric)
     hops = strategy_of(fabric)(fabric, leaves)
-    return _Walk(fabric, hops.dist, hops.allowed, col_of_leaf, ptr, links)
+    return _Walk(fabric, hops.dist, hops.allowed, col_of_leaf, ptr, links, watch(deadline))
 
 
 def route(
@@ -669,8 +673,12 @@ def route(
     *,
     seed: int = 0,
     flow_id: IntArray | None = None,
+    deadline: Deadline = NO_DEADLINE,
 ) -> Routes:
-    """Route GPU-to-GPU flows over one plane."""
+    """Route GPU-to-GPU flows over one plane.
+
+    Raises ``DeadlineExpired`` when ``deadline`` passes while the routes are being built.
+    """
     src = np.asarray(src, dtype=np.int64)
     dst = np.asarray(dst, dtype=np.int64)
     m = src.size
@@ -688,7 +696,7 @@ def route(
     flow_pattern = np.full(m, -1, dtype=np.int64)
     flow_pattern_down: IntArray | None = None
     if cross.size:
-        walk = _walker(fabric, dst_leaf[cross])
+        walk = _walker(fabric, dst_leaf[cross], deadline)
         first_switch = fabric.tier_offsets[1]
         reach = (
             walk.dist[src_leaf[cross] - first_switch, walk.col_of_leaf[dst_leaf[cross]]]

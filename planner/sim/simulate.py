@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from planner.deadline import NO_DEADLINE, Deadline
+from planner.deadline import NO_DEADLINE, Deadline, DeadlineExpired
 from planner.design import Design
 from planner.schema.verify import TrafficSpec, Verify
 from planner.sim import traffic as tr
@@ -201,6 +201,7 @@ def run_phase(
     with_utilisation: bool = False,
     sample: Sample | None = None,
     cache: HealthyCache | None = None,
+    deadline: Deadline = NO_DEADLINE,
 ) -> PhaseRun:
     """Simulate one phase over the planes: a healthy plane and, if given, a failed plane 0.
 
@@ -224,11 +225,11 @@ def run_phase(
     max_events = MAX_EVENTS if sample is None else SAMPLED_MAX_EVENTS
     moved = False
     if failed is not None:
-        routes_f = route(failed, src, dst, routing, seed=seed)
+        routes_f = route(failed, src, dst, routing, seed=seed, deadline=deadline)
         lost = ~routes_f.connected
         cap_f = failed.capacity_gbps if sample is None else sample.capacity(failed)
         done_f = completion_times(
-            routes_f, cap_f, np.where(lost, 0.0, share), max_events=max_events
+            routes_f, cap_f, np.where(lost, 0.0, share), max_events=max_events, deadline=deadline
         )
         del routes_f
         failed_times, exact = done_f.time_s, exact and done_f.exact
@@ -244,9 +245,11 @@ def run_phase(
     cached = None if (cache is None or moved or with_utilisation) else cache.get(key)
     utilisation = None
     if cached is None:
-        routes_h = route(healthy, src, dst, routing, seed=seed)
+        routes_h = route(healthy, src, dst, routing, seed=seed, deadline=deadline)
         cap = healthy.capacity_gbps if sample is None else sample.capacity(healthy)
-        done = completion_times(routes_h, cap, healthy_share, max_events=max_events)
+        done = completion_times(
+            routes_h, cap, healthy_share, max_events=max_events, deadline=deadline
+        )
         cut_h = int((~routes_h.connected).sum())
         if with_utilisation:
             utilisation = np.divide(
@@ -276,6 +279,7 @@ def run_traffic(
     memory_budget_gib: float | None = None,
     cache: HealthyCache | None = None,
     notes: list[str] | None = None,
+    deadline: Deadline = NO_DEADLINE,
 ) -> tuple[float, FloatArray, int, FloatArray | None, bool]:
     """Total time, flows' completion times, flows cut off, first utilisation, and exactness.
 
@@ -306,6 +310,7 @@ def run_traffic(
             with_utilisation=with_utilisation and i == 0,
             sample=sample,
             cache=cache,
+            deadline=deadline,
         )
         total += run.time_s * phase.repeat
         times.append(run.flow_times_s)
@@ -341,6 +346,7 @@ def _over_seeds(
     budget: float,
     cache: HealthyCache | None,
     notes: list[str],
+    deadline: Deadline = NO_DEADLINE,
 ) -> tuple[float, FloatArray, int, FloatArray | None, bool, tuple[int, float, float]]:
     """A healthy run under every ECMP hash seed asked for: the median seed's run, and the spread.
 
@@ -358,6 +364,7 @@ def _over_seeds(
             memory_budget_gib=budget,
             cache=cache,
             notes=notes,
+            deadline=deadline,
         )
         for k in range(seeds)
     ]
@@ -496,9 +503,13 @@ def simulate(
             if deadline.expired:
                 cut_steps.append(f"{spec.label}, {routing.value}")
                 continue
-            total, times, cut, util, exact, spread = _over_seeds(
-                fabric, t, routing, verify, budget, cache, notes
-            )
+            try:
+                total, times, cut, util, exact, spread = _over_seeds(
+                    fabric, t, routing, verify, budget, cache, notes, deadline
+                )
+            except DeadlineExpired:
+                cut_steps.append(f"{spec.label}, {routing.value} (stopped while running)")
+                continue
             healthy_time[spec.label, routing.value] = total
             coll_rows.append(
                 _collective_row(
@@ -516,16 +527,21 @@ def simulate(
             if deadline.expired or (spec.label, verdict_routing.value) not in healthy_time:
                 cut_steps.append(f"{spec.label}, {sc.name}")
                 continue
-            total, times, cut, _, exact = run_traffic(
-                fabric,
-                t,
-                verdict_routing,
-                verify.seed,
-                sc,
-                memory_budget_gib=budget,
-                cache=cache,
-                notes=notes,
-            )
+            try:
+                total, times, cut, _, exact = run_traffic(
+                    fabric,
+                    t,
+                    verdict_routing,
+                    verify.seed,
+                    sc,
+                    memory_budget_gib=budget,
+                    cache=cache,
+                    notes=notes,
+                    deadline=deadline,
+                )
+            except DeadlineExpired:
+                cut_steps.append(f"{spec.label}, {sc.name} (stopped while running)")
+                continue
             coll_rows.append(
                 _collective_row(
                     spec, t, verdict_routing, sc.name, total, times, cut, ideal, None, exact
@@ -653,7 +669,7 @@ def _monte_carlo(
     """
     rng = np.random.default_rng(verify.seed)
     ideal = tr.ideal_time_s(t, fabric.gpus, nic_gbps)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for trial in range(verify.monte_carlo_trials):
         if deadline.expired:
             break
@@ -661,16 +677,20 @@ def _monte_carlo(
         worst, cut = healthy_s, 0
         for links in per_plane:
             if links.size:
-                total, _, c, _, _ = run_traffic(
-                    fabric,
-                    t,
-                    routing,
-                    verify.seed,
-                    Scenario("mc", links),
-                    memory_budget_gib=verify.memory_budget_gib,
-                    cache=cache,
-                    notes=notes,
-                )
+                try:
+                    total, _, c, _, _ = run_traffic(
+                        fabric,
+                        t,
+                        routing,
+                        verify.seed,
+                        Scenario("mc", links),
+                        memory_budget_gib=verify.memory_budget_gib,
+                        cache=cache,
+                        notes=notes,
+                        deadline=deadline,
+                    )
+                except DeadlineExpired:  # the trial is left out: fewer rows than trials
+                    return rows
                 worst, cut = max(worst, total), max(cut, c)
         n_failed = int(sum(x.size for x in per_plane))
         rows.append(
