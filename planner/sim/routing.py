@@ -616,6 +616,11 @@ def _renumber(values: IntArray, space: int) -> tuple[IntArray, IntArray]:
     return np.flatnonzero(present), (np.cumsum(present) - 1)[values]
 
 
+#: Work of finding stand-in leaves for a tier, per (switch of the tier, leaf column), in units
+#: of one candidate next hop expanded (``_Walk.stand_ins_for``).
+STAND_IN_COST = 4.0
+
+
 @dataclass(frozen=True)
 class _Walk:
     fabric: Fabric
@@ -626,13 +631,63 @@ class _Walk:
     out_links: IntArray
     check: Watch = field(default_factory=lambda: watch(NO_DEADLINE))
     """The step's deadline, checked once per hop of the walks."""
+    stand_ins: dict[int, IntArray] = field(default_factory=dict)
+    """Per tier: the destination leaf that stands in for each leaf column (``stand_in``)."""
+
+    def stand_in(self, tier: int) -> IntArray:
+        """For every leaf column, a leaf with the same next hops from every switch of ``tier``.
+
+        The next hops of v towards l are read from dist(v, l) and dist(w, l) over v's heads w
+        (and, on up-down fabrics, no rule), so leaves whose distance columns agree over the
+        tier's switches and their heads have the same next hops there: towards a leaf of
+        another pod, a core of a Clos sees only the pod. The least such leaf stands in.
+        """
+        if tier not in self.stand_ins:
+            fabric = self.fabric
+            first, off = fabric.first_switch, fabric.tier_offsets
+            tails = np.arange(off[tier], off[tier + 1])
+            heads = self.out_links[_gather_ranges(self.out_ptr, tails)]
+            heads = fabric.dst[heads]
+            if (fabric.tier_of(heads) == 1).any():  # a leaf's own row tells it apart
+                self.stand_ins[tier] = np.flatnonzero(self.col_of_leaf >= 0)
+                return self.stand_ins[tier]
+            rows = np.union1d(tails, heads[heads >= first]) - first
+            ids = _row_ids(self.dist[rows].T)
+            least = np.full(int(ids.max()) + 1 if ids.size else 0, -1, dtype=np.int64)
+            least[ids[::-1]] = np.arange(ids.size)[::-1]
+            leaves = np.flatnonzero(self.col_of_leaf >= 0)
+            self.stand_ins[tier] = leaves[least[ids]]
+        return self.stand_ins[tier]
+
+    def stand_ins_for(self, node: IntArray, dest_leaf: IntArray) -> IntArray:
+        """Destination leaves with the same next hops from these nodes (up-down fabrics)."""
+        fabric = self.fabric
+        if fabric.strategy != "up_down" or self.allowed is not None or not node.size:
+            return dest_leaf
+        tier = fabric.tier_of(node)
+        col = self.col_of_leaf[dest_leaf]
+        out = dest_leaf.copy()
+        off = fabric.tier_offsets
+        for t in np.unique(tier).tolist():
+            at = tier == t
+            switches = off[t + 1] - off[t]
+            degree = (self.out_ptr[off[t + 1]] - self.out_ptr[off[t]]) / max(switches, 1)
+            # Worth it when the next hops to expand outnumber the distances to compare.
+            if t not in self.stand_ins and at.sum() * degree < STAND_IN_COST * (
+                switches * self.dist.shape[1]
+            ):
+                continue
+            out[at] = self.stand_in(int(t))[col[at]]
+        return out
 
     def candidates(
         self, node: IntArray, dest_leaf: IntArray
     ) -> tuple[IntArray, IntArray, IntArray]:
         """Candidates per unique (node, leaf) pair, chunked; returns (inverse, ptr, links)."""
         self.check.check()
-        un, ul, inverse = _unique_pairs(node, dest_leaf, self.fabric.nodes)
+        un, ul, inverse = _unique_pairs(
+            node, self.stand_ins_for(node, dest_leaf), self.fabric.nodes
+        )
         cum = np.cumsum(self.out_ptr[un + 1] - self.out_ptr[un])
         total = int(cum[-1]) if cum.size else 0
         cuts = np.searchsorted(cum, np.arange(EXPAND_CHUNK, total, EXPAND_CHUNK), side="right")

@@ -1,11 +1,16 @@
-"""The sort-free helpers of spraying routes give exactly what ``np.unique`` gives (issue 11)."""
+"""Shortcuts in building routes give exactly the routes without them (issue 11).
+
+The sort-free helpers give what ``np.unique`` gives, and stand-in destination leaves give the
+same next hops as the leaves they stand in for.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from planner.sim.routing import UNREACHABLE, _row_ids, _unique_pairs
+from planner.sim.routing import UNREACHABLE, Routing, _row_ids, _unique_pairs, _Walk, route
+from tests.sim.test_routing import planned
 
 SEEDS = list(range(10))
 
@@ -33,3 +38,33 @@ def test_row_ids_match_np_unique_rows(seed: int) -> None:
     block[rng.random(block.shape[0]) < 0.4] = block[0]  # repeated rows
     _, inverse = np.unique(block, axis=0, return_inverse=True)
     assert _row_ids(block).tolist() == inverse.ravel().tolist()
+
+
+FABRICS = [(256, 3, 1.0), (512, 3, (2.0, 1.0)), (128, 2, 1.0)]
+
+
+@pytest.mark.parametrize("routing", list(Routing))
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("shape", FABRICS, ids=str)
+def test_stand_in_leaves_leave_routes_unchanged(
+    shape: tuple[int, int, float | tuple[float, ...]],
+    seed: int,
+    routing: Routing,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Next hops found for stand-in leaves are those of the leaves themselves (with failures)."""
+    fabric = planned(*shape)[0]
+    rng = np.random.default_rng(seed)
+    inner = np.flatnonzero(fabric.link_class >= 1)
+    fabric = fabric.with_failed_links(rng.choice(inner, size=inner.size // 10, replace=False))
+    src = rng.integers(0, fabric.gpus, 300)
+    dst = (src + rng.integers(1, fabric.gpus, src.size)) % fabric.gpus
+    monkeypatch.setattr("planner.sim.routing.STAND_IN_COST", 0.0)  # always stand in
+    fast = route(fabric, src, dst, routing, seed=seed)
+    monkeypatch.setattr(_Walk, "stand_ins_for", lambda self, node, dest: dest)
+    plain = route(fabric, src, dst, routing, seed=seed)
+    assert (fast.explicit != plain.explicit).nnz == 0
+    assert fast.flow_pattern.tolist() == plain.flow_pattern.tolist()
+    if plain.patterns is not None:
+        assert fast.patterns is not None
+        assert (fast.patterns != plain.patterns).nnz == 0
