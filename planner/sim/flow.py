@@ -24,7 +24,7 @@ import numpy as np
 
 from planner.deadline import NO_DEADLINE, Deadline, Watch, watch
 from planner.sim.fabric import BoolArray, FloatArray, IntArray
-from planner.sim.routing import Routes
+from planner.sim.routing import Routes, distinct
 
 #: Links whose fair-share increment is within this relative tolerance of their component's
 #: smallest saturate together.
@@ -146,7 +146,7 @@ def _fill(
             in_work[work] = True
             continue
         saturated = work[take]
-        moving = np.unique(comp[take])
+        moving = distinct(comp[take], n_comp)
         level[moving] = new_level[moving]
         frozen = routes.flows_on_links(saturated)
         frozen = frozen[active[frozen]]
@@ -159,7 +159,7 @@ def _fill(
         entry_links, fractions = routes.entries_of(frozen)
         np.subtract.at(weight, entry_links, fractions)
         np.add.at(frozen_gbps, entry_links, fractions * level[comp_link[entry_links]])
-        touched = np.unique(entry_links)
+        touched = distinct(entry_links, routes.links)
         weight[touched[weight[touched] < WEIGHT_EPS]] = 0.0
         saturation[touched] = _saturation(capacity_gbps, frozen_gbps, weight, touched)
         late = touched[(saturation[touched] < threshold) & ~in_work[touched]]
@@ -299,7 +299,9 @@ def completion_times(
             rate[redo] = 0.0
             filling = np.zeros(ids.size, dtype=bool)
             filling[redo] = True
-            _fill(work, capacity_gbps, state, filling, rate, level, np.unique(links), check)
+            _fill(
+                work, capacity_gbps, state, filling, rate, level, distinct(links, work.links), check
+            )
         stuck = active & (rate <= 0)
         if stuck.any():  # a flow with no capacity on its path never finishes
             finish[ids[stuck]] = np.inf

@@ -345,6 +345,23 @@ def dimension_order(fabric: Fabric, leaves: IntArray) -> NextHops:
     return NextHops(dist, allowed)
 
 
+#: Values per cell of the space above which ``distinct`` marks a table instead of sorting.
+DISTINCT_DENSITY = 1 / 16
+
+
+def distinct(values: IntArray, space: int) -> IntArray:
+    """The distinct values among ``values`` (all in 0..space-1), sorted: ``np.unique``.
+
+    When there are many of them for the space, they are marked in a table of ``space`` cells
+    (linear time) instead of sorted.
+    """
+    if values.size < space * DISTINCT_DENSITY:
+        return np.unique(values)
+    seen = np.zeros(space, dtype=bool)
+    seen[values] = True
+    return np.flatnonzero(seen)
+
+
 def _gather_ranges(ptr: IntArray, which: IntArray) -> IntArray:
     """Positions ptr[w] .. ptr[w+1]-1 for every w in ``which``, concatenated."""
     start, stop = ptr[which], ptr[which + 1]
@@ -509,10 +526,10 @@ class Routes:
         if self.patterns is not None:
             p = self.patterns
             ppos = _gather_ranges(p.indptr.astype(np.int64), links)
-            pats = np.unique(p.indices[ppos][p.data[ppos] > 0])
+            pats = distinct(p.indices[ppos][p.data[ppos] > 0], p.shape[1])
             ptr, flows = self._pattern_flows
             parts.append(flows[_gather_ranges(ptr, pats.astype(np.int64))])
-        return np.unique(np.concatenate(parts))
+        return distinct(np.concatenate(parts), self.flows)
 
     def touching(self, links: BoolArray) -> BoolArray:
         """Flows with a positive fraction on any of these links, as a mask."""
