@@ -48,6 +48,9 @@ BITS_PER_BYTE = 8.0
 GBPS = 1e9
 
 
+#: A round that freezes at least 1 / BULK_FREEZE of the active flows sums the links' weights
+#: and loads afresh (matrix products over all routes) instead of subtracting its flows' entries.
+BULK_FREEZE = 4
 #: Links in a round's working set: those with the lowest saturation levels. The others wait
 #: above its threshold (their levels only rise as flows freeze) until it runs out.
 WORKING_LINKS = 4_096
@@ -121,6 +124,7 @@ def _fill(
     work, threshold = _working_set(saturation, size, links)
     in_work = np.zeros(routes.links, dtype=bool)
     in_work[work] = True
+    still_active = int(active.sum())
     while True:
         check.check()
         keep = saturation[work] < threshold
@@ -156,10 +160,16 @@ def _fill(
             continue
         rate[frozen] = level[comp_flow[frozen]]
         active[frozen] = False
-        entry_links, fractions = routes.entries_of(frozen)
-        np.subtract.at(weight, entry_links, fractions)
-        np.add.at(frozen_gbps, entry_links, fractions * level[comp_link[entry_links]])
-        touched = distinct(entry_links, routes.links)
+        if frozen.size * BULK_FREEZE >= still_active:  # sum afresh: a few matrix products
+            weight[:] = routes.weight(active)
+            frozen_gbps[:] = routes.load(np.where(active, 0.0, rate))
+            touched = links
+        else:  # only the frozen flows' entries
+            entry_links, fractions = routes.entries_of(frozen)
+            np.subtract.at(weight, entry_links, fractions)
+            np.add.at(frozen_gbps, entry_links, fractions * level[comp_link[entry_links]])
+            touched = distinct(entry_links, routes.links)
+        still_active -= frozen.size
         weight[touched[weight[touched] < WEIGHT_EPS]] = 0.0
         saturation[touched] = _saturation(capacity_gbps, frozen_gbps, weight, touched)
         late = touched[(saturation[touched] < threshold) & ~in_work[touched]]
@@ -252,7 +262,7 @@ def completion_times(
     finish = np.where(routes.connected, 0.0, np.inf)
     initial = np.zeros(routes.flows)
     ids = np.flatnonzero(routes.connected & (remaining_all > 0))
-    work = routes.subset(ids)
+    work = routes if ids.size == routes.flows else routes.subset(ids)
     remaining = remaining_all[ids]
     active = np.ones(ids.size, dtype=bool)
     comp_flow = work.components[1]

@@ -137,3 +137,19 @@ def test_incast_closed_form(flows: int) -> None:
     expect = [(size[:j].sum() + (flows - j) * size[j - 1]) / c for j in range(1, flows + 1)]
     np.testing.assert_allclose(done.time_s, expect, rtol=1e-9)
     assert done.events == flows
+
+
+@pytest.mark.parametrize("bulk", [0, 10**9], ids=["entries-only", "always-afresh"])
+@pytest.mark.parametrize("seed", SEEDS[:8])
+def test_both_ways_of_updating_the_links_agree(
+    seed: int, bulk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Freezing subtracts the frozen flows' entries, or sums every link afresh: same result."""
+    monkeypatch.setattr("planner.sim.flow.BULK_FREEZE", bulk)
+    fabric, src, dst, routing, capacity = random_instance(seed)
+    routes = route(fabric, src, dst, routing, seed=seed)
+    size = sizes(seed, src.size)
+    fast = completion_times(routes, capacity, size)
+    ref = reference_completion_times(routes, capacity, size)
+    finite = np.isfinite(ref.time_s)
+    np.testing.assert_allclose(fast.time_s[finite], ref.time_s[finite], rtol=TIME_RTOL)
