@@ -41,8 +41,10 @@ and, for spraying, a pattern matrix (links x leaf pairs) with the pattern of eac
 
 from __future__ import annotations
 
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cached_property
 from typing import Any
@@ -728,13 +730,29 @@ class _Walk:
         return inverse, np.concatenate(ptrs), all_links
 
 
+#: Walks (distances, out links, stand-in leaves) kept for the fabrics and destination leaves
+#: routed last: the traffics and routings of one simulation share them.
+WALKS_KEPT = 4
+_WALKS: OrderedDict[tuple[int, int], tuple[weakref.ref[Fabric], IntArray, _Walk]] = OrderedDict()
+
+
 def _walker(fabric: Fabric, dest_leaves: IntArray, deadline: Deadline = NO_DEADLINE) -> _Walk:
+    """Next-hop data towards these leaves, reused while the same fabric routes to the same set."""
     leaves = np.unique(dest_leaves)
+    key = (id(fabric), hash(leaves.tobytes()))
+    kept = _WALKS.get(key)
+    if kept is not None and kept[0]() is fabric and np.array_equal(kept[1], leaves):
+        _WALKS.move_to_end(key)
+        return replace(kept[2], check=watch(deadline))
     col_of_leaf = np.full(fabric.nodes, -1, dtype=np.int64)
     col_of_leaf[leaves] = np.arange(leaves.size)
     ptr, links = _out_links(fabric)
     hops = strategy_of(fabric)(fabric, leaves)
-    return _Walk(fabric, hops.dist, hops.allowed, col_of_leaf, ptr, links, watch(deadline))
+    walk = _Walk(fabric, hops.dist, hops.allowed, col_of_leaf, ptr, links, watch(deadline))
+    _WALKS[key] = (weakref.ref(fabric), leaves, walk)
+    while len(_WALKS) > WALKS_KEPT:
+        _WALKS.popitem(last=False)
+    return walk
 
 
 def route(

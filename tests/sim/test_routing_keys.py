@@ -6,10 +6,20 @@ same next hops as the leaves they stand in for.
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import numpy as np
 import pytest
 
-from planner.sim.routing import UNREACHABLE, Routing, _row_ids, _unique_pairs, _Walk, route
+from planner.sim.routing import (
+    UNREACHABLE,
+    Routing,
+    _row_ids,
+    _unique_pairs,
+    _Walk,
+    _walker,
+    route,
+)
 from tests.sim.test_routing import planned
 
 SEEDS = list(range(10))
@@ -68,3 +78,24 @@ def test_stand_in_leaves_leave_routes_unchanged(
     if plain.patterns is not None:
         assert fast.patterns is not None
         assert (fast.patterns != plain.patterns).nnz == 0
+
+
+@pytest.mark.parametrize("routing", list(Routing))
+def test_kept_walks_serve_only_their_own_fabric_and_leaves(
+    routing: Routing, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A walk kept from an earlier route gives the same routes; another fabric gets its own."""
+    fabric = planned(256, 3)[0]
+    rng = np.random.default_rng(5)
+    src = rng.integers(0, fabric.gpus, 200)
+    dst = (src + rng.integers(1, fabric.gpus, src.size)) % fabric.gpus
+    monkeypatch.setattr("planner.sim.routing._WALKS", OrderedDict())
+    first = route(fabric, src, dst, routing, seed=1)
+    again = route(fabric, src, dst, routing, seed=1)  # from the kept walk
+    assert (first.explicit != again.explicit).nnz == 0
+    inner = np.flatnonzero(fabric.link_class >= 1)
+    failed = fabric.with_failed_links(inner[: inner.size // 4])
+    leaves = np.unique(fabric.leaf_of(dst))
+    assert _walker(failed, leaves).fabric is failed
+    assert _walker(fabric, leaves).fabric is fabric
+    assert _walker(fabric, leaves[:3]).col_of_leaf[leaves[3:]].max() == -1
