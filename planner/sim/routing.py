@@ -731,8 +731,10 @@ class _Walk:
 
 
 #: Walks (distances, out links, stand-in leaves) kept for the fabrics and destination leaves
-#: routed last: the traffics and routings of one simulation share them.
-WALKS_KEPT = 4
+#: routed last: the traffics and routings of one simulation share them. A walk holds its
+#: fabric and a (switches x leaves) int16 table (142 MB on ocs-65k), so only a few are kept:
+#: enough for a route and the small one that estimated its size before it.
+WALKS_KEPT = 2
 _WALKS: OrderedDict[tuple[int, int], tuple[weakref.ref[Fabric], IntArray, _Walk]] = OrderedDict()
 
 
