@@ -424,6 +424,12 @@ class Routes:
         return self.explicit.indptr.astype(np.int64)
 
     @cached_property
+    def _pattern_link_ptr(self) -> IntArray:
+        """The pattern matrix's row pointer (per link), as int64."""
+        assert self.patterns is not None
+        return self.patterns.indptr.astype(np.int64)
+
+    @cached_property
     def components(self) -> tuple[IntArray, IntArray, int]:
         """Connected components of the link-flow graph: (component of each link, of each flow, count).
 
@@ -527,7 +533,7 @@ class Routes:
         parts = [csr.indices[pos][csr.data[pos] > 0].astype(np.int64)]
         if self.patterns is not None:
             p = self.patterns
-            ppos = _gather_ranges(p.indptr.astype(np.int64), links)
+            ppos = _gather_ranges(self._pattern_link_ptr, links)
             pats = distinct(p.indices[ppos][p.data[ppos] > 0], p.shape[1])
             ptr, flows = self._pattern_flows
             parts.append(flows[_gather_ranges(ptr, pats.astype(np.int64))])
