@@ -49,3 +49,37 @@ class Deadline:
 
 #: No limit at all.
 NO_DEADLINE = Deadline()
+
+#: Least real time (s) between two readings of a deadline's clock inside one step: a reading is
+#: cheap, but steps shorter than this never read it, so the steps' order of readings stays the
+#: same as without inner checks (what a test clock that ticks per reading relies on).
+POLL_S = 0.25
+
+
+class DeadlineExpired(Exception):
+    """The deadline passed inside a step; the step stops and is reported as cut."""
+
+
+@dataclass
+class Watch:
+    """A deadline checked inside one step, from its start (``Deadline.watch``)."""
+
+    deadline: Deadline
+    next_poll_s: float = field(default_factory=lambda: time.perf_counter() + POLL_S)
+    """Real time (perf_counter) of the next reading of the deadline's clock."""
+
+    def check(self) -> None:
+        """Raise ``DeadlineExpired`` when the time is up (reads the clock at most every POLL_S)."""
+        if self.deadline.at_s is None:
+            return
+        now = time.perf_counter()
+        if now < self.next_poll_s:
+            return
+        self.next_poll_s = now + POLL_S
+        if self.deadline.expired:
+            raise DeadlineExpired("the time limit passed inside a step")
+
+
+def watch(deadline: Deadline) -> Watch:
+    """A ``Watch`` on ``deadline`` for a step starting now."""
+    return Watch(deadline)

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from planner.deadline import NO_DEADLINE, Deadline
+from planner.deadline import NO_DEADLINE, Deadline, DeadlineExpired
 from planner.design import Design
 from planner.schema.verify import TrafficSpec, Verify
 from planner.sim import traffic as tr
@@ -216,6 +216,7 @@ def run_phase(
     planes_lost: int = 0,
     with_utilisation: bool = False,
     cache: HealthyCache | None = None,
+    deadline: Deadline = NO_DEADLINE,
 ) -> PhaseRun:
     """Simulate one phase over the planes: a healthy plane and, if given, a failed plane 0.
 
@@ -235,9 +236,11 @@ def run_phase(
     exact = True
     moved = False
     if failed is not None:
-        routes_f = route(failed, src, dst, routing, seed=seed)
+        routes_f = route(failed, src, dst, routing, seed=seed, deadline=deadline)
         lost = ~routes_f.connected
-        done_f = completion_times(routes_f, failed.capacity_gbps, np.where(lost, 0.0, share))
+        done_f = completion_times(
+            routes_f, failed.capacity_gbps, np.where(lost, 0.0, share), deadline=deadline
+        )
         del routes_f
         failed_times, exact = done_f.time_s, exact and done_f.exact
         failed_times[lost] = 0.0
@@ -252,9 +255,9 @@ def run_phase(
     cached = None if (cache is None or moved or with_utilisation) else cache.get(key)
     utilisation = None
     if cached is None:
-        routes_h = route(healthy, src, dst, routing, seed=seed)
+        routes_h = route(healthy, src, dst, routing, seed=seed, deadline=deadline)
         cap = healthy.capacity_gbps
-        done = completion_times(routes_h, cap, healthy_share)
+        done = completion_times(routes_h, cap, healthy_share, deadline=deadline)
         cut_h = int((~routes_h.connected).sum())
         if with_utilisation:
             utilisation = np.divide(
@@ -283,6 +286,7 @@ def run_traffic(
     cache: HealthyCache | None = None,
     notes: list[str] | None = None,
     max_flows: int | None = None,
+    deadline: Deadline = NO_DEADLINE,
 ) -> tuple[float, FloatArray, int, FloatArray | None, bool]:
     """Total time, flows' completion times, flows cut off, first utilisation, and exactness.
 
@@ -309,9 +313,10 @@ def run_traffic(
                 planes_lost=lost,
                 with_utilisation=with_utilisation and i == 0,
                 cache=cache,
+                deadline=deadline,
             )
         else:
-            run = _streamed_run(fabric, phase, routing, seed, stream, failed, lost)
+            run = _streamed_run(fabric, phase, routing, seed, stream, failed, lost, deadline)
             if notes is not None:
                 label = f"{traffic.name} phase {i + 1}, {routing.value}" + (
                     f", {scenario.name}" if scenario is not None else ""
@@ -337,6 +342,7 @@ def _streamed_run(
     stream: Stream,
     failed: Fabric | None,
     planes_lost: int,
+    deadline: Deadline = NO_DEADLINE,
 ) -> PhaseRun:
     """A phase streamed in chunks: exact (or bounded) time, the sample's bounds as flow times."""
     s = streamed_phase(
@@ -351,6 +357,7 @@ def _streamed_run(
         leaf_block=stream.leaf_block,
         failed=failed,
         planes_lost=planes_lost,
+        deadline=deadline,
     )
     return PhaseRun(s.time_s, s.sample_times_s, s.disconnected, None, s.exact)
 
@@ -381,6 +388,7 @@ def _over_seeds(
     budget: float,
     cache: HealthyCache | None,
     notes: list[str],
+    deadline: Deadline = NO_DEADLINE,
 ) -> tuple[float, FloatArray, int, FloatArray | None, bool, tuple[int, float, float]]:
     """A healthy run under every ECMP hash seed asked for: the median seed's run, and the spread.
 
@@ -399,6 +407,7 @@ def _over_seeds(
             cache=cache,
             notes=notes,
             max_flows=verify.resharing_max_flows,
+            deadline=deadline,
         )
         for k in range(seeds)
     ]
@@ -537,9 +546,13 @@ def simulate(
             if deadline.expired:
                 cut_steps.append(f"{spec.label}, {routing.value}")
                 continue
-            total, times, cut, util, exact, spread = _over_seeds(
-                fabric, t, routing, verify, budget, cache, notes
-            )
+            try:
+                total, times, cut, util, exact, spread = _over_seeds(
+                    fabric, t, routing, verify, budget, cache, notes, deadline
+                )
+            except DeadlineExpired:
+                cut_steps.append(f"{spec.label}, {routing.value} (stopped while running)")
+                continue
             healthy_time[spec.label, routing.value] = total
             coll_rows.append(
                 _collective_row(
@@ -557,17 +570,22 @@ def simulate(
             if deadline.expired or (spec.label, verdict_routing.value) not in healthy_time:
                 cut_steps.append(f"{spec.label}, {sc.name}")
                 continue
-            total, times, cut, _, exact = run_traffic(
-                fabric,
-                t,
-                verdict_routing,
-                verify.seed,
-                sc,
-                memory_budget_gib=budget,
-                cache=cache,
-                notes=notes,
-                max_flows=verify.resharing_max_flows,
-            )
+            try:
+                total, times, cut, _, exact = run_traffic(
+                    fabric,
+                    t,
+                    verdict_routing,
+                    verify.seed,
+                    sc,
+                    memory_budget_gib=budget,
+                    cache=cache,
+                    notes=notes,
+                    max_flows=verify.resharing_max_flows,
+                    deadline=deadline,
+                )
+            except DeadlineExpired:
+                cut_steps.append(f"{spec.label}, {sc.name} (stopped while running)")
+                continue
             coll_rows.append(
                 _collective_row(
                     spec, t, verdict_routing, sc.name, total, times, cut, ideal, None, exact
@@ -695,7 +713,7 @@ def _monte_carlo(
     """
     rng = np.random.default_rng(verify.seed)
     ideal = tr.ideal_time_s(t, fabric.gpus, nic_gbps)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for trial in range(verify.monte_carlo_trials):
         if deadline.expired:
             break
@@ -703,17 +721,21 @@ def _monte_carlo(
         worst, cut = healthy_s, 0
         for links in per_plane:
             if links.size:
-                total, _, c, _, _ = run_traffic(
-                    fabric,
-                    t,
-                    routing,
-                    verify.seed,
-                    Scenario("mc", links),
-                    memory_budget_gib=verify.memory_budget_gib,
-                    cache=cache,
-                    notes=notes,
-                    max_flows=verify.resharing_max_flows,
-                )
+                try:
+                    total, _, c, _, _ = run_traffic(
+                        fabric,
+                        t,
+                        routing,
+                        verify.seed,
+                        Scenario("mc", links),
+                        memory_budget_gib=verify.memory_budget_gib,
+                        cache=cache,
+                        notes=notes,
+                        max_flows=verify.resharing_max_flows,
+                        deadline=deadline,
+                    )
+                except DeadlineExpired:  # the trial is left out: fewer rows than trials
+                    return rows
                 worst, cut = max(worst, total), max(cut, c)
         n_failed = int(sum(x.size for x in per_plane))
         rows.append(

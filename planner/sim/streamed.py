@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from planner.deadline import NO_DEADLINE, Deadline
 from planner.sim.fabric import Fabric, FloatArray, IntArray
 from planner.sim.flow import BITS_PER_BYTE, GBPS, WEIGHT_EPS
 from planner.sim.routing import Routes, Routing, route
@@ -116,6 +117,7 @@ def streamed_plane(
     chunk_flows: int,
     sample: IntArray,
     leaf_block: int = 0,
+    deadline: Deadline = NO_DEADLINE,
 ) -> StreamedPlane:
     """Route one plane's flows in chunks (``chunks_of``); the phase time and the sample's bounds.
 
@@ -128,7 +130,9 @@ def streamed_plane(
     connected = np.ones(m, dtype=bool)
     chunks = 0
     for ids in chunks_of(fabric, src, dst, np.arange(m), chunk_flows, leaf_block):
-        routes = route(fabric, src[ids], dst[ids], routing, seed=seed, flow_id=ids)
+        routes = route(
+            fabric, src[ids], dst[ids], routing, seed=seed, flow_id=ids, deadline=deadline
+        )
         on = routes.connected & (gbit[ids] > 0)
         load += routes.load(np.where(on, gbit[ids], 0.0))
         weight += routes.weight(on)
@@ -150,7 +154,9 @@ def streamed_plane(
     position[sample] = np.arange(sample.size)
     live = np.where(connected, gbit, 0.0)
     for ids in chunks_of(fabric, src, dst, todo, chunk_flows, leaf_block):
-        routes = route(fabric, src[ids], dst[ids], routing, seed=seed, flow_id=ids)
+        routes = route(
+            fabric, src[ids], dst[ids], routing, seed=seed, flow_id=ids, deadline=deadline
+        )
         flow_bound = gbit[ids] * path_max(routes, share)
         flow_bound[~routes.connected] = math.inf
         mine = position[ids] >= 0
@@ -190,6 +196,7 @@ def streamed_phase(
     leaf_block: int = 0,
     failed: Fabric | None = None,
     planes_lost: int = 0,
+    deadline: Deadline = NO_DEADLINE,
 ) -> StreamedPhase:
     """A phase on the healthy planes and, if given, a failed plane 0 (as ``run_phase`` splits it).
 
@@ -216,6 +223,7 @@ def streamed_phase(
             chunk_flows=chunk_flows,
             sample=sample,
             leaf_block=leaf_block,
+            deadline=deadline,
         )
         lost = ~f.connected
         failed_time, exact, chunks = f.time_s, f.exact, f.chunks
@@ -237,6 +245,7 @@ def streamed_phase(
         chunk_flows=chunk_flows,
         sample=sample,
         leaf_block=leaf_block,
+        deadline=deadline,
     )
     cut_h = int((~h.connected).sum())
     time_s = max(h.time_s, failed_time, math.inf if cut_h else 0.0)

@@ -1,0 +1,101 @@
+"""Shortcuts in building routes give exactly the routes without them (issue 11).
+
+The sort-free helpers give what ``np.unique`` gives, and stand-in destination leaves give the
+same next hops as the leaves they stand in for.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+
+from planner.sim.routing import (
+    UNREACHABLE,
+    Routing,
+    _row_ids,
+    _unique_pairs,
+    _Walk,
+    _walker,
+    route,
+)
+from tests.sim.test_routing import planned
+
+SEEDS = list(range(10))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_unique_pairs_match_np_unique(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(seed)
+    if seed % 2:  # the fallback that sorts keys
+        monkeypatch.setattr("planner.sim.routing.DENSE_CELLS", 4)
+    n, space = int(rng.integers(1, 400)), int(rng.integers(1, 900))
+    major = rng.integers(0, int(rng.integers(1, 200)), n)
+    minor = rng.integers(0, space, n)
+    uniq, inverse = np.unique(major * space + minor, return_inverse=True)
+    got_major, got_minor, got_inverse = _unique_pairs(major, minor, space)
+    assert got_major.tolist() == (uniq // space).tolist()
+    assert got_minor.tolist() == (uniq % space).tolist()
+    assert got_inverse.tolist() == inverse.ravel().tolist()
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_row_ids_match_np_unique_rows(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    values = np.array([0, 1, 2, 3, 255, 256, int(UNREACHABLE)], dtype=np.int16)
+    block = rng.choice(values, size=(int(rng.integers(1, 80)), int(rng.integers(1, 12))))
+    block[rng.random(block.shape[0]) < 0.4] = block[0]  # repeated rows
+    _, inverse = np.unique(block, axis=0, return_inverse=True)
+    assert _row_ids(block).tolist() == inverse.ravel().tolist()
+
+
+FABRICS = [(256, 3, 1.0), (512, 3, (2.0, 1.0)), (128, 2, 1.0)]
+
+
+@pytest.mark.parametrize("routing", list(Routing))
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("shape", FABRICS, ids=str)
+def test_stand_in_leaves_leave_routes_unchanged(
+    shape: tuple[int, int, float | tuple[float, ...]],
+    seed: int,
+    routing: Routing,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Next hops found for stand-in leaves are those of the leaves themselves (with failures)."""
+    fabric = planned(*shape)[0]
+    rng = np.random.default_rng(seed)
+    inner = np.flatnonzero(fabric.link_class >= 1)
+    fabric = fabric.with_failed_links(rng.choice(inner, size=inner.size // 10, replace=False))
+    src = rng.integers(0, fabric.gpus, 300)
+    dst = (src + rng.integers(1, fabric.gpus, src.size)) % fabric.gpus
+    monkeypatch.setattr("planner.sim.routing.STAND_IN_COST", 0.0)  # always stand in
+    fast = route(fabric, src, dst, routing, seed=seed)
+    monkeypatch.setattr(_Walk, "stand_ins_for", lambda self, node, dest: dest)
+    plain = route(fabric, src, dst, routing, seed=seed)
+    assert (fast.explicit != plain.explicit).nnz == 0
+    assert fast.flow_pattern.tolist() == plain.flow_pattern.tolist()
+    if plain.patterns is not None:
+        assert fast.patterns is not None
+        assert (fast.patterns != plain.patterns).nnz == 0
+
+
+@pytest.mark.parametrize("routing", list(Routing))
+def test_kept_walks_serve_only_their_own_fabric_and_leaves(
+    routing: Routing, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A walk kept from an earlier route gives the same routes; another fabric gets its own."""
+    fabric = planned(256, 3)[0]
+    rng = np.random.default_rng(5)
+    src = rng.integers(0, fabric.gpus, 200)
+    dst = (src + rng.integers(1, fabric.gpus, src.size)) % fabric.gpus
+    monkeypatch.setattr("planner.sim.routing._WALKS", OrderedDict())
+    first = route(fabric, src, dst, routing, seed=1)
+    again = route(fabric, src, dst, routing, seed=1)  # from the kept walk
+    assert (first.explicit != again.explicit).nnz == 0
+    inner = np.flatnonzero(fabric.link_class >= 1)
+    failed = fabric.with_failed_links(inner[: inner.size // 4])
+    leaves = np.unique(fabric.leaf_of(dst))
+    assert _walker(failed, leaves).fabric is failed
+    assert _walker(fabric, leaves).fabric is fabric
+    assert _walker(fabric, leaves[:3]).col_of_leaf[leaves[3:]].max() == -1
