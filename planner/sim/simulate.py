@@ -15,7 +15,7 @@ import math
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -28,6 +28,7 @@ from planner.sim import traffic as tr
 from planner.sim.bound import max_concurrent_flow
 from planner.sim.fabric import Fabric, FloatArray, IntArray, build_fabric
 from planner.sim.flow import BITS_PER_BYTE, GBPS, MAX_EVENTS, Completion, completion_times
+from planner.sim.packet import Fidelity, fidelity_of
 from planner.sim.routing import Routing, estimate_route_bytes, route
 from planner.sim.scenarios import Scenario, draw_failures, named_scenario, single_switch_scenarios
 
@@ -276,12 +277,14 @@ def run_traffic(
     memory_budget_gib: float | None = None,
     cache: HealthyCache | None = None,
     notes: list[str] | None = None,
+    fidelity: Fidelity | None = None,
 ) -> tuple[float, FloatArray, int, FloatArray | None, bool]:
     """Total time, flows' completion times, flows cut off, first utilisation, and exactness.
 
     A phase whose routes are estimated above ``memory_budget_gib`` (GiB, None = no budget) is
     simulated on a sample of its flows (``plan_sample``); what was sampled, and what the time
-    then means, is appended to ``notes``.
+    then means, is appended to ``notes``. With a ``fidelity``, every flow's fluid completion
+    time becomes a packet-level one (``planner.sim.packet``) and a phase ends with its slowest.
     """
     failed = None
     if scenario is not None and scenario.failed_links.size:
@@ -307,12 +310,31 @@ def run_traffic(
             sample=sample,
             cache=cache,
         )
+        run = _with_fidelity(fabric, phase, run, sample, fidelity)
         total += run.time_s * phase.repeat
         times.append(run.flow_times_s)
         cut = max(cut, run.disconnected)
         util = run.utilisation if i == 0 else util
         exact = exact and run.exact
     return total, np.concatenate(times) if times else np.zeros(0), cut, util, exact
+
+
+def _with_fidelity(
+    fabric: Fabric, phase: tr.Phase, run: PhaseRun, sample: Sample | None, fidelity: Fidelity | None
+) -> PhaseRun:
+    """The phase run with packet-level completion times (unchanged without a fidelity)."""
+    if fidelity is None:
+        return run
+    src, dst = phase.src, phase.dst
+    if sample is not None:
+        src, dst = src[sample.flows], dst[sample.flows]
+    times = fidelity.times_s(fabric, src, dst, run.flow_times_s, phase.src, phase.dst)
+    return replace(run, time_s=float(times.max()) if times.size else 0.0, flow_times_s=times)
+
+
+def two_way_traffic(traffic: tr.Traffic) -> bool:
+    """Whether a GPU both sends and receives in some phase (its ACKs then share its NIC links)."""
+    return any(bool(np.intersect1d(p.src, p.dst).size) for p in traffic.phases)
 
 
 def bound_time_s(fabric: Fabric, traffic: tr.Traffic, max_variables: int) -> float | None:
@@ -341,6 +363,7 @@ def _over_seeds(
     budget: float,
     cache: HealthyCache | None,
     notes: list[str],
+    fidelity: Fidelity | None = None,
 ) -> tuple[float, FloatArray, int, FloatArray | None, bool, tuple[int, float, float]]:
     """A healthy run under every ECMP hash seed asked for: the median seed's run, and the spread.
 
@@ -358,6 +381,7 @@ def _over_seeds(
             memory_budget_gib=budget,
             cache=cache,
             notes=notes,
+            fidelity=fidelity,
         )
         for k in range(seeds)
     ]
@@ -473,6 +497,7 @@ def simulate(
     budget = verify.memory_budget_gib
     told = 0
     healthy_time: dict[tuple[str, str], float] = {}
+    fidelity = fidelity_of(fabric, design, verify)
     # The fabric's GPUs: all of the design's, or the slice a torus pod simulates.
     gpus = fabric.gpus
     traffics = [
@@ -481,12 +506,16 @@ def simulate(
     ]
     for spec, t in traffics:
         ideal = tr.ideal_time_s(t, gpus, nic_gbps)
+        if fidelity is not None:  # the transport's own overheads are no fault of the fabric
+            ideal = fidelity.ideal_s(ideal, two_way_traffic(t))
         bound = None
         if verify.bound_max_variables:
             if deadline.expired:
                 cut_steps.append(f"{spec.label}: bound")
             else:
                 bound = bound_time_s(fabric, t, verify.bound_max_variables)
+                if bound is not None and fidelity is not None:  # at the best goodput: a bound
+                    bound = fidelity.ideal_s(bound, two_way=False)
                 if progress:
                     progress(
                         f"{spec.label}: optimal-routing bound "
@@ -497,7 +526,7 @@ def simulate(
                 cut_steps.append(f"{spec.label}, {routing.value}")
                 continue
             total, times, cut, util, exact, spread = _over_seeds(
-                fabric, t, routing, verify, budget, cache, notes
+                fabric, t, routing, verify, budget, cache, notes, fidelity
             )
             healthy_time[spec.label, routing.value] = total
             coll_rows.append(
@@ -525,6 +554,7 @@ def simulate(
                 memory_budget_gib=budget,
                 cache=cache,
                 notes=notes,
+                fidelity=fidelity,
             )
             coll_rows.append(
                 _collective_row(
@@ -565,6 +595,7 @@ def simulate(
                 deadline,
                 cache,
                 notes,
+                fidelity,
             )
             fail_rows.extend(trials)
             if len(trials) < verify.monte_carlo_trials:
@@ -646,6 +677,7 @@ def _monte_carlo(
     deadline: Deadline = NO_DEADLINE,
     cache: HealthyCache | None = None,
     notes: list[str] | None = None,
+    fidelity: Fidelity | None = None,
 ) -> list[dict[str, Any]]:
     """Trials of link failures drawn per plane from the media AFRs and the repair time.
 
@@ -653,6 +685,8 @@ def _monte_carlo(
     """
     rng = np.random.default_rng(verify.seed)
     ideal = tr.ideal_time_s(t, fabric.gpus, nic_gbps)
+    if fidelity is not None:
+        ideal = fidelity.ideal_s(ideal, two_way_traffic(t))
     rows = []
     for trial in range(verify.monte_carlo_trials):
         if deadline.expired:
@@ -670,6 +704,7 @@ def _monte_carlo(
                     memory_budget_gib=verify.memory_budget_gib,
                     cache=cache,
                     notes=notes,
+                    fidelity=fidelity,
                 )
                 worst, cut = max(worst, total), max(cut, c)
         n_failed = int(sum(x.size for x in per_plane))
