@@ -219,3 +219,28 @@ def test_fidelity_is_packet_by_default_and_can_be_fluid() -> None:
     assert Verify.model_validate({"fidelity": "fluid"}).fidelity == "fluid"
     with pytest.raises(ValidationError):
         Verify.model_validate({"fidelity": "exact"})
+
+
+@pytest.mark.parametrize("kind", ["random_permutation", "all_reduce_ring"])
+def test_packet_level_times_stay_above_the_ideal_and_the_bound(kind: str) -> None:
+    """Both are divided by the goodput fraction, and stay lower bounds on the packet-level time."""
+    from planner.api import plan, simulate
+    from planner.schema.instance import Instance
+
+    inst = Instance.model_validate(
+        {
+            "name": "packet-bound",
+            "cluster": {"gpus": 64, "nic_gbps": 400, "nic_ports": [1]},
+            "search": {"pin": {"tiers": 2, "switch_models": "qm9700"}},
+        }
+    )
+    design = plan(inst, alternatives=False, verify=False).design
+    assert design is not None
+    verify = Verify.model_validate(
+        {"traffic": [{"kind": kind, "size_bytes": 1e7}], "single_switch_failures": False}
+    )
+    rows = simulate(design, verify).collectives
+    assert (rows["fraction_of_ideal"] <= 1).all()
+    bounded = rows.filter(rows["fraction_of_bound"].is_not_null())
+    assert bounded.height >= 1
+    assert (bounded["fraction_of_bound"] <= 1).all()
