@@ -21,7 +21,7 @@ TrafficKind = Literal[
     "shift",
 ]
 RoutingName = Literal["ecmp", "spray"]
-Fidelity = Literal["packet", "fluid"]
+FidelityName = Literal["packet", "fluid"]
 #: Traffic kinds that run on groups of GPUs (the others are patterns over the whole cluster).
 COLLECTIVES = frozenset(
     {"all_reduce_ring", "all_reduce_tree", "reduce_scatter", "all_gather", "all_to_all"}
@@ -169,7 +169,7 @@ class Verify(Strict):
     over the budget is simulated on a uniform sample of its flows (the summary's notes give the
     sample size and what the time then means) instead of failing or swapping."""
 
-    fidelity: Fidelity = "packet"
+    fidelity: FidelityName = "packet"
     """"packet": completion times carry the transport's packet overheads (``transport``), per-hop
     serialisation, switch and link latency, as ``planner.sim.packet`` models them; "fluid": the
     ideal fluid model, bytes over the max-min rate and nothing else."""

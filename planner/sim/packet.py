@@ -56,6 +56,7 @@ from planner.design import Design
 from planner.schema.verify import TransportSpec, Verify
 from planner.sim.fabric import BoolArray, Fabric, FloatArray, IntArray
 from planner.sim.routing import UNREACHABLE, distances
+from planner.sim.traffic import Traffic
 
 BITS_PER_BYTE = 8.0
 NS_PER_S = 1e9
@@ -234,6 +235,11 @@ def latency_s(
 def two_way(src: IntArray, dst: IntArray, senders: IntArray, receivers: IntArray) -> BoolArray:
     """Flows whose source also receives or whose destination also sends (in the whole phase)."""
     return np.asarray(np.isin(src, receivers) | np.isin(dst, senders), dtype=np.bool_)
+
+
+def two_way_traffic(traffic: Traffic) -> bool:
+    """Whether a GPU both sends and receives in some phase (its ACKs then share its NIC links)."""
+    return any(bool(np.intersect1d(p.src, p.dst).size) for p in traffic.phases)
 
 
 def packet_times_s(

@@ -28,7 +28,7 @@ from planner.sim import traffic as tr
 from planner.sim.bound import max_concurrent_flow
 from planner.sim.fabric import Fabric, FloatArray, IntArray, build_fabric
 from planner.sim.flow import BITS_PER_BYTE, GBPS, MAX_EVENTS, Completion, completion_times
-from planner.sim.packet import Fidelity, fidelity_of
+from planner.sim.packet import Fidelity, fidelity_of, two_way_traffic
 from planner.sim.routing import Routing, estimate_route_bytes, route
 from planner.sim.scenarios import Scenario, draw_failures, named_scenario, single_switch_scenarios
 
@@ -330,11 +330,6 @@ def _with_fidelity(
         src, dst = src[sample.flows], dst[sample.flows]
     times = fidelity.times_s(fabric, src, dst, run.flow_times_s, phase.src, phase.dst)
     return replace(run, time_s=float(times.max()) if times.size else 0.0, flow_times_s=times)
-
-
-def two_way_traffic(traffic: tr.Traffic) -> bool:
-    """Whether a GPU both sends and receives in some phase (its ACKs then share its NIC links)."""
-    return any(bool(np.intersect1d(p.src, p.dst).size) for p in traffic.phases)
 
 
 def bound_time_s(fabric: Fabric, traffic: tr.Traffic, max_variables: int) -> float | None:
