@@ -109,8 +109,13 @@ def test_the_fabric_turns_every_circuit_into_a_spine_to_spine_link(planned: Plan
 def shift_fraction(d: Design) -> float:
     """Spraying, block b sends everything to block b + 1: the circuits of that pair limit it."""
     spec = TrafficSpec(kind="shift", group_size=d.gpus // d.pods, size_bytes=2**26)
+    # The fluid model: the closed forms are of max-min shares, without packet latency.
     verify = Verify(
-        traffic=[spec], routing=["spray"], single_switch_failures=False, bound_max_variables=0
+        traffic=[spec],
+        routing=["spray"],
+        single_switch_failures=False,
+        bound_max_variables=0,
+        fidelity="fluid",
     )
     sim = simulate(d, verify)
     return float(sim.collectives["fraction_of_ideal"][0])
@@ -217,8 +222,13 @@ def sixteen_blocks(catalog: Catalog) -> Design:
 def traffic(d: Design, kind: str) -> Verify:
     group = d.gpus // d.pods if kind == "shift" else None
     spec = TrafficSpec(kind=kind, group_size=group, size_bytes=2**26)
+    # The fluid model: the topology model predicts max-min shares, without packet latency.
     return Verify(
-        traffic=[spec], routing=["spray"], single_switch_failures=False, bound_max_variables=0
+        traffic=[spec],
+        routing=["spray"],
+        single_switch_failures=False,
+        bound_max_variables=0,
+        fidelity="fluid",
     )
 
 

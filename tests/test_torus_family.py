@@ -248,6 +248,8 @@ def test_simulated_throughput_never_exceeds_the_bound(small: Design) -> None:
             ],
             "single_switch_failures": False,
             "failures": [{"switches": ["switch0"]}],
+            # The fluid model: the closed form is of max-min shares, without packet latency.
+            "fidelity": "fluid",
         }
     )
     sim = simulate(small, verify)

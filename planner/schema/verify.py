@@ -21,6 +21,7 @@ TrafficKind = Literal[
     "shift",
 ]
 RoutingName = Literal["ecmp", "spray"]
+FidelityName = Literal["packet", "fluid"]
 #: Traffic kinds that run on groups of GPUs (the others are patterns over the whole cluster).
 COLLECTIVES = frozenset(
     {"all_reduce_ring", "all_reduce_tree", "reduce_scatter", "all_gather", "all_to_all"}
@@ -86,6 +87,37 @@ class FailureSpec(Strict):
         return "+".join(parts) or "healthy"
 
 
+class TransportSpec(Strict):
+    """The transport flows run over, for packet-level fidelity (``planner.sim.packet``).
+
+    The defaults are RoCEv2 over Ethernet with a 4096-byte MTU. A data packet of 4096 payload
+    bytes costs 82 more on the wire: preamble and start delimiter 8 and inter-packet gap 12
+    (IEEE 802.3, 96 bit times), Ethernet header 14 (two MACs and the EtherType, no VLAN tag),
+    IPv4 header 20 (RFC 791, no options), UDP header 8 (RFC 768), InfiniBand Base Transport
+    Header 12 (IBTA vol. 1, 9.2), invariant CRC 4 (IBTA Annex A17, RoCEv2) and Ethernet FCS 4.
+    So goodput is 4096 / 4178 = 98.04 % of line rate. An ACK is the same headers with a 4-byte
+    ACK Extended Transport Header (AETH) and no payload: 66 bytes of frame (over Ethernet's
+    64-byte minimum) plus 20 of preamble and gap, 86 on the wire. RoCE sets up its queue pair
+    once, not per message (no handshake), and a message is complete when its last ACK arrives.
+    """
+
+    payload_bytes: int = Field(4096, ge=64, le=1_048_576)
+    """Payload of a full data packet: the MTU's payload (RoCE MTUs are 256 .. 4096)."""
+    header_bytes: int = Field(82, ge=0, le=65_536)
+    """Wire bytes per data packet on top of its payload: headers, trailers, preamble and gap."""
+    ack_bytes: int = Field(86, ge=1, le=65_536)
+    """Wire bytes of an acknowledgement (its way back ends a flow when completion = "ack")."""
+    handshake_rtts: float = Field(0.0, ge=0, le=100)
+    """Round trips before the first data packet leaves (0 for RoCE, 1 for TCP's handshake)."""
+    acks_per_packet: float = Field(1.0, ge=0, le=16)
+    """ACKs (or other control packets) the receiver returns per data packet; their bytes share
+    a GPU's NIC link with the data it sends (a NIC that coalesces ACKs sends fewer)."""
+    pacing_fraction: float = Field(1.0, gt=0, le=1)
+    """Fraction of its fair rate the transport sends at (1: line rate when alone)."""
+    completion: Literal["ack", "last_byte"] = "ack"
+    """When a flow counts as done: the sender holds the last ACK, or the last byte arrives."""
+
+
 def _default_traffic() -> list[TrafficSpec]:
     return [
         TrafficSpec(kind="random_permutation", size_bytes=256 * 2**20),
@@ -143,6 +175,13 @@ class Verify(Strict):
     chunks for its link loads, which give its time exactly when its flows are of equal size (the
     most loaded link's gigabits over its capacity; ``planner.sim.streamed``), and its flow
     completion percentiles become upper bounds on a uniform sample of its flows."""
+
+    fidelity: FidelityName = "packet"
+    """"packet": completion times carry the transport's packet overheads (``transport``), per-hop
+    serialisation, switch and link latency, as ``planner.sim.packet`` models them; "fluid": the
+    ideal fluid model, bytes over the max-min rate and nothing else."""
+    transport: TransportSpec = Field(default_factory=TransportSpec)
+    """The transport's per-packet costs (RoCEv2 over Ethernet, 4096-byte MTU, by default)."""
 
     @model_validator(mode="after")
     def _check(self) -> Verify:

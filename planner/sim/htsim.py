@@ -25,16 +25,30 @@ Both formats follow the parsers in github.com/Broadcom/csg-htsim (``sim/datacent
   with Radix_Down[0] / Radix_Up[0] == Oversubscribed[0] and integer ratios throughout. Queue sizes
   come from the driver's command line and are not written.
 
-Designs whose GPU count does not fill every leaf (``h100-1k``: 1,016 GPUs on 32 leaves of 32, the
-last leaf holding 24), or whose last pod is not full, have switches of unequal down radix, which
-the parametric format cannot state. They are written as the smallest uniform fat tree that
-contains the plane: every switch of a tier gets the tier's largest down radix, and ``Nodes``
-counts the padded hosts (``htsim_nodes``; 1,024 for ``h100-1k``). The padding hosts (ids from
-the plane's GPU count up) and padding leaves carry no flow, and up-down routing never crosses a
-leaf or host it does not start or end at, so htsim simulates the same plane. Host ids are GPU ids
-(GPU g sits on leaf g // Radix_Down[0] in both). The ``.cm`` writes the same padded ``Nodes``,
-since htsim's drivers require the two to agree. Up radices, bundles and the per-tier
-oversubscription must still be uniform and whole (every design the sizing model makes has them).
+Every intact Clos plane the planner designs is written, as the smallest *uniform* fat tree that
+contains it (``htsim_layout``); what is added carries no flow, and up-down routing never crosses
+a leaf or host it does not start or end at, so htsim simulates the same plane:
+
+* **idle hosts** where a leaf holds fewer GPUs than the fullest leaf (``h100-1k``: 1,016 GPUs
+  on 32 leaves of 32, the last holding 24), and where a leaf's down radix is not a whole
+  multiple of its up radix: htsim's ``Oversubscribed`` is ``Radix_Down / Radix_Up`` in whole
+  numbers, so 48 down and 32 up is written as 64 down (2:1) with 16 idle hosts a leaf, and a
+  leaf with more uplinks than GPUs as one of equal counts;
+* **idle leaves** in a pod whose spines' down radix (leaves a pod x bundle) is not a whole
+  multiple of their up radix, and in a last pod that is only partly filled;
+* **one idle Agg switch** above a one-tier plane (a single switch), since htsim's FatTree has 2
+  or 3 tiers; the leaf gets one uplink to it (``Oversubscribed`` = its GPUs) and nothing goes up.
+
+GPUs keep their leaf, and their order on it: GPU g on leaf l at position i is htsim host
+``slot(l) x Radix_Down[0] + i``, where ``slot(l)`` is the leaf's place once every pod is padded to
+the same number of leaves (``htsim_hosts``). The ``.cm`` writes these host ids and the padded
+``Nodes`` (``htsim_nodes``), since htsim's drivers require the two files to agree. Up radices and
+bundles must be uniform per tier (every design the sizing model makes has them).
+
+htsim asserts at most 96 ports on a ToR and 64 on an Agg or Core switch (``HTSIM_MAX_PORTS``);
+many production radices exceed that (a leaf of 64 GPU ports and 64 uplinks, a 128-port spine).
+Such a plane is still written, exactly, with a comment line naming the tiers that are over and
+saying that the asserts in ``fat_tree_topology.cpp`` must be raised to load it.
 
 Limits, stated plainly:
 
@@ -46,9 +60,9 @@ Limits, stated plainly:
   ``host``/``switch``/``queue``/``pipe`` after ``Hosts``/``Switches``/``Links``). It is not written
   here: its path lookup (``get_bidir_paths``) is a "TBD" stub returning no routes, and it reads
   lines into a 255-byte buffer, too short for a switch line listing 64 ports.
-* htsim's FatTree asserts at most 96 ports on a ToR and 64 on an agg switch (``addPort(...) < 96``).
-* Only up-down planes (``Fabric.strategy == "up_down"``) have a ``.topo``: a torus is refused
-  with a ValueError naming its shape and strategy; its ``.cm`` is written with ``Nodes`` = GPUs.
+* Only Clos planes have a ``.topo``: a torus is refused with a ValueError naming its shape and
+  strategy, an OCS direct-connect plane (its top tier is circuits between pairs of blocks, not
+  core switches) likewise; their ``.cm`` is written with ``Nodes`` = GPUs.
 """
 
 from __future__ import annotations
@@ -56,6 +70,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -117,6 +132,8 @@ def connection_matrix_text(
             "start_us must be whole, non-negative microseconds (htsim casts to uint32)"
         )
     ids = np.arange(1, s.size + 1)
+    host = htsim_hosts(fabric)
+    s, t = host[s], host[t]
     lines = [f"Nodes {htsim_nodes(fabric) if nodes is None else nodes}", f"Connections {s.size}"]
     lines += [
         f"{a}->{b} id {i} start {st} size {sz}"
@@ -133,6 +150,41 @@ def connection_matrix_text(
 
 
 # ---- topology -------------------------------------------------------------------------------
+#: Most ports htsim's FatTree lets a switch have (``fat_tree_topology.cpp``:
+#: ``assert(switches_lp[tor]->addPort(...) < 96)`` on port indices, ``< 64`` for Agg and Core
+#: switches). The assert wraps the ``addPort`` call itself, so htsim cannot be built without it.
+HTSIM_MAX_PORTS = (96, 64, 64)
+
+
+@dataclass(frozen=True)
+class HtsimLayout:
+    """How one plane sits in htsim's parametric fat tree (see the module docstring).
+
+    ``tiers`` holds htsim's keys per tier (``Radix_Down``, ``Radix_Up``, ``Oversubscribed``,
+    ``Bundle``) and the plane's own ``switches``; ``host`` is the htsim host of every GPU.
+    """
+
+    tiers: tuple[dict[str, int], ...]
+    nodes: int
+    podsize: int
+    host: IntArray
+    idle_top: bool = False
+    """A one-tier plane, written with one idle Agg switch above its single leaf."""
+
+    @property
+    def ports(self) -> tuple[int, ...]:
+        """Ports of a switch of each htsim tier: down radix plus up radix."""
+        return tuple(t["Radix_Down"] + t.get("Radix_Up", 0) for t in self.tiers)
+
+    def over_port_limits(self) -> list[str]:
+        """The tiers whose switches have more ports than htsim's asserts allow."""
+        return [
+            f"{HTSIM_TIERS[i]} switches of {p} ports (htsim allows {HTSIM_MAX_PORTS[i]})"
+            for i, p in enumerate(self.ports)
+            if p > HTSIM_MAX_PORTS[i]
+        ]
+
+
 def _uniform(counts: IntArray, what: str) -> int:
     """The one value every switch of a tier shares, or a clear error."""
     values = np.unique(counts)
@@ -143,70 +195,140 @@ def _uniform(counts: IntArray, what: str) -> int:
     return int(values[0])
 
 
-def _ratio(num: int, den: int, what: str) -> int:
-    if den == 0 or num % den:
-        raise ValueError(f"htsim needs an integer {what}; got {num}/{den}")
-    return num // den
+def _bundle(fabric: Fabric, link_class: int) -> int:
+    """Parallel links between every connected pair of a class (must be uniform)."""
+    sel = fabric.link_class == link_class
+    pairs = fabric.lower[sel] * fabric.nodes + fabric.upper[sel]
+    return _uniform(np.unique(pairs, return_counts=True)[1], f"bundle (tier {link_class})")
+
+
+def _radix(fabric: Fabric, tier: int, up: bool) -> IntArray:
+    """Up or down links of every switch of a tier (node group ``tier``)."""
+    off = fabric.tier_offsets
+    count = off[tier + 1] - off[tier]
+    if up:
+        ends = fabric.lower[fabric.link_class == tier]
+    else:
+        ends = fabric.upper[fabric.link_class == tier - 1]
+    return np.bincount(ends - off[tier], minlength=count)
+
+
+def _round_up(value: int, step: int) -> int:
+    return -(-value // step) * step
+
+
+def htsim_layout(fabric: Fabric) -> HtsimLayout:
+    """The smallest uniform htsim fat tree that holds the plane, and where its GPUs sit.
+
+    Leaves whose down radix is not a whole multiple of their up radix (the ratio htsim calls
+    ``Oversubscribed`` must be whole), or that hold fewer GPUs than the fullest leaf, get idle
+    padding hosts; pods whose spines' down radix is not a whole multiple of their up radix, or
+    the last pod when it is partly filled, get idle padding leaves. Raises ValueError for what
+    cannot be written (a torus, failed links, unequal up radices or bundles).
+    """
+    if fabric.strategy != UP_DOWN:
+        shape = f"a {'x'.join(map(str, fabric.dims))} torus" if fabric.dims else "this plane"
+        raise ValueError(
+            f"htsim's .topo format describes up-down fat trees only; {shape} is routed by "
+            f"{fabric.strategy!r} and cannot be exported (the .cm connection matrix still can)"
+        )
+    if fabric.circuit_device is not None:
+        raise ValueError(
+            "htsim's .topo format describes fat trees; an OCS direct-connect plane joins blocks "
+            "by circuits, not core switches (the .cm connection matrix still can be written)"
+        )
+    if not fabric.alive.all():
+        raise ValueError(
+            "htsim's .topo format cannot describe failed links; export the intact plane"
+        )
+    if fabric.tiers not in (1, 2, 3):
+        raise ValueError(f"htsim's FatTree has 2 or 3 tiers; this plane has {fabric.tiers}")
+    if fabric.class_speed_gbps is not None and len(set(fabric.class_speed_gbps)) > 1:
+        raise ValueError("htsim's export takes one link speed for every tier")
+    off = fabric.tier_offsets
+    nic = fabric.link_class == 0
+    gpu = fabric.lower[nic]
+    leaf = fabric.upper[nic] - off[1]
+    per_leaf = _radix(fabric, 1, up=False)
+    fullest = int(per_leaf.max())
+    # Position of every GPU on its leaf, in GPU order.
+    order = np.lexsort((gpu, leaf))
+    starts = np.concatenate([[0], np.cumsum(per_leaf)[:-1]])
+    pos = np.empty(gpu.size, dtype=np.int64)
+    pos[order] = np.arange(gpu.size) - starts[leaf[order]]
+    position = np.empty(fabric.gpus, dtype=np.int64)
+    position[gpu] = pos
+    leaf_of = np.empty(fabric.gpus, dtype=np.int64)
+    leaf_of[gpu] = leaf
+    if fabric.tiers == 1:
+        # One switch: an idle Agg above it, so htsim has its two tiers; nothing goes up.
+        tor = {"Radix_Down": fullest, "Radix_Up": 1, "Oversubscribed": fullest, "Bundle": 1}
+        tor["switches"] = 1
+        agg = {"Radix_Down": 1, "Bundle": 1, "switches": 1}
+        return HtsimLayout((tor, agg), fullest, fullest, position, idle_top=True)
+    radix_up0 = _uniform(_radix(fabric, 1, up=True), "up radix (tier 0)")
+    radix_down0 = _round_up(fullest, radix_up0)
+    leaves = off[2] - off[1]
+    q1 = _bundle(fabric, 1)
+    tor = {
+        "Radix_Down": radix_down0,
+        "Radix_Up": radix_up0,
+        "Oversubscribed": radix_down0 // radix_up0,
+        "Bundle": 1,
+        "switches": leaves,
+    }
+    spines = off[3] - off[2]
+    spine_down = int(_radix(fabric, 2, up=False).max())
+    if fabric.tiers == 2:
+        agg = {"Radix_Down": spine_down, "Bundle": q1, "switches": spines}
+        host = leaf_of * radix_down0 + position
+        nodes = leaves * radix_down0
+        return HtsimLayout((tor, agg), nodes, nodes, host)
+    per_pod = spine_down // q1
+    radix_up1 = _uniform(_radix(fabric, 2, up=True), "up radix (tier 1)")
+    q2 = _bundle(fabric, 2)
+    # Leaves a pod, padded until the spines' down radix is a whole multiple of their up radix.
+    padded = per_pod
+    while (padded * q1) % radix_up1:
+        padded += 1
+    pods = -(-leaves // per_pod)
+    agg = {
+        "Radix_Down": padded * q1,
+        "Radix_Up": radix_up1,
+        "Oversubscribed": padded * q1 // radix_up1,
+        "Bundle": q1,
+        "switches": spines,
+    }
+    cores = off[4] - off[3]
+    core = {"Radix_Down": int(_radix(fabric, 3, up=False).max()), "Bundle": q2, "switches": cores}
+    slot = (leaf_of // per_pod) * padded + leaf_of % per_pod
+    return HtsimLayout(
+        (tor, agg, core),
+        pods * padded * radix_down0,
+        padded * radix_down0,
+        slot * radix_down0 + position,
+    )
 
 
 def tier_parameters(fabric: Fabric) -> list[dict[str, int]]:
-    """Htsim's per-tier radices, bundles and oversubscription, read off the Fabric's links.
-
-    ``Radix_Down`` is the tier's largest down radix (switches with fewer are padded, see the
-    module docstring); the other figures must be uniform.
-    """
-    off = fabric.tier_offsets
-    tiers: list[dict[str, int]] = []
-    for tier in range(1, fabric.tiers + 1):
-        count = off[tier + 1] - off[tier]
-        down = fabric.link_class == tier - 1
-        up = fabric.link_class == tier
-        radix_down = int(np.bincount(fabric.upper[down] - off[tier], minlength=count).max())
-        bundle = 1
-        if tier > 1:
-            pairs = fabric.lower[down] * fabric.nodes + fabric.upper[down]
-            bundle = _uniform(np.unique(pairs, return_counts=True)[1], f"bundle (tier {tier - 1})")
-        params = {"Radix_Down": radix_down, "Bundle": bundle, "switches": count}
-        if tier < fabric.tiers:
-            radix_up = _uniform(
-                np.bincount(fabric.lower[up] - off[tier], minlength=count), "up radix"
-            )
-            params["Radix_Up"] = radix_up
-            params["Oversubscribed"] = _ratio(
-                radix_down, radix_up, f"tier {tier - 1} oversubscription"
-            )
-        tiers.append(params)
-    return tiers
-
-
-def _padded(fabric: Fabric, tiers: list[dict[str, int]]) -> tuple[int, int]:
-    """Hosts and pod size of the smallest uniform fat tree that contains the plane."""
-    leaf = tiers[0]
-    leaves = tiers[0]["switches"]
-    if fabric.tiers == 3:
-        spine = tiers[1]
-        leaves_per_pod = _ratio(spine["Radix_Down"], spine["Bundle"], "leaves per pod")
-        pods = -(-leaves // leaves_per_pod)
-        nodes = pods * leaves_per_pod * leaf["Radix_Down"]
-        podsize = leaves_per_pod * leaf["Radix_Down"]
-    else:
-        nodes = leaves * leaf["Radix_Down"]
-        podsize = nodes
-    gpu_leaf = fabric.upper[fabric.link_class == 0] - fabric.tier_offsets[1]
-    gpu = fabric.lower[fabric.link_class == 0]
-    if not np.array_equal(gpu_leaf, gpu // leaf["Radix_Down"]):
-        raise ValueError("htsim numbers hosts leaf by leaf; this plane's GPUs are not")
-    return nodes, podsize
+    """Htsim's per-tier radices, bundles and oversubscription (``htsim_layout``)."""
+    return [dict(t) for t in htsim_layout(fabric).tiers]
 
 
 def htsim_nodes(fabric: Fabric) -> int:
     """The hosts htsim sees: the plane's GPUs, padded to a uniform fat tree when needed."""
-    if fabric.strategy != UP_DOWN:
-        return fabric.gpus
     try:
-        return _padded(fabric, tier_parameters(fabric))[0]
+        return htsim_layout(fabric).nodes
     except ValueError:
         return fabric.gpus
+
+
+def htsim_hosts(fabric: Fabric) -> IntArray:
+    """The htsim host id of every GPU (the GPU id itself where no ``.topo`` can be written)."""
+    try:
+        return htsim_layout(fabric).host
+    except ValueError:
+        return np.arange(fabric.gpus, dtype=np.int64)
 
 
 def topology_text(
@@ -215,42 +337,41 @@ def topology_text(
     link_latency_ns: int | Sequence[int] = DEFAULT_LINK_LATENCY_NS,
     switch_latency_ns: int | Sequence[int] = 0,
 ) -> str:
-    """The parametric ``.topo`` text of an intact 2- or 3-tier plane (see the module docstring).
+    """The parametric ``.topo`` text of an intact 1-, 2- or 3-tier plane (module docstring).
 
-    Latencies are one figure for every tier or one per tier, leaf first: ``link_latency_ns[t]``
-    for the links into tier t from below (the design's worst link of that class, electronics
-    and propagation), ``switch_latency_ns[t]`` for the switches of tier t.
+    Latencies are one figure for every tier or one per tier of the plane, leaf first:
+    ``link_latency_ns[t]`` for the links into tier t from below (the design's worst link of that
+    class, electronics and propagation), ``switch_latency_ns[t]`` for the switches of tier t.
+    The idle Agg tier of a one-tier plane repeats the leaf's figures.
     """
-    if fabric.strategy != UP_DOWN:
-        shape = f"a {'x'.join(map(str, fabric.dims))} torus" if fabric.dims else "this plane"
-        raise ValueError(
-            f"htsim's .topo format describes up-down fat trees only; {shape} is routed by "
-            f"{fabric.strategy!r} and cannot be exported (the .cm connection matrix still can)"
-        )
-    if not fabric.alive.all():
-        raise ValueError(
-            "htsim's .topo format cannot describe failed links; export the intact plane"
-        )
-    if fabric.tiers not in (2, 3):
-        raise ValueError(f"htsim's FatTree has 2 or 3 tiers; this plane has {fabric.tiers}")
+    layout = htsim_layout(fabric)
     link_ns = _per_tier(link_latency_ns, fabric.tiers, "link_latency_ns")
     switch_ns = _per_tier(switch_latency_ns, fabric.tiers, "switch_latency_ns")
+    if layout.idle_top:
+        link_ns, switch_ns = link_ns + link_ns[-1:], switch_ns + switch_ns[-1:]
     if any(x <= 0 for x in link_ns):
         raise ValueError("htsim rejects a zero link latency")
     speed = fabric.link_speed_gbps
     if speed != round(speed):
         raise ValueError(f"htsim reads whole Gb/s; link speed is {speed}")
-    tiers = tier_parameters(fabric)
-    nodes, podsize = _padded(fabric, tiers)
+    tiers = layout.tiers
     lines = [
         f"# fabric-planner export: one plane, {fabric.gpus} GPUs, {fabric.tiers} switch tiers",
     ]
-    if nodes != fabric.gpus:
+    if layout.nodes != fabric.gpus:
         lines.append(
-            f"# hosts {fabric.gpus} .. {nodes - 1} pad the plane to a uniform fat tree; "
-            "they send and receive nothing"
+            f"# {layout.nodes - fabric.gpus} of the {layout.nodes} hosts pad the plane to a "
+            "uniform fat tree; they send and receive nothing (the .cm maps GPUs to hosts)"
         )
-    lines += [f"Nodes {nodes}", f"Tiers {fabric.tiers}", f"Podsize {podsize}"]
+    if layout.idle_top:
+        lines.append("# one switch: Tier 1 is a single idle Agg switch that no flow reaches")
+    over = layout.over_port_limits()
+    if over:
+        lines.append(
+            f"# htsim as published refuses this file: {'; '.join(over)}; raise the limits in "
+            "fat_tree_topology.cpp (the addPort asserts) to load it"
+        )
+    lines += [f"Nodes {layout.nodes}", f"Tiers {len(tiers)}", f"Podsize {layout.podsize}"]
     for index, params in enumerate(tiers):
         lines += ["", f"Tier {index}", f"Downlink_speed_Gbps {int(speed)}"]
         lines.append(f"Radix_Down {params['Radix_Down']}")

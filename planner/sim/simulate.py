@@ -15,7 +15,7 @@ import math
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -28,6 +28,7 @@ from planner.sim import traffic as tr
 from planner.sim.bound import max_concurrent_flow
 from planner.sim.fabric import Fabric, FloatArray, IntArray, build_fabric
 from planner.sim.flow import BITS_PER_BYTE, GBPS, Completion, completion_times
+from planner.sim.packet import Fidelity, fidelity_of, two_way_traffic
 from planner.sim.routing import (
     BYTES_PER_FLOW,
     BYTES_PER_ROUTE_ENTRY,
@@ -287,6 +288,7 @@ def run_traffic(
     notes: list[str] | None = None,
     max_flows: int | None = None,
     deadline: Deadline = NO_DEADLINE,
+    fidelity: Fidelity | None = None,
 ) -> tuple[float, FloatArray, int, FloatArray | None, bool]:
     """Total time, flows' completion times, flows cut off, first utilisation, and exactness.
 
@@ -294,7 +296,8 @@ def run_traffic(
     with more than ``max_flows`` flows, is streamed (``plan_stream``, ``planner.sim.streamed``):
     routed in chunks for its exact time, with a sample's per-flow upper bounds as its flows'
     times and no utilisation; what was streamed, and what the figures then mean, is appended to
-    ``notes``.
+    ``notes``. With a ``fidelity``, every flow's fluid completion time becomes a packet-level one
+    (``planner.sim.packet``) and a phase ends with its slowest.
     """
     failed = None
     if scenario is not None and scenario.failed_links.size:
@@ -326,6 +329,7 @@ def run_traffic(
                         label, phase.flows, -(-phase.flows // stream.chunk_flows), run.exact
                     )
                 )
+        run = _with_fidelity(fabric, phase, run, stream, fidelity)
         total += run.time_s * phase.repeat
         times.append(run.flow_times_s)
         cut = max(cut, run.disconnected)
@@ -362,6 +366,27 @@ def _streamed_run(
     return PhaseRun(s.time_s, s.sample_times_s, s.disconnected, None, s.exact)
 
 
+def _with_fidelity(
+    fabric: Fabric, phase: tr.Phase, run: PhaseRun, stream: Stream | None, fidelity: Fidelity | None
+) -> PhaseRun:
+    """The phase run with packet-level completion times (unchanged without a fidelity).
+
+    A streamed phase's flow times are its sample's; its time is the exact fluid time at the
+    sample's lowest goodput plus the sample's longest path latency (an upper bound when that
+    path is in the sample, which 10,000 uniform draws make near certain).
+    """
+    if fidelity is None:
+        return run
+    src, dst = phase.src, phase.dst
+    if stream is not None:
+        src, dst = src[stream.flows], dst[stream.flows]
+    times = fidelity.times_s(fabric, src, dst, run.flow_times_s, phase.src, phase.dst)
+    if stream is None:
+        return replace(run, time_s=float(times.max()) if times.size else 0.0, flow_times_s=times)
+    whole = fidelity.times_s(fabric, src, dst, np.full(src.size, run.time_s), phase.src, phase.dst)
+    return replace(run, time_s=float(whole.max()) if whole.size else 0.0, flow_times_s=times)
+
+
 def bound_time_s(fabric: Fabric, traffic: tr.Traffic, max_variables: int) -> float | None:
     """Least time any routing needs: the optimal-routing bound per phase, summed over phases.
 
@@ -389,6 +414,7 @@ def _over_seeds(
     cache: HealthyCache | None,
     notes: list[str],
     deadline: Deadline = NO_DEADLINE,
+    fidelity: Fidelity | None = None,
 ) -> tuple[float, FloatArray, int, FloatArray | None, bool, tuple[int, float, float]]:
     """A healthy run under every ECMP hash seed asked for: the median seed's run, and the spread.
 
@@ -408,6 +434,7 @@ def _over_seeds(
             notes=notes,
             max_flows=verify.resharing_max_flows,
             deadline=deadline,
+            fidelity=fidelity,
         )
         for k in range(seeds)
     ]
@@ -523,6 +550,7 @@ def simulate(
     budget = verify.memory_budget_gib
     told = 0
     healthy_time: dict[tuple[str, str], float] = {}
+    fidelity = fidelity_of(fabric, design, verify)
     # The fabric's GPUs: all of the design's, or the slice a torus pod simulates.
     gpus = fabric.gpus
     traffics = [
@@ -531,12 +559,16 @@ def simulate(
     ]
     for spec, t in traffics:
         ideal = tr.ideal_time_s(t, gpus, nic_gbps)
+        if fidelity is not None:  # the transport's own overheads are no fault of the fabric
+            ideal = fidelity.ideal_s(ideal, two_way_traffic(t))
         bound = None
         if verify.bound_max_variables:
             if deadline.expired:
                 cut_steps.append(f"{spec.label}: bound")
             else:
                 bound = bound_time_s(fabric, t, verify.bound_max_variables)
+                if bound is not None and fidelity is not None:  # at the best goodput: a bound
+                    bound = fidelity.ideal_s(bound, two_way=False)
                 if progress:
                     progress(
                         f"{spec.label}: optimal-routing bound "
@@ -548,7 +580,7 @@ def simulate(
                 continue
             try:
                 total, times, cut, util, exact, spread = _over_seeds(
-                    fabric, t, routing, verify, budget, cache, notes, deadline
+                    fabric, t, routing, verify, budget, cache, notes, deadline, fidelity
                 )
             except DeadlineExpired:
                 cut_steps.append(f"{spec.label}, {routing.value} (stopped while running)")
@@ -582,6 +614,7 @@ def simulate(
                     notes=notes,
                     max_flows=verify.resharing_max_flows,
                     deadline=deadline,
+                    fidelity=fidelity,
                 )
             except DeadlineExpired:
                 cut_steps.append(f"{spec.label}, {sc.name} (stopped while running)")
@@ -625,6 +658,7 @@ def simulate(
                 deadline,
                 cache,
                 notes,
+                fidelity,
             )
             fail_rows.extend(trials)
             if len(trials) < verify.monte_carlo_trials:
@@ -706,6 +740,7 @@ def _monte_carlo(
     deadline: Deadline = NO_DEADLINE,
     cache: HealthyCache | None = None,
     notes: list[str] | None = None,
+    fidelity: Fidelity | None = None,
 ) -> list[dict[str, Any]]:
     """Trials of link failures drawn per plane from the media AFRs and the repair time.
 
@@ -713,6 +748,8 @@ def _monte_carlo(
     """
     rng = np.random.default_rng(verify.seed)
     ideal = tr.ideal_time_s(t, fabric.gpus, nic_gbps)
+    if fidelity is not None:
+        ideal = fidelity.ideal_s(ideal, two_way_traffic(t))
     rows: list[dict[str, Any]] = []
     for trial in range(verify.monte_carlo_trials):
         if deadline.expired:
@@ -733,6 +770,7 @@ def _monte_carlo(
                         notes=notes,
                         max_flows=verify.resharing_max_flows,
                         deadline=deadline,
+                        fidelity=fidelity,
                     )
                 except DeadlineExpired:  # the trial is left out: fewer rows than trials
                     return rows

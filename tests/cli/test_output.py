@@ -445,7 +445,9 @@ def test_no_highs_banner_on_stdout(tmp_path: Path) -> None:
 # ---- 9. figures without float noise; the catalog -------------------------------------------------
 def test_csv_and_json_carry_no_float_noise(small: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    result = invoke("solve", small, "-o", out, "--json", "-q")
+    # The fluid model, where a full-rate fraction of ideal is exactly 1 (packet-level latency
+    # puts it just below): the rounding of that 1 is what is checked.
+    result = invoke("solve", small, "-o", out, "--json", "-q", "--set", "verify.fidelity=fluid")
     assert result.exit_code == 0
     for p in out.glob("*.csv"):
         assert "9999999999" not in p.read_text(), p.name

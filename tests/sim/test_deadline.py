@@ -143,6 +143,8 @@ def test_ecmp_runs_under_every_seed_and_reports_the_median(seeds: int) -> None:
             "single_switch_failures": False,
             "ecmp_seeds": seeds,
             "seed": 7,
+            # The fluid model, so the row compares with run_traffic's fluid runs.
+            "fidelity": "fluid",
         }
     )
     sim = simulate(design(), verify)

@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from planner.sim.fabric import Fabric
+from planner.sim.fabric import Fabric, build_fabric
 from planner.sim.htsim import (
     connection_matrix_text,
+    htsim_hosts,
+    htsim_layout,
+    htsim_nodes,
     topology_text,
     write_connection_matrix,
     write_topology,
 )
+from planner.sim.packet import switch_hops
 from tests.sim.test_bound import make_fabric, planned_fabric
 
 FABRICS = {
@@ -239,3 +246,166 @@ def test_the_export_takes_each_tiers_latency_from_the_design(tiers: int, tmp_pat
     for t, c, tier in zip(parsed, design.link_classes, design.tiers, strict=True):
         assert t["downlink_latency_ns"] == max(1, int(np.ceil(c.latency_ns)))
         assert t["switch_latency_ns"] == tier.latency_ns
+
+
+# ---- every Clos the planner designs (issue 11) -------------------------------------------------
+def uniform_twin(text: str) -> Fabric:
+    """The uniform fat tree a .topo describes, wired as the planner wires a Clos."""
+    header, tiers = parse_topo(text)
+    tor, agg = tiers[0], tiers[1]
+    leaves = header["nodes"] // tor["radix_down"]
+    spines_per_pod = tor["radix_up"] // agg.get("bundle", 1)
+    if header["tiers"] == 2:
+        return make_fabric(tor["radix_down"], leaves, spines_per_pod, q1=agg.get("bundle", 1))
+    core = tiers[2]
+    return make_fabric(
+        tor["radix_down"],
+        leaves,
+        spines_per_pod,
+        q1=agg.get("bundle", 1),
+        leaves_per_pod=header["podsize"] // tor["radix_down"],
+        cores_per_group=agg["radix_up"] // core.get("bundle", 1),
+        q2=core.get("bundle", 1),
+    )
+
+
+def assert_same_plane(fabric: Fabric, seed: int = 0) -> None:
+    """htsim's fat tree holds every switch of the plane, and maps every GPU pair to a host pair
+    as far apart (switch hops) as the GPUs are in the plane."""
+    text = topology_text(fabric)
+    header, tiers = parse_topo(text)
+    theirs = htsim_counts(header, tiers)
+    ours = fabric_counts(fabric)
+    assert theirs["leaf"] >= ours["leaf"]
+    for key in ("spine", "core"):
+        if key in ours and fabric.tiers > 1:
+            assert theirs[key] == ours[key]
+    host = htsim_hosts(fabric)
+    assert np.unique(host).size == fabric.gpus
+    assert host.max() < header["nodes"] == htsim_nodes(fabric)
+    twin = uniform_twin(text)
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, fabric.gpus, 2_000)
+    b = rng.integers(0, fabric.gpus, 2_000)
+    assert np.array_equal(switch_hops(fabric, a, b), switch_hops(twin, host[a], host[b]))
+
+
+SHAPES = {
+    # 3 GPUs and 2 uplinks a leaf: 3 / 2 is not whole; written as 4 down (2:1), 1 idle host.
+    "2tier-3down-2up": lambda: make_fabric(3, 4, 2),
+    # 1 GPU and 2 uplinks: written as 2 down (1:1), 1 idle host a leaf.
+    "2tier-1down-2up": lambda: make_fabric(1, 4, 2),
+    # Spines of 3 leaves and 2 cores: 3 / 2 is not whole; 4 leaves a pod, 1 idle leaf each.
+    "3tier-3leaves-2cores": lambda: make_fabric(2, 6, 2, leaves_per_pod=3, cores_per_group=2),
+    "3tier-bundles": lambda: make_fabric(4, 8, 2, q1=2, leaves_per_pod=2, cores_per_group=1, q2=2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_shapes_the_parametric_format_cannot_state_are_padded(name: str) -> None:
+    assert_same_plane(SHAPES[name]())
+
+
+def test_a_fractional_ratio_gets_idle_hosts_on_every_leaf() -> None:
+    fabric = SHAPES["2tier-3down-2up"]()
+    _, tiers = parse_topo(topology_text(fabric))
+    assert (tiers[0]["radix_down"], tiers[0]["radix_up"], tiers[0]["oversubscribed"]) == (4, 2, 2)
+    # GPU g on leaf g // 3 at position g % 3 is host 4 (g // 3) + g % 3.
+    g = np.arange(fabric.gpus)
+    assert htsim_hosts(fabric).tolist() == (4 * (g // 3) + g % 3).tolist()
+    cm, flows = parse_cm(connection_matrix_text(fabric, [3], [11], 1000))
+    assert cm["Nodes"] == 16
+    assert (flows[0]["src"], flows[0]["dst"]) == (4, 14)
+
+
+CLOS_INSTANCES = ["h100-1k", "oversubscribed-4k", "small-256", "tpu-pod-4k", "cluster-131k"]
+
+
+@cache
+def instance_fabric(name: str) -> Fabric:
+    from planner.api import load_instance, plan
+
+    design = plan(
+        load_instance(Path("instances") / f"{name}.toml"), verify=False, alternatives=False
+    ).design
+    assert design is not None
+    return build_fabric(design)
+
+
+@pytest.mark.parametrize("name", CLOS_INSTANCES)
+def test_every_clos_of_the_instances_is_exported(name: str) -> None:
+    fabric = instance_fabric(name)
+    assert_same_plane(fabric)
+
+
+def test_a_single_switch_gets_an_idle_agg_above_it() -> None:
+    fabric = instance_fabric("small-256")
+    header, tiers = parse_topo(topology_text(fabric))
+    assert fabric.tiers == 1
+    assert header == {"nodes": 256, "tiers": 2, "podsize": 256}
+    assert (tiers[0]["radix_down"], tiers[0]["radix_up"], tiers[0]["oversubscribed"]) == (
+        256,
+        1,
+        256,
+    )
+    assert tiers[1]["radix_down"] == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "over"), [("h100-1k", False), ("oversubscribed-4k", True), ("small-256", True)]
+)
+def test_switches_over_htsims_port_asserts_are_said_in_the_file(name: str, over: bool) -> None:
+    fabric = instance_fabric(name)
+    assert bool(htsim_layout(fabric).over_port_limits()) == over
+    assert ("# htsim as published refuses this file" in topology_text(fabric)) == over
+
+
+def test_an_ocs_direct_plane_has_no_fat_tree_form() -> None:
+    from planner.api import load_instance, plan
+
+    inst = load_instance(Path("instances") / "ocs-65k.toml")
+    design = plan(inst, verify=False, alternatives=False).design
+    assert design is not None
+    with pytest.raises(ValueError, match="OCS direct-connect"):
+        topology_text(build_fabric(design))
+
+
+# ---- htsim itself, where it is built (not in CI) ------------------------------------------------
+HTSIM_DIR = Path(os.environ.get("HTSIM_DIR", "/tmp/csg-htsim/sim/datacenter"))
+LOADABLE = {
+    **{k: v for k, v in SHAPES.items()},
+    "planned-1016": PARTIAL["planned-1016"],
+    "planned-2600-3tier": PARTIAL["planned-2600-3tier"],
+    "h100-1k": lambda: instance_fabric("h100-1k"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (HTSIM_DIR / "htsim_ndp").exists(), reason="htsim is not built")
+@pytest.mark.parametrize("name", sorted(LOADABLE))
+def test_htsim_loads_the_export_and_finishes_every_flow(name: str, tmp_path: Path) -> None:
+    """htsim_ndp reads the .topo and .cm and finishes a shift of every GPU by one leaf.
+
+    Switches hash flows (``ecmp_host``): ``-strat perm`` enumerates every path, and NDP asserts
+    path ids below 10,000, which a 3-tier plane with bundles exceeds (2,600 GPUs: 16,384 paths).
+    """
+    fabric = LOADABLE[name]()
+    src = np.arange(fabric.gpus)
+    per_leaf = int(np.bincount(fabric.upper[fabric.link_class == 0]).max())
+    dst = (src + per_leaf) % fabric.gpus
+    keep = src != dst
+    write_topology(fabric, tmp_path / "plane.topo")
+    write_connection_matrix(fabric, src[keep], dst[keep], 100_000, tmp_path / "phase.cm")
+    args = ["-nodes", str(htsim_nodes(fabric)), "-topo", "plane.topo", "-tm", "phase.cm"]
+    args += ["-strat", "ecmp_host", "-paths", "1"]
+    args += ["-linkspeed", str(int(fabric.link_speed_gbps * 1000))]
+    args += ["-q", "50", "-cwnd", "50", "-mtu", "4096", "-end", "100000"]
+    out = subprocess.run(
+        [str(HTSIM_DIR / "htsim_ndp"), *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "Topology load done" in out
+    assert out.count(" finished at ") == int(keep.sum())

@@ -1,0 +1,297 @@
+"""Packet-level fidelity: what a flow's completion time adds to bytes over its max-min rate.
+
+The flow model (``planner.sim.flow``) gives every flow a max-min fair rate over the links'
+capacities and re-shares at each completion: an ideal fluid. A real transport moves packets, and
+its flow completion time (FCT) is
+
+    FCT = start-up + fluid time / goodput fraction + pipeline latency (+ return of the last ACK)
+
+* **Goodput.** Every packet of ``payload_bytes`` costs ``payload_bytes + header_bytes`` on the
+  wire, and a transport may pace below line rate (``pacing_fraction``), so payload moves at
+  ``g = payload / (payload + header) x pacing`` of what the fluid gives. Max-min rates scale
+  linearly with capacities, so re-sharing with every capacity times g gives every completion
+  time divided by g: the fluid part is the ideal time over g, exactly, when g is the same for
+  every flow.
+* **Control packets the other way.** A receiver returns ``acks_per_packet`` packets of
+  ``ack_bytes`` per data packet. When a GPU both sends and receives (a permutation, an
+  all-to-all, a ring), its NIC link carries its own data one way and the ACKs of the flow it
+  receives the same way, so a flow whose source also receives, or whose destination also
+  sends, moves payload at ``payload / (payload + header) x min(pacing, packet / (packet +
+  acks_per_packet x ack_bytes))`` (``Transport.two_way_fraction``). Only the NIC links are
+  looked at: on a fabric that is not the bottleneck they decide; ACKs that share a congested
+  fabric link with data are left out.
+* **Pipeline latency.** The fluid time ends when the last byte leaves the first link; that last
+  packet then crosses the path store-and-forward: one serialisation of a full packet on every
+  link after the first, plus the one-way latency of every link (media electronics and
+  propagation over its length) and every switch crossed (the tier's switching latency).
+* **Completion at the sender.** Transports that count a flow done when the sender holds the
+  last acknowledgement (RoCE, htsim's drivers) add the ACK's way back: its serialisation and
+  the same link and switch latencies.
+* **Start-up.** ``handshake_rtts`` round trips (ACK-sized packets both ways) before the first
+  data packet: 0 for RoCE (the queue pair is set up once, not per message), 1 for TCP.
+
+Per-flow path latency is taken from the hop count only. On an up-down fabric every shortest path
+between two leaves climbs to the same tier and comes down the same tiers, so the switch hops
+``d`` between the two leaves (the routing strategy's distance table, ``routing.distances``)
+say which link classes and switch tiers are crossed: 2 NIC links, and for ``d = 2 (k - 1)``
+the classes 1 .. k - 1 up and down and the tiers 1 .. k - 1 twice and k once. On a fabric of
+one switch tier (a torus), ``d`` links of class 1 and ``d + 1`` switches. ECMP and spraying take
+shortest paths, so one figure per flow serves both. Link latencies are the design's worst link
+of each class (the figure ``export_htsim`` writes as ``Downlink_Latency_ns``), so the planner's
+model and the exported htsim fabric see the same latency.
+
+What it leaves out, on purpose (see ``tests/bench/RESULTS_htsim.md``): queueing delay and its
+transients, losses and retransmissions, congestion-control dynamics, head-of-line blocking
+(PFC), and a last packet padded to a full MTU (htsim's RoCE does that; a real NIC sends it short).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from planner.design import Design
+from planner.schema.verify import TransportSpec, Verify
+from planner.sim.fabric import BoolArray, Fabric, FloatArray, IntArray
+from planner.sim.routing import UNREACHABLE, distances
+from planner.sim.traffic import Traffic
+
+BITS_PER_BYTE = 8.0
+NS_PER_S = 1e9
+BITS_PER_GBIT = 1e9
+
+
+@dataclass(frozen=True)
+class Transport:
+    """A transport's per-packet costs and how its flows start and end."""
+
+    payload_bytes: int
+    """Payload of a full data packet (the MTU's payload)."""
+    header_bytes: int
+    """Wire bytes a data packet carries on top of its payload (headers, trailers, gaps)."""
+    ack_bytes: int
+    """Wire bytes of an acknowledgement."""
+    handshake_rtts: float = 0.0
+    """Round trips before the first data packet leaves."""
+    acks_per_packet: float = 1.0
+    """Control packets (ACKs, pulls) of ``ack_bytes`` the receiver returns per data packet."""
+    pacing_fraction: float = 1.0
+    """Fraction of its fair rate the transport sends at (a receiver pacing pulls at 0.99, say)."""
+    completion_at_sender: bool = True
+    """The flow ends when the sender holds the last ACK (else when the last byte arrives)."""
+
+    @property
+    def packet_bytes(self) -> int:
+        """Wire bytes of a full data packet."""
+        return self.payload_bytes + self.header_bytes
+
+    @property
+    def goodput_fraction(self) -> float:
+        """Payload moved per unit of fluid rate: payload / (payload + header) x pacing."""
+        return self.payload_bytes / self.packet_bytes * self.pacing_fraction
+
+    @property
+    def two_way_fraction(self) -> float:
+        """The same when the flow's NIC links also carry the ACKs of flows the other way.
+
+        payload / packet x min(pacing, packet / (packet + acks_per_packet x ack_bytes))
+        """
+        share = self.packet_bytes / (self.packet_bytes + self.acks_per_packet * self.ack_bytes)
+        return self.payload_bytes / self.packet_bytes * min(self.pacing_fraction, share)
+
+    @classmethod
+    def from_spec(cls, spec: TransportSpec) -> Transport:
+        """The transport of a ``[verify.transport]`` table."""
+        return cls(
+            payload_bytes=spec.payload_bytes,
+            header_bytes=spec.header_bytes,
+            ack_bytes=spec.ack_bytes,
+            handshake_rtts=spec.handshake_rtts,
+            acks_per_packet=spec.acks_per_packet,
+            pacing_fraction=spec.pacing_fraction,
+            completion_at_sender=spec.completion == "ack",
+        )
+
+
+#: RoCEv2 over Ethernet with a 4096-byte MTU (``TransportSpec``'s defaults; byte counts there).
+ROCE_V2 = Transport.from_spec(TransportSpec())
+#: htsim's RoCE driver (``htsim_roce -mtu 4096``): ``RocePacket::ACKSIZE`` = 64 bytes on every
+#: data packet and ACK (``rocepacket.h``), no preamble or gap, an ACK per packet, line rate.
+HTSIM_ROCE = Transport(payload_bytes=4096, header_bytes=64, ack_bytes=64)
+#: htsim's NDP driver (``htsim_ndp -mtu 4096``): ``NdpPacket::ACKSIZE`` = 64 bytes of header on
+#: every data packet, ACKs and pulls of 64 (``ndppacket.h``); measured alone, a flow runs at line
+#: rate (its first window is unsolicited), and a pair of flows the two ways as one ACK per packet.
+HTSIM_NDP = Transport(payload_bytes=4096, header_bytes=64, ack_bytes=64)
+
+
+@dataclass(frozen=True)
+class PathModel:
+    """One-way latencies and speeds of a plane's link classes and switch tiers."""
+
+    class_latency_ns: tuple[float, ...]
+    """Per link class of the fabric (``Fabric.link_class``): electronics plus propagation."""
+    class_speed_gbps: tuple[float, ...]
+    """Per link class: the speed a packet is serialised at."""
+    switch_latency_ns: tuple[float, ...]
+    """Per switch tier (node group 1, 2, ...): the switching latency of one switch."""
+
+
+def path_model(fabric: Fabric, design: Design) -> PathModel:
+    """The design's latencies on the fabric's link classes and tiers.
+
+    A fabric link class takes the worst design class among its links (``Fabric.design_classes``;
+    links the design does not price, such as a chip's own port, add no latency of their own).
+    A switch tier takes its design tier's ``latency_ns`` (0 past the design's tiers).
+    """
+    classes = fabric.link_classes
+    design_class = fabric.design_classes
+    latency = []
+    for c in range(classes):
+        own = np.unique(design_class[fabric.link_class == c])
+        own = own[(own >= 0) & (own < len(design.link_classes))]
+        latency.append(max((design.link_classes[int(k)].latency_ns for k in own), default=0.0))
+    speeds = (
+        fabric.class_speed_gbps
+        if fabric.class_speed_gbps is not None
+        else (float(fabric.link_speed_gbps),) * classes
+    )
+    switch = tuple(
+        float(design.tiers[t].latency_ns) if t < len(design.tiers) else 0.0
+        for t in range(fabric.tiers)
+    )
+    return PathModel(tuple(float(x) for x in latency), tuple(map(float, speeds)), switch)
+
+
+def switch_hops(fabric: Fabric, src: npt.ArrayLike, dst: npt.ArrayLike) -> IntArray:
+    """Switch-to-switch links on a shortest path of every flow (0 within a leaf; -1 if cut off)."""
+    s = np.asarray(src, dtype=np.int64)
+    t = np.asarray(dst, dtype=np.int64)
+    src_leaf, dst_leaf = fabric.leaf_of(s), fabric.leaf_of(t)
+    hops = np.zeros(s.size, dtype=np.int64)
+    cross = np.flatnonzero(src_leaf != dst_leaf)
+    if cross.size:
+        leaves, col = np.unique(dst_leaf[cross], return_inverse=True)
+        table = distances(fabric, leaves)
+        d = table[src_leaf[cross] - fabric.first_switch, col.ravel()].astype(np.int64)
+        hops[cross] = np.where(d >= UNREACHABLE, -1, d)
+    return hops
+
+
+def _one_way_ns(
+    fabric: Fabric, model: PathModel, hops: IntArray, packet_bytes: float, skip_first: bool
+) -> FloatArray:
+    """One packet's store-and-forward time over every flow's path, given its switch hops.
+
+    ``skip_first`` leaves out the serialisation on the first link (the fluid part counts it).
+    """
+    ser = np.asarray(
+        [
+            packet_bytes * BITS_PER_BYTE / g * NS_PER_S / BITS_PER_GBIT
+            for g in model.class_speed_gbps
+        ]
+    )
+    per_link = ser + np.asarray(model.class_latency_ns)
+    sw = np.asarray(model.switch_latency_ns)
+    h = np.maximum(hops, 0)
+    # The two NIC links (class 0) and the first switch.
+    total = 2 * per_link[0] + sw[0] - (ser[0] if skip_first else 0.0)
+    if fabric.tiers == 1:
+        link = per_link[1] if per_link.size > 1 else 0.0
+        return np.asarray(total + h * (link + sw[0]), dtype=np.float64)
+    # Up-down: d = 2 (k - 1) switch hops climb to tier k. cum_links[k] = links of classes
+    # 1 .. k-1 (one way up), cum_sw[k] = switches of tiers 1 .. k-1.
+    top = h // 2 + 1
+    cum_links = np.concatenate([[0.0, 0.0], np.cumsum(per_link[1:])])
+    cum_sw = np.concatenate([[0.0], np.cumsum(sw)])
+    top = np.minimum(top, fabric.tiers)
+    return np.asarray(
+        total - sw[0] + 2 * cum_links[top] + 2 * cum_sw[top - 1] + sw[top - 1], dtype=np.float64
+    )
+
+
+def latency_s(
+    fabric: Fabric,
+    model: PathModel,
+    transport: Transport,
+    src: npt.ArrayLike,
+    dst: npt.ArrayLike,
+) -> FloatArray:
+    """What every flow's FCT adds to its fluid time over the goodput fraction, in seconds.
+
+    start-up (``handshake_rtts`` x (ACK there + ACK back)) + the last data packet's way through
+    the path after its first link + the last ACK's way back (when completion is at the sender).
+    """
+    hops = switch_hops(fabric, src, dst)
+    data = _one_way_ns(fabric, model, hops, transport.packet_bytes, skip_first=True)
+    ack = _one_way_ns(fabric, model, hops, transport.ack_bytes, skip_first=False)
+    total = transport.handshake_rtts * 2 * ack + data
+    if transport.completion_at_sender:
+        total = total + ack
+    return np.asarray(total / NS_PER_S, dtype=np.float64)
+
+
+def two_way(src: IntArray, dst: IntArray, senders: IntArray, receivers: IntArray) -> BoolArray:
+    """Flows whose source also receives or whose destination also sends (in the whole phase)."""
+    return np.asarray(np.isin(src, receivers) | np.isin(dst, senders), dtype=np.bool_)
+
+
+def two_way_traffic(traffic: Traffic) -> bool:
+    """Whether a GPU both sends and receives in some phase (its ACKs then share its NIC links)."""
+    return any(bool(np.intersect1d(p.src, p.dst).size) for p in traffic.phases)
+
+
+def packet_times_s(
+    fluid_times_s: FloatArray, extra_s: FloatArray, goodput: FloatArray | float
+) -> FloatArray:
+    """Packet-level FCTs: fluid time / goodput fraction + the flow's latency (inf stays inf)."""
+    return np.asarray(fluid_times_s / goodput + extra_s, dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class Fidelity:
+    """Everything ``run_traffic`` needs to turn fluid completion times into packet-level ones."""
+
+    transport: Transport
+    model: PathModel
+
+    def goodput(
+        self, src: IntArray, dst: IntArray, senders: IntArray, receivers: IntArray
+    ) -> FloatArray:
+        """Every flow's goodput fraction: two-way where its NIC links carry ACKs of others."""
+        both = two_way(src, dst, senders, receivers)
+        t = self.transport
+        return np.where(both, t.two_way_fraction, t.goodput_fraction)
+
+    def times_s(
+        self,
+        fabric: Fabric,
+        src: IntArray,
+        dst: IntArray,
+        fluid_times_s: FloatArray,
+        senders: IntArray | None = None,
+        receivers: IntArray | None = None,
+    ) -> FloatArray:
+        """Packet-level FCT of every flow from its fluid one.
+
+        ``senders`` and ``receivers``: the GPUs that send and receive in the whole phase (by
+        default the flows' own sources and destinations).
+        """
+        extra = latency_s(fabric, self.model, self.transport, src, dst)
+        g = self.goodput(
+            src, dst, src if senders is None else senders, dst if receivers is None else receivers
+        )
+        return packet_times_s(fluid_times_s, extra, g)
+
+    def ideal_s(self, fluid_s: float, two_way: bool = True) -> float:
+        """A fluid ideal or bound at the transport's goodput: still a lower bound on the FCT."""
+        t = self.transport
+        return fluid_s / (t.two_way_fraction if two_way else t.goodput_fraction)
+
+
+def fidelity_of(fabric: Fabric, design: Design, verify: Verify) -> Fidelity | None:
+    """The packet-level model ``verify`` asks for; None for the ideal fluid."""
+    if verify.fidelity == "fluid":
+        return None
+    return Fidelity(Transport.from_spec(verify.transport), path_model(fabric, design))
