@@ -935,30 +935,10 @@ def _spray_patterns(
     nodes = walk.fabric.nodes
     pair_key, flow_pattern = np.unique(src_leaf * nodes + dst_leaf, return_inverse=True)
     n_pat = pair_key.size
-    pat = np.arange(n_pat)
-    node, dest, mass = pair_key // nodes, pair_key % nodes, np.ones(n_pat)
-    rows, cols, vals = [], [], []
-    dst_of = walk.fabric.dst
-    while pat.size:
-        inverse, ptr, links = walk.candidates(node, dest)
-        count = ptr[inverse + 1] - ptr[inverse]
-        _check_next_hops(walk, count, node, dest)
-        entry = np.repeat(np.arange(pat.size), count)
-        offset = np.arange(entry.size) - np.repeat(np.cumsum(count) - count, count)
-        link = links[ptr[inverse][entry] + offset]
-        share = (mass / count)[entry]
-        rows.append(link)
-        cols.append(pat[entry])
-        vals.append(share)
-        nxt = dst_of[link]
-        moving = nxt != dest[entry]
-        pat, node, inv = _unique_pairs(pat[entry][moving], nxt[moving], nodes)
-        mass = np.bincount(inv, weights=share[moving])
-        dest = pair_key[pat] % nodes
-    matrix = sp.csr_matrix(
-        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-        shape=(walk.fabric.links, n_pat),
+    rows, cols, vals, *_ = _spread(
+        walk, np.arange(n_pat), pair_key // nodes, np.ones(n_pat), pair_key % nodes
     )
+    matrix = sp.csr_matrix((vals, (rows, cols)), shape=(walk.fabric.links, n_pat))
     return matrix, flow_pattern.astype(np.int64)
 
 
