@@ -32,8 +32,9 @@ ROOT = Path(__file__).resolve().parents[2]
 RESULTS = Path(__file__).with_name("RESULTS_examples.md")
 BYTES_PER_GIB = 2**30
 KIB_PER_GIB = 2**20
-#: Columns of the table: code before issue 11, after its first pass, after its second (speed2).
-LABELS = ("before", "after", "speed2")
+#: Columns of the table: code before issue 11, after its first pass, after its second (speed2),
+#: and with packet-level fidelity and streamed phases (final).
+LABELS = ("before", "after", "speed2", "final")
 
 
 @dataclass(frozen=True)

@@ -214,9 +214,9 @@ def test_the_transport_table_is_strict(transport: dict[str, Any]) -> None:
         Verify.model_validate({"transport": transport})
 
 
-def test_fidelity_is_packet_by_default_and_can_be_fluid() -> None:
-    assert Verify().fidelity == "packet"
-    assert Verify.model_validate({"fidelity": "fluid"}).fidelity == "fluid"
+def test_fidelity_is_fluid_by_default_and_can_be_packet() -> None:
+    assert Verify().fidelity == "fluid"
+    assert Verify.model_validate({"fidelity": "packet"}).fidelity == "packet"
     with pytest.raises(ValidationError):
         Verify.model_validate({"fidelity": "exact"})
 
@@ -237,7 +237,11 @@ def test_packet_level_times_stay_above_the_ideal_and_the_bound(kind: str) -> Non
     design = plan(inst, alternatives=False, verify=False).design
     assert design is not None
     verify = Verify.model_validate(
-        {"traffic": [{"kind": kind, "size_bytes": 1e7}], "single_switch_failures": False}
+        {
+            "traffic": [{"kind": kind, "size_bytes": 1e7}],
+            "single_switch_failures": False,
+            "fidelity": "packet",
+        }
     )
     rows = simulate(design, verify).collectives
     assert (rows["fraction_of_ideal"] <= 1).all()
