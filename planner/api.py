@@ -383,7 +383,9 @@ def compare_fabrics(
 
     ``time_limit_s`` bounds the whole comparison: the two searches and the engineering each get
     an equal part of what is left when they start (at least ``planner.deadline.MIN_STEP_S``),
-    and the simulations start only while time is left (a row not simulated has no fraction).
+    and the simulations start only while time is left: a fabric none of whose traffic was
+    simulated has one row without traffic or fraction, and each result's ``sim.cut`` lists what
+    was left out.
     """
     deadline = Deadline.after(time_limit_s)
     catalog = catalog or catalog_for(inst)
@@ -452,6 +454,8 @@ def compare_fabrics(
             throughput_scale=family_of(d.family).throughput_scale(d, inst, verify_demand),
         )
         healthy = sim.collectives.filter(pl.col("scenario") == "healthy")
+        if healthy.is_empty():  # the time limit cut every simulation: the fabric, unsimulated
+            rows.append(row)
         for r in healthy.iter_rows(named=True):
             rows.append(
                 row

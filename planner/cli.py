@@ -439,12 +439,21 @@ def compare_fabrics(
             if r["capex_usd"] is None:
                 typer.echo(f"{r['fabric']:<15} {r['status']}")
                 continue
+            if r["traffic"] is None:
+                typer.echo(
+                    f"{r['fabric']:<15} capex ${r['capex_usd']:,.0f}, {r['power_kw']:,.1f} kW, "
+                    f"{r['max_switch_hops']} hops, not simulated (time limit)"
+                )
+                continue
             typer.echo(
                 f"{r['fabric']:<15} capex ${r['capex_usd']:,.0f}, {r['power_kw']:,.1f} kW, "
                 f"{r['max_switch_hops']} hops, {r['traffic']} ({r['routing']}): "
                 f"{r['fraction_of_ideal']:.3f} of ideal"
             )
         typer.echo(f"reports: {outdir}")
+        for name, fabric in result.results.items():
+            if fabric.sim is not None and fabric.sim.cut:
+                typer.echo(f"verification: incomplete: {name}: {fabric.sim.reasons[0]}", err=True)
         found = result.table["capex_usd"].is_not_null().any()
         if not found:
             typer.echo("no design: neither fabric could be built for this instance", err=True)

@@ -388,3 +388,22 @@ def test_electrical_and_ocs_side_by_side(catalog: Catalog) -> None:
     scale = dict(zip(table["fabric"].to_list(), table["throughput_scale"].to_list(), strict=True))
     assert scale["electrical"] is None
     assert 0.01 < scale["ocs_direct"] <= scale["ocs_engineered"] <= 1.0
+
+
+def test_a_comparison_cut_by_the_time_limit_keeps_every_fabric(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the time up before any simulation, each fabric keeps one row and says what was cut."""
+    from planner.deadline import Deadline
+
+    monkeypatch.setattr(Deadline, "expired", property(lambda self: True))
+    result = compare_fabrics(instance(1024, families=["clos", "ocs_direct"]), catalog=catalog)
+    table = result.table
+    assert sorted(table["fabric"].to_list()) == ["electrical", "ocs_direct", "ocs_engineered"]
+    assert table["traffic"].is_null().all()
+    assert table["fraction_of_ideal"].is_null().all()
+    assert table["capex_usd"].is_not_null().all()
+    for fabric in result.results.values():
+        assert fabric.sim is not None
+        assert fabric.sim.verdict == "incomplete"
+        assert fabric.sim.cut
