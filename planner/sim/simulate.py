@@ -16,6 +16,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,9 @@ from planner.sim.streamed import streamed_phase
 
 #: The verdict of a simulation the time limit cut short (and whose finished steps all pass).
 INCOMPLETE = "incomplete"
+#: ``run_traffic`` with a simulation's settings bound (fabric, traffic, routing, seed, scenario
+#: and ``with_utilisation`` left to the call).
+RunTraffic = Callable[..., tuple[float, FloatArray, int, FloatArray | None, bool]]
 #: Called after every simulated (traffic, routing, scenario) with a short label.
 SimProgress = Callable[[str], None]
 #: Utilisation percentiles reported per link class.
@@ -406,15 +410,7 @@ def bound_time_s(fabric: Fabric, traffic: tr.Traffic, max_variables: int) -> flo
 
 
 def _over_seeds(
-    fabric: Fabric,
-    t: tr.Traffic,
-    routing: Routing,
-    verify: Verify,
-    budget: float,
-    cache: HealthyCache | None,
-    notes: list[str],
-    deadline: Deadline = NO_DEADLINE,
-    fidelity: Fidelity | None = None,
+    fabric: Fabric, t: tr.Traffic, routing: Routing, verify: Verify, run: RunTraffic
 ) -> tuple[float, FloatArray, int, FloatArray | None, bool, tuple[int, float, float]]:
     """A healthy run under every ECMP hash seed asked for: the median seed's run, and the spread.
 
@@ -422,22 +418,7 @@ def _over_seeds(
     the median of an even count is the lower middle run (a run that happened, not an average).
     """
     seeds = verify.ecmp_seeds if routing is Routing.ECMP else 1
-    runs = [
-        run_traffic(
-            fabric,
-            t,
-            routing,
-            verify.seed + k,
-            with_utilisation=True,
-            memory_budget_gib=budget,
-            cache=cache,
-            notes=notes,
-            max_flows=verify.resharing_max_flows,
-            deadline=deadline,
-            fidelity=fidelity,
-        )
-        for k in range(seeds)
-    ]
+    runs = [run(fabric, t, routing, verify.seed + k, with_utilisation=True) for k in range(seeds)]
     order = sorted(range(seeds), key=lambda k: runs[k][0])
     total, times, cut, util, exact = runs[order[(seeds - 1) // 2]]
     exact = exact and all(r[4] for r in runs)
@@ -547,10 +528,19 @@ def simulate(
     coll_rows, link_rows, fail_rows = [], [], []
     cache: HealthyCache = {}
     notes: list[str] = []
-    budget = verify.memory_budget_gib
     told = 0
     healthy_time: dict[tuple[str, str], float] = {}
     fidelity = fidelity_of(fabric, design, verify)
+    # Every run of this simulation: the same budget, cache, notes, cap, deadline and fidelity.
+    run: RunTraffic = partial(
+        run_traffic,
+        memory_budget_gib=verify.memory_budget_gib,
+        cache=cache,
+        notes=notes,
+        max_flows=verify.resharing_max_flows,
+        deadline=deadline,
+        fidelity=fidelity,
+    )
     # The fabric's GPUs: all of the design's, or the slice a torus pod simulates.
     gpus = fabric.gpus
     traffics = [
@@ -580,7 +570,7 @@ def simulate(
                 continue
             try:
                 total, times, cut, util, exact, spread = _over_seeds(
-                    fabric, t, routing, verify, budget, cache, notes, deadline, fidelity
+                    fabric, t, routing, verify, run
                 )
             except DeadlineExpired:
                 cut_steps.append(f"{spec.label}, {routing.value} (stopped while running)")
@@ -603,19 +593,7 @@ def simulate(
                 cut_steps.append(f"{spec.label}, {sc.name}")
                 continue
             try:
-                total, times, cut, _, exact = run_traffic(
-                    fabric,
-                    t,
-                    verdict_routing,
-                    verify.seed,
-                    sc,
-                    memory_budget_gib=budget,
-                    cache=cache,
-                    notes=notes,
-                    max_flows=verify.resharing_max_flows,
-                    deadline=deadline,
-                    fidelity=fidelity,
-                )
+                total, times, cut, _, exact = run(fabric, t, verdict_routing, verify.seed, sc)
             except DeadlineExpired:
                 cut_steps.append(f"{spec.label}, {sc.name} (stopped while running)")
                 continue
@@ -655,9 +633,8 @@ def simulate(
                 healthy_time[spec.label, verdict_routing.value],
                 nic_gbps,
                 progress,
+                run,
                 deadline,
-                cache,
-                notes,
                 fidelity,
             )
             fail_rows.extend(trials)
@@ -737,9 +714,8 @@ def _monte_carlo(
     healthy_s: float,
     nic_gbps: float,
     progress: SimProgress | None,
+    run: RunTraffic,
     deadline: Deadline = NO_DEADLINE,
-    cache: HealthyCache | None = None,
-    notes: list[str] | None = None,
     fidelity: Fidelity | None = None,
 ) -> list[dict[str, Any]]:
     """Trials of link failures drawn per plane from the media AFRs and the repair time.
@@ -759,19 +735,7 @@ def _monte_carlo(
         for links in per_plane:
             if links.size:
                 try:
-                    total, _, c, _, _ = run_traffic(
-                        fabric,
-                        t,
-                        routing,
-                        verify.seed,
-                        Scenario("mc", links),
-                        memory_budget_gib=verify.memory_budget_gib,
-                        cache=cache,
-                        notes=notes,
-                        max_flows=verify.resharing_max_flows,
-                        deadline=deadline,
-                        fidelity=fidelity,
-                    )
+                    total, _, c, _, _ = run(fabric, t, routing, verify.seed, Scenario("mc", links))
                 except DeadlineExpired:  # the trial is left out: fewer rows than trials
                     return rows
                 worst, cut = max(worst, total), max(cut, c)
