@@ -745,13 +745,21 @@ _WALKS: OrderedDict[tuple[int, int], tuple[weakref.ref[Fabric], IntArray, _Walk]
 
 
 def _walker(fabric: Fabric, dest_leaves: IntArray, deadline: Deadline = NO_DEADLINE) -> _Walk:
-    """Next-hop data towards these leaves, reused while the same fabric routes to the same set."""
+    """Next-hop data towards these leaves, reused while the same fabric routes to the same set.
+
+    A walk kept for a superset of the leaves serves too: a leaf's distance column and next hops
+    do not depend on which other leaves share the table, and lookups go through ``col_of_leaf``.
+    """
     leaves = np.unique(dest_leaves)
     key = (id(fabric), hash(leaves.tobytes()))
     kept = _WALKS.get(key)
     if kept is not None and kept[0]() is fabric and np.array_equal(kept[1], leaves):
         _WALKS.move_to_end(key)
         return replace(kept[2], check=watch(deadline))
+    for other, (ref, _, walk) in reversed(_WALKS.items()):
+        if ref() is fabric and bool(np.all(walk.col_of_leaf[leaves] >= 0)):
+            _WALKS.move_to_end(other)
+            return replace(walk, check=watch(deadline))
     col_of_leaf = np.full(fabric.nodes, -1, dtype=np.int64)
     col_of_leaf[leaves] = np.arange(leaves.size)
     ptr, links = _out_links(fabric)
@@ -761,6 +769,17 @@ def _walker(fabric: Fabric, dest_leaves: IntArray, deadline: Deadline = NO_DEADL
     while len(_WALKS) > WALKS_KEPT:
         _WALKS.popitem(last=False)
     return walk
+
+
+def prepare_routes(fabric: Fabric, dst: IntArray, deadline: Deadline = NO_DEADLINE) -> None:
+    """Build (and keep) the next-hop data towards every leaf of ``dst``.
+
+    Routes of any subset of these destinations on this fabric then reuse it: a phase routed in
+    chunks (``planner.sim.streamed``) builds its distance table once, not once per chunk.
+    """
+    leaves = fabric.leaf_of(np.asarray(dst, dtype=np.int64))
+    if leaves.size:
+        _walker(fabric, leaves, deadline)
 
 
 def route(

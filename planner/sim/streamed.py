@@ -36,7 +36,7 @@ import scipy.sparse as sp
 from planner.deadline import NO_DEADLINE, Deadline
 from planner.sim.fabric import Fabric, FloatArray, IntArray
 from planner.sim.flow import BITS_PER_BYTE, GBPS, WEIGHT_EPS
-from planner.sim.routing import Routes, Routing, route
+from planner.sim.routing import Routes, Routing, prepare_routes, route
 
 #: Flows whose gigabits differ by no more than this (relative) count as equal: the phase time is
 #: then exact.
@@ -129,6 +129,8 @@ def streamed_plane(
     weight = np.zeros(fabric.links)
     connected = np.ones(m, dtype=bool)
     chunks = 0
+    if routing is Routing.ECMP:  # one distance table for every chunk (spraying tiles are small)
+        prepare_routes(fabric, dst, deadline)
     for ids in chunks_of(fabric, src, dst, np.arange(m), chunk_flows, leaf_block):
         routes = route(
             fabric, src[ids], dst[ids], routing, seed=seed, flow_id=ids, deadline=deadline

@@ -18,6 +18,7 @@ from planner.sim.routing import (
     _unique_pairs,
     _Walk,
     _walker,
+    prepare_routes,
     route,
 )
 from tests.sim.test_routing import planned
@@ -98,4 +99,35 @@ def test_kept_walks_serve_only_their_own_fabric_and_leaves(
     leaves = np.unique(fabric.leaf_of(dst))
     assert _walker(failed, leaves).fabric is failed
     assert _walker(fabric, leaves).fabric is fabric
+    # A subset of the kept leaves is served by the kept walk (a superset) ...
+    assert _walker(fabric, leaves[:3]).col_of_leaf[leaves[3:]].min() >= 0
+    # ... but a leaf outside every kept walk gets a walk of its own leaves.
+    monkeypatch.setattr("planner.sim.routing._WALKS", OrderedDict())
     assert _walker(fabric, leaves[:3]).col_of_leaf[leaves[3:]].max() == -1
+
+
+@pytest.mark.parametrize("routing", list(Routing))
+@pytest.mark.parametrize("seed", [0, 1])
+def test_routes_of_a_subset_are_the_same_from_a_prepared_superset(
+    routing: Routing, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chunk routed with the walk of the whole phase's leaves (``prepare_routes``) gets the
+    routes it gets with a walk of its own leaves only (failed links included)."""
+    fabric = planned(512, 3)[0]
+    rng = np.random.default_rng(seed)
+    inner = np.flatnonzero(fabric.link_class >= 1)
+    fabric = fabric.with_failed_links(rng.choice(inner, size=inner.size // 10, replace=False))
+    src = rng.integers(0, fabric.gpus, 2000)
+    dst = (src + rng.integers(1, fabric.gpus, src.size)) % fabric.gpus
+    chunk = np.arange(0, 2000, 7)
+    monkeypatch.setattr("planner.sim.routing._WALKS", OrderedDict())
+    own = route(fabric, src[chunk], dst[chunk], routing, seed=seed, flow_id=chunk)
+    monkeypatch.setattr("planner.sim.routing._WALKS", OrderedDict())
+    prepare_routes(fabric, dst)
+    shared = route(fabric, src[chunk], dst[chunk], routing, seed=seed, flow_id=chunk)
+    assert own.connected.tolist() == shared.connected.tolist()
+    assert (own.explicit != shared.explicit).nnz == 0
+    assert own.flow_pattern.tolist() == shared.flow_pattern.tolist()
+    if own.patterns is not None:
+        assert shared.patterns is not None
+        assert (own.patterns != shared.patterns).nnz == 0
