@@ -130,18 +130,20 @@ class Fabric:
         """Directed links of the plane."""
         return 2 * self.physical_links
 
-    @property
+    @cached_property
     def src(self) -> IntArray:
-        """Tail node of every directed link."""
+        """Tail node of every directed link (read-only, built once: routing reads it per hop)."""
         out = np.empty(self.links, dtype=np.int64)
         out[0::2], out[1::2] = self.lower, self.upper
+        out.setflags(write=False)
         return out
 
-    @property
+    @cached_property
     def dst(self) -> IntArray:
-        """Head node of every directed link."""
+        """Head node of every directed link (read-only, built once)."""
         out = np.empty(self.links, dtype=np.int64)
         out[0::2], out[1::2] = self.upper, self.lower
+        out.setflags(write=False)
         return out
 
     @property

@@ -55,6 +55,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components, shortest_path
 
 from planner.deadline import NO_DEADLINE, Deadline, Watch, watch
+from planner.sim.ecmp_index import EcmpIndex, ecmp_index, known_picks, row_ids
 from planner.sim.fabric import BoolArray, Fabric, FloatArray, IntArray
 
 #: Distance of a leaf that cannot be reached.
@@ -104,7 +105,8 @@ def _parents(fabric: Fabric, tier: int) -> IntArray:
     child = fabric.lower[sel] - off[tier]
     parent = fabric.upper[sel] - off[tier + 1]
     n = off[tier + 1] - off[tier]
-    pairs = np.unique(child * (off[tier + 2] - off[tier + 1]) + parent)
+    pairs = np.sort(child * (off[tier + 2] - off[tier + 1]) + parent)
+    pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]][: pairs.size]]  # distinct, by sorting
     n_up = off[tier + 2] - off[tier + 1]
     child, parent = pairs // n_up, pairs % n_up
     counts = np.bincount(child, minlength=n)
@@ -116,8 +118,21 @@ def _parents(fabric: Fabric, tier: int) -> IntArray:
     return out
 
 
+def _distinct_rows(block: BoolArray) -> tuple[BoolArray, IntArray]:
+    """The distinct rows of a boolean table, and each row's index among them."""
+    packed = np.packbits(block, axis=1)
+    keys = np.ascontiguousarray(packed).view(np.dtype((np.void, packed.shape[1]))).ravel()
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    return block[first], inverse.ravel().astype(np.int64)
+
+
 def _down_reach(fabric: Fabric, leaves: IntArray) -> list[BoolArray]:
-    """For each tier t >= 1: which of the given destination leaves each tier-t switch reaches going down."""
+    """For each tier t >= 1: which of the given destination leaves each tier-t switch reaches going down.
+
+    A switch reaches what its children reach: reach_t = adj_t @ reach_(t-1) as booleans. The
+    product runs over the distinct rows of reach_(t-1) only (the spines of a pod reach the same
+    leaves), so its work is (switches x distinct children's rows x leaves), not the links'.
+    """
     off = fabric.tier_offsets
     n_leaf = off[2] - off[1]
     reach = [np.zeros((0, leaves.size), dtype=bool)]
@@ -125,13 +140,25 @@ def _down_reach(fabric: Fabric, leaves: IntArray) -> list[BoolArray]:
     eye[leaves - off[1], np.arange(leaves.size)] = True
     reach.append(eye)
     down_alive = fabric.alive[1::2]
+    distinct, which = eye, np.arange(n_leaf)
     for t in range(2, fabric.tiers + 1):
         sel = (fabric.link_class == t - 1) & down_alive
         rows = fabric.upper[sel] - off[t]
         cols = fabric.lower[sel] - off[t - 1]
-        shape = (off[t + 1] - off[t], off[t] - off[t - 1])
-        adj = sp.csr_matrix((np.ones(rows.size, dtype=np.float32), (rows, cols)), shape=shape)
-        reach.append(np.asarray(adj @ reach[t - 1].astype(np.float32)) > 0)
+        n_rows = off[t + 1] - off[t]
+        if t == 2:  # the tier below is the identity on the chosen leaves: gather columns
+            col_of = np.full(n_leaf, -1, dtype=np.int64)
+            col_of[leaves - off[1]] = np.arange(leaves.size)
+            keep = col_of[cols] >= 0
+            r = np.zeros((n_rows, leaves.size), dtype=bool)
+            r[rows[keep], col_of[cols[keep]]] = True
+        else:
+            shape = (n_rows, distinct.shape[0])
+            adj = sp.csr_matrix((np.ones(rows.size, dtype=np.float32), (rows, which[cols])), shape)
+            adj.sum_duplicates()
+            r = np.asarray(adj @ distinct.astype(np.float32)) > 0
+        reach.append(r)
+        distinct, which = _distinct_rows(r)
     return reach
 
 
@@ -140,6 +167,7 @@ def leaf_distances(fabric: Fabric, leaves: IntArray) -> npt.NDArray[np.int16]:
 
     Shape (switches, len(leaves)), row = node id - first leaf id; UNREACHABLE where no
     valley-free path of alive links exists. GPUs are left out: paths start and end at leaves.
+    Switches with the same parents get the same minimum over them, computed once per parent set.
     """
     off = fabric.tier_offsets
     leaves = np.asarray(leaves, dtype=np.int64)
@@ -150,12 +178,13 @@ def leaf_distances(fabric: Fabric, leaves: IntArray) -> npt.NDArray[np.int16]:
         d = np.where(reach[t], np.int16(t - 1), UNREACHABLE).astype(np.int16)
         if above is not None and t < fabric.tiers:
             parents = _parents(fabric, t)
+            sets, inverse = np.unique(parents, axis=0, return_inverse=True)
             padded = np.vstack([above, np.full((1, leaves.size), UNREACHABLE, dtype=np.int16)])
-            best = np.full(d.shape, UNREACHABLE, dtype=np.int16)
-            for j in range(parents.shape[1]):
-                np.minimum(best, padded[parents[:, j]], out=best)
+            best = np.full((sets.shape[0], leaves.size), UNREACHABLE, dtype=np.int16)
+            for j in range(sets.shape[1]):
+                np.minimum(best, padded[sets[:, j]], out=best)
             via_up = np.where(best < UNREACHABLE, best + 1, UNREACHABLE).astype(np.int16)
-            d = np.minimum(d, via_up)
+            d = np.minimum(d, via_up[inverse.ravel()])
         dist[off[t] - off[1] : off[t + 1] - off[1]] = d
         above = d
     return dist
@@ -658,6 +687,16 @@ class _Walk:
     """The step's deadline, checked once per hop of the walks."""
     stand_ins: dict[int, IntArray] = field(default_factory=dict)
     """Per tier: the destination leaf that stands in for each leaf column (``stand_in``)."""
+    indexes: dict[str, EcmpIndex] = field(default_factory=dict)
+    """The ``EcmpIndex`` of the walk, once built."""
+
+    def ecmp_index(self) -> EcmpIndex | None:
+        """Next hops known from the switch alone (``planner.sim.ecmp_index``); None off up-down."""
+        if self.fabric.strategy != "up_down" or self.allowed is not None:
+            return None
+        if "ecmp" not in self.indexes:
+            self.indexes["ecmp"] = ecmp_index(self.fabric, self.dist, self.out_ptr, self.out_links)
+        return self.indexes["ecmp"]
 
     def stand_in(self, tier: int) -> IntArray:
         """For every leaf column, a leaf with the same next hops from every switch of ``tier``.
@@ -677,7 +716,7 @@ class _Walk:
                 self.stand_ins[tier] = np.flatnonzero(self.col_of_leaf >= 0)
                 return self.stand_ins[tier]
             rows = np.union1d(tails, heads[heads >= first]) - first
-            ids = _row_ids(self.dist[rows].T)
+            ids = row_ids(self.dist[rows].T)
             least = np.full(int(ids.max()) + 1 if ids.size else 0, -1, dtype=np.int64)
             least[ids[::-1]] = np.arange(ids.size)[::-1]
             leaves = np.flatnonzero(self.col_of_leaf >= 0)
@@ -926,20 +965,39 @@ def _ecmp_paths(
     keys: npt.NDArray[np.uint64],
     seed: int,
 ) -> tuple[IntArray, IntArray]:
-    """Walk every flow hop by hop, each switch hashing the flow onto one equal-cost next hop."""
+    """Walk every flow hop by hop, each switch hashing the flow onto one equal-cost next hop.
+
+    Hops whose next hops the switch alone decides (``planner.sim.ecmp_index``) are picked from
+    the index; the others list their candidates. Both give the same link.
+    """
     rows, cols = [], []
     cur = cur.copy()
     left = np.arange(flows.size)
     dst_of = walk.fabric.dst
+    first = walk.fabric.first_switch
+    index = walk.ecmp_index()
     salt_base = np.uint64((seed * 0x632BE59BD9B4E019) & 0xFFFFFFFFFFFFFFFF)
     while left.size:
-        inverse, ptr, links = walk.candidates(cur[left], dest[left])
-        count = ptr[inverse + 1] - ptr[inverse]
-        _check_next_hops(walk, count, cur[left], dest[left])
+        walk.check.check()
+        node, dest_leaf = cur[left], dest[left]
         with np.errstate(over="ignore"):
-            salt = fmix64(cur[left].astype(np.uint64) + salt_base)
-            choice = (fmix64(keys[left] ^ salt) % count.astype(np.uint64)).astype(np.int64)
-        link = links[ptr[inverse] + choice]
+            salt = fmix64(node.astype(np.uint64) + salt_base)
+            hashes = fmix64(keys[left] ^ salt)
+        link = np.empty(left.size, dtype=np.int64)
+        listed = np.ones(left.size, dtype=bool)
+        if index is not None:
+            here = walk.dist[node - first, walk.col_of_leaf[dest_leaf]].astype(np.int64)
+            known, count, picked = known_picks(index, here, node, dest_leaf, hashes)
+            _check_next_hops(walk, count[known], node[known], dest_leaf[known])
+            link[known] = picked[known]
+            listed = ~known
+        if listed.any():
+            inverse, ptr, links = walk.candidates(node[listed], dest_leaf[listed])
+            count = ptr[inverse + 1] - ptr[inverse]
+            _check_next_hops(walk, count, node[listed], dest_leaf[listed])
+            with np.errstate(over="ignore"):
+                choice = (hashes[listed] % count.astype(np.uint64)).astype(np.int64)
+            link[listed] = links[ptr[inverse] + choice]
         rows.append(link)
         cols.append(flows[left])
         cur[left] = dst_of[link]
@@ -1073,19 +1131,6 @@ def _ancestors(fabric: Fabric, leaves: IntArray) -> list[IntArray]:
     return [first + np.asarray(r, dtype=np.int64) for r in seen.rows]
 
 
-def _row_ids(block: npt.NDArray[np.int16]) -> IntArray:
-    """Id of every row among the distinct rows, numbered in lexicographic order.
-
-    What ``np.unique(block, axis=0, return_inverse=True)`` gives for non-negative entries, but
-    each row is compared as one byte string (big-endian, so bytes sort as the numbers do)
-    instead of column by column: 30x faster on the distance blocks of 131,072 GPUs.
-    """
-    rows = np.ascontiguousarray(block, dtype=">i2")
-    keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
-    _, inverse = np.unique(keys, return_inverse=True)
-    return inverse.ravel().astype(np.int64)
-
-
 def _spray_halves(
     walk: _Walk, src_leaf: IntArray, dst_leaf: IntArray
 ) -> tuple[sp.csr_matrix, IntArray, IntArray] | None:
@@ -1147,7 +1192,7 @@ def _spray_halves(
         if not sel.size:
             continue
         block = walk.dist[anc[g] - first][:, gc_col[sel]].T
-        sig = _row_ids(block)
+        sig = row_ids(block)
         gc_sig[sel] = base + sig
         base += int(sig.max()) + 1
     climb = gc_sig[gc_inv]

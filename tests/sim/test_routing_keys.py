@@ -1,7 +1,8 @@
 """Shortcuts in building routes give exactly the routes without them (issue 11).
 
-The sort-free helpers give what ``np.unique`` gives, and stand-in destination leaves give the
-same next hops as the leaves they stand in for.
+The sort-free helpers give what ``np.unique`` gives, stand-in destination leaves give the
+same next hops as the leaves they stand in for, and ECMP picks read from the index of next hops
+known from the switch alone (``planner.sim.ecmp_index``) are the picks of the listing.
 """
 
 from __future__ import annotations
@@ -11,17 +12,17 @@ from collections import OrderedDict
 import numpy as np
 import pytest
 
+from planner.sim.ecmp_index import row_ids
 from planner.sim.routing import (
     UNREACHABLE,
     Routing,
-    _row_ids,
     _unique_pairs,
     _Walk,
     _walker,
     prepare_routes,
     route,
 )
-from tests.sim.test_routing import planned
+from tests.sim.test_routing import ANY, planned, random_flows
 
 SEEDS = list(range(10))
 
@@ -48,7 +49,7 @@ def test_row_ids_match_np_unique_rows(seed: int) -> None:
     block = rng.choice(values, size=(int(rng.integers(1, 80)), int(rng.integers(1, 12))))
     block[rng.random(block.shape[0]) < 0.4] = block[0]  # repeated rows
     _, inverse = np.unique(block, axis=0, return_inverse=True)
-    assert _row_ids(block).tolist() == inverse.ravel().tolist()
+    assert row_ids(block).tolist() == inverse.ravel().tolist()
 
 
 FABRICS = [(256, 3, 1.0), (512, 3, (2.0, 1.0)), (128, 2, 1.0)]
@@ -131,3 +132,52 @@ def test_routes_of_a_subset_are_the_same_from_a_prepared_superset(
     if own.patterns is not None:
         assert shared.patterns is not None
         assert (own.patterns != shared.patterns).nnz == 0
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("name", sorted(ANY))
+def test_ecmp_index_picks_what_listing_the_candidates_picks(
+    name: str, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every ECMP path is the same with and without the index, healthy and with failures."""
+    fabric = ANY[name]()
+    src, dst = random_flows(fabric, 600, seed)
+    monkeypatch.setattr("planner.sim.routing._WALKS", OrderedDict())
+    fast = route(fabric, src, dst, Routing.ECMP, seed=seed)
+    monkeypatch.setattr("planner.sim.routing._WALKS", OrderedDict())
+    monkeypatch.setattr(_Walk, "ecmp_index", lambda self: None)
+    plain = route(fabric, src, dst, Routing.ECMP, seed=seed)
+    assert fast.connected.tolist() == plain.connected.tolist()
+    assert fast.explicit.nnz == plain.explicit.nnz
+    assert (fast.explicit != plain.explicit).nnz == 0
+
+
+def test_ecmp_index_answers_every_hop_of_a_healthy_clos() -> None:
+    """On a healthy three-tier Clos every hop but the core's descent is read from the index."""
+    fabric = planned(512, 3)[0]
+    walk = _walker(fabric, np.unique(fabric.leaf_of(np.arange(fabric.gpus))))
+    index = walk.ecmp_index()
+    assert index is not None
+    off = fabric.tier_offsets
+    assert index.plain_climb[off[1] : off[3]].all()  # every leaf and spine
+    assert not index.plain_climb[off[3] :].any()  # cores have nowhere to climb
+    assert index.down_keys.size == int(((fabric.link_class == 1) & fabric.alive[1::2]).sum())
+
+
+def test_ecmp_index_refuses_a_climb_a_failure_made_uneven() -> None:
+    """A spine that lost its links to a leaf no longer has its pod's other spines' distances:
+    the other leaves of the pod, whose parents now differ, fall back to listing candidates (and
+    the equivalence test above shows they still pick the same links)."""
+    fabric = planned(512, 3)[0]
+    first = int(np.flatnonzero(fabric.link_class == 1)[0])
+    pair = (fabric.lower == fabric.lower[first]) & (fabric.upper == fabric.upper[first])
+    failed = fabric.with_failed_links(np.flatnonzero(pair))  # every parallel link of the pair
+    leaves = np.unique(failed.leaf_of(np.arange(failed.gpus)))
+    healthy_index = _walker(fabric, leaves).ecmp_index()
+    index = _walker(failed, leaves).ecmp_index()
+    assert healthy_index is not None
+    assert index is not None
+    off = fabric.tier_offsets
+    lost = index.plain_climb[off[1] : off[2]]
+    assert healthy_index.plain_climb[off[1] : off[2]].all()
+    assert 0 < int((~lost).sum()) < lost.size
