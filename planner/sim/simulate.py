@@ -63,6 +63,8 @@ class PhaseRun:
     exact: bool = True
     """False when the phase time is an upper bound (a streamed phase whose flows differ in size)
     or re-sharing stopped at its safety net."""
+    factored: bool = False
+    """A streamed spraying phase whose loads were summed tier by tier (no chunk routed)."""
 
 
 @dataclass(frozen=True)
@@ -146,16 +148,24 @@ class Stream:
     """What made the phase streamed: the memory budget or the re-sharing cap."""
 
     def statement(self, label: str, of_flows: int, chunks: int, exact: bool) -> str:
-        """What was streamed and sampled, and what the figures then mean."""
+        """What was streamed and sampled, and what the figures then mean.
+
+        ``chunks`` 0: the loads were factored by tier (``planner.sim.spray_loads``).
+        """
         time = (
             "its time is exact (the most loaded link's gigabits over its capacity)"
             if exact
             else "its time is an upper bound (flows of unequal size)"
         )
+        how = (
+            f"routed in {chunks:,} chunk(s) of at most {self.chunk_flows:,}"
+            if chunks
+            else "sprayed with their link loads summed tier by tier (each climb and descent "
+            "once for all the flows that share it)"
+        )
         return (
-            f"{label}: {of_flows:,} flows routed in {chunks:,} chunk(s) of at most "
-            f"{self.chunk_flows:,} ({self.why}); {time}; its flow completion percentiles are "
-            f"upper bounds on {self.flows.size:,} flows sampled uniformly"
+            f"{label}: {of_flows:,} flows {how} ({self.why}); {time}; its flow completion "
+            f"percentiles are upper bounds on {self.flows.size:,} flows sampled uniformly"
         )
 
 
@@ -328,11 +338,8 @@ def run_traffic(
                 label = f"{traffic.name} phase {i + 1}, {routing.value}" + (
                     f", {scenario.name}" if scenario is not None else ""
                 )
-                notes.append(
-                    stream.statement(
-                        label, phase.flows, -(-phase.flows // stream.chunk_flows), run.exact
-                    )
-                )
+                chunks = 0 if run.factored else -(-phase.flows // stream.chunk_flows)
+                notes.append(stream.statement(label, phase.flows, chunks, run.exact))
         run = _with_fidelity(fabric, phase, run, stream, fidelity)
         total += run.time_s * phase.repeat
         times.append(run.flow_times_s)
@@ -367,7 +374,9 @@ def _streamed_run(
         planes_lost=planes_lost,
         deadline=deadline,
     )
-    return PhaseRun(s.time_s, s.sample_times_s, s.disconnected, None, s.exact)
+    return PhaseRun(
+        s.time_s, s.sample_times_s, s.disconnected, None, s.exact, factored=s.chunks == 0
+    )
 
 
 def _with_fidelity(

@@ -34,6 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from planner.deadline import NO_DEADLINE, Deadline
+from planner.sim import spray_loads
 from planner.sim.fabric import Fabric, FloatArray, IntArray
 from planner.sim.flow import BITS_PER_BYTE, GBPS, WEIGHT_EPS
 from planner.sim.routing import Routes, Routing, prepare_routes, route
@@ -55,6 +56,7 @@ class StreamedPlane:
     connected: np.ndarray
     """Per flow of the phase: has a route on this plane."""
     chunks: int
+    """Chunks routed (0 when the loads were factored by tier, ``planner.sim.spray_loads``)."""
 
 
 def _column_max(matrix: sp.csr_matrix, per_row: FloatArray) -> FloatArray:
@@ -125,6 +127,74 @@ def streamed_plane(
     ``sample`` indexes the flows whose completion-time bounds are returned.
     """
     m = int(src.size)
+    live_gbit = np.where(gbit > 0, gbit, 0.0)
+    factored = (
+        spray_loads.link_loads(
+            fabric, src, dst, [live_gbit, (gbit > 0).astype(np.float64)], deadline
+        )
+        if routing is Routing.SPRAY
+        else None
+    )
+    chunks = 0
+    if factored is not None:
+        connected, (load, weight) = factored
+    else:
+        load, weight, connected, chunks = _routed_loads(
+            fabric, src, dst, gbit, routing, seed, chunk_flows, leaf_block, deadline
+        )
+    cap = fabric.capacity_gbps
+    used = load > 0
+    lower = float(np.max(load[used] / cap[used])) if used.any() else 0.0
+    share = np.divide(weight, cap, out=np.full_like(cap, math.inf), where=cap > 0)
+    share[weight <= WEIGHT_EPS] = 0.0
+    moving = gbit[connected & (gbit > 0)]
+    equal = moving.size == 0 or bool(np.ptp(moving) <= EQUAL_SHARE_RTOL * moving.max())
+    # Per-flow bounds: the sample's, and (flows of unequal size) every flow's for the phase.
+    bound = np.zeros(sample.size)
+    upper = lower
+    todo = sample if equal else np.arange(m)
+    position = np.full(m, -1, dtype=np.int64)
+    position[sample] = np.arange(sample.size)
+    live = np.where(connected, gbit, 0.0)
+    largest = (
+        spray_loads.path_max(fabric, src[todo], dst[todo], share, deadline)
+        if factored is not None
+        else None
+    )
+    if largest is not None:
+        flow_bound = np.where(largest[0], gbit[todo] * largest[1], math.inf)
+        mine = position[todo] >= 0
+        bound[position[todo[mine]]] = flow_bound[mine]
+        if not equal:
+            upper = max(upper, float(np.max(live[todo] * largest[1], initial=0.0)))
+        return StreamedPlane(upper, equal, bound, connected, chunks)
+    for ids in chunks_of(fabric, src, dst, todo, chunk_flows, leaf_block):
+        routes = route(
+            fabric, src[ids], dst[ids], routing, seed=seed, flow_id=ids, deadline=deadline
+        )
+        flow_bound = gbit[ids] * path_max(routes, share)
+        flow_bound[~routes.connected] = math.inf
+        mine = position[ids] >= 0
+        bound[position[ids[mine]]] = flow_bound[mine]
+        if not equal:
+            upper = max(upper, float(np.max(live[ids] * path_max(routes, share), initial=0.0)))
+        del routes
+    return StreamedPlane(upper, equal, bound, connected, chunks)
+
+
+def _routed_loads(
+    fabric: Fabric,
+    src: IntArray,
+    dst: IntArray,
+    gbit: FloatArray,
+    routing: Routing,
+    seed: int,
+    chunk_flows: int,
+    leaf_block: int,
+    deadline: Deadline,
+) -> tuple[FloatArray, FloatArray, np.ndarray, int]:
+    """Loads and weights of every link, routing the flows a chunk at a time; and the chunks."""
+    m = int(src.size)
     load = np.zeros(fabric.links)
     weight = np.zeros(fabric.links)
     connected = np.ones(m, dtype=bool)
@@ -141,32 +211,7 @@ def streamed_plane(
         connected[ids] = routes.connected
         chunks += 1
         del routes
-    cap = fabric.capacity_gbps
-    used = load > 0
-    lower = float(np.max(load[used] / cap[used])) if used.any() else 0.0
-    share = np.divide(weight, cap, out=np.full_like(cap, math.inf), where=cap > 0)
-    share[weight <= WEIGHT_EPS] = 0.0
-    moving = gbit[connected & (gbit > 0)]
-    equal = moving.size == 0 or bool(np.ptp(moving) <= EQUAL_SHARE_RTOL * moving.max())
-    # Per-flow bounds: the sample's, and (flows of unequal size) every flow's for the phase.
-    bound = np.zeros(sample.size)
-    upper = lower
-    todo = sample if equal else np.arange(m)
-    position = np.full(m, -1, dtype=np.int64)
-    position[sample] = np.arange(sample.size)
-    live = np.where(connected, gbit, 0.0)
-    for ids in chunks_of(fabric, src, dst, todo, chunk_flows, leaf_block):
-        routes = route(
-            fabric, src[ids], dst[ids], routing, seed=seed, flow_id=ids, deadline=deadline
-        )
-        flow_bound = gbit[ids] * path_max(routes, share)
-        flow_bound[~routes.connected] = math.inf
-        mine = position[ids] >= 0
-        bound[position[ids[mine]]] = flow_bound[mine]
-        if not equal:
-            upper = max(upper, float(np.max(live[ids] * path_max(routes, share), initial=0.0)))
-        del routes
-    return StreamedPlane(upper, equal, bound, connected, chunks)
+    return load, weight, connected, chunks
 
 
 def gbit_of(size_bytes: FloatArray) -> FloatArray:

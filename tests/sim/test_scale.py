@@ -38,10 +38,12 @@ def test_a_streamed_phase_keeps_its_exact_time_and_says_so(routing: Routing, why
     assert util is None
     chunk = MIN_CHUNK_FLOWS if why == "budget" else 20_000
     assert len(notes) == 1
-    assert (
-        f"{t.flows:,} flows routed in {-(-t.flows // chunk):,} chunk(s) of at most {chunk:,}"
-        in notes[0]
+    how = (  # a Clos sprays by tier (``planner.sim.spray_loads``); ECMP routes in chunks
+        "sprayed with their link loads summed tier by tier"
+        if routing is Routing.SPRAY
+        else f"routed in {-(-t.flows // chunk):,} chunk(s) of at most {chunk:,}"
     )
+    assert f"{t.flows:,} flows {how}" in notes[0]
     assert ("memory_budget_gib" if why == "budget" else "resharing_max_flows") in notes[0]
     assert "its time is exact" in notes[0]
 

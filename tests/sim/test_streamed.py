@@ -37,13 +37,26 @@ def re_shared(fabric_name: str, traffic: str, routing: Routing) -> Completion:
     return completion_times(routes, fabric.capacity_gbps, phase.size_bytes)
 
 
-@pytest.mark.parametrize("routing", list(Routing))
+#: (routing, how a streamed phase gets its loads): spraying is factored by tier on a Clos
+#: (``planner.sim.spray_loads``) unless that is turned off, when it is routed in chunks too.
+MODES = [(Routing.ECMP, "routed"), (Routing.SPRAY, "routed"), (Routing.SPRAY, "factored")]
+
+
+@pytest.mark.parametrize(("routing", "mode"), MODES, ids=lambda x: str(x))
 @pytest.mark.parametrize("traffic", sorted(TRAFFICS))
 @pytest.mark.parametrize("fabric_name", sorted(FABRICS))
 @pytest.mark.parametrize(("chunk", "leaf_block"), [(97, 0), (10**9, 0), (500, 3)])
 def test_streamed_time_equals_re_sharing(
-    fabric_name: str, traffic: str, routing: Routing, chunk: int, leaf_block: int
+    fabric_name: str,
+    traffic: str,
+    routing: Routing,
+    mode: str,
+    chunk: int,
+    leaf_block: int,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    if mode == "routed":
+        monkeypatch.setattr("planner.sim.spray_loads.link_loads", lambda *a, **k: None)
     fabric = planned(*FABRICS[fabric_name])[0]
     phase = TRAFFICS[traffic](fabric.gpus).phases[0]
     gbit = gbit_of(phase.size_bytes) * np.ones(phase.flows)
@@ -61,7 +74,9 @@ def test_streamed_time_equals_re_sharing(
         leaf_block=leaf_block,
     )
     assert run.exact
-    if leaf_block == 0:
+    if mode == "factored":
+        assert run.chunks == 0
+    elif leaf_block == 0:
         assert run.chunks == -(-phase.flows // min(chunk, phase.flows))
     else:  # one chunk or more per tile of leaves that has flows
         assert run.chunks >= -(-phase.flows // chunk)
