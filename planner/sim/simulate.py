@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 import polars as pl
+from scipy import stats
 
 from planner.deadline import NO_DEADLINE, Deadline, DeadlineExpired
 from planner.design import Design
@@ -119,6 +120,29 @@ def build_traffic(spec: TrafficSpec, gpus: int, per_node: int, seed: int) -> tr.
 
 #: Flows of a streamed phase whose completion-time bounds give its percentiles.
 STREAM_SAMPLE_FLOWS = 10_000
+#: Confidence stated for a sample's percentiles (two-sided).
+CONFIDENCE = 0.95
+#: The flow completion percentiles the tables report (p50, p99).
+FCT_PERCENTILES = (50.0, 99.0)
+
+
+def percentile_band(
+    percentile: float, sample: int, confidence: float = CONFIDENCE
+) -> tuple[float, float]:
+    """Which population percentiles a sample's percentile lies between, with this confidence.
+
+    The sample's p-quantile is its k-th smallest of n, k = ceil(n p). It falls below the
+    population's q-quantile when at least k of the n draws do, so the q at which that happens
+    with probability a is the a-quantile of Beta(k, n - k + 1): exact and distribution-free for
+    draws with replacement (a sample of 10,000 from a million flows is that to 1 %).
+    """
+    n = max(sample, 1)
+    k = min(max(math.ceil(n * percentile / 100.0), 1), n)
+    tail = (1.0 - confidence) / 2.0
+    lo, hi = stats.beta.ppf([tail, 1.0 - tail], k, n - k + 1)
+    return 100.0 * float(lo), 100.0 * float(hi)
+
+
 #: Fewest flows a chunk of a streamed phase routes, however tight the memory budget.
 MIN_CHUNK_FLOWS = 1_000
 #: Share of the memory left under the budget that one chunk's routes may take.
@@ -163,9 +187,15 @@ class Stream:
             else "sprayed with their link loads summed tier by tier (each climb and descent "
             "once for all the flows that share it)"
         )
+        bands = ", ".join(
+            f"p{p:g} between the phase's p{lo:.1f} and p{hi:.1f}"
+            for p in FCT_PERCENTILES
+            for lo, hi in [percentile_band(p, self.flows.size)]
+        )
         return (
             f"{label}: {of_flows:,} flows {how} ({self.why}); {time}; its flow completion "
-            f"percentiles are upper bounds on {self.flows.size:,} flows sampled uniformly"
+            f"percentiles are upper bounds on {self.flows.size:,} flows sampled uniformly "
+            f"(with 95 % confidence the sample's {bands})"
         )
 
 
@@ -467,8 +497,8 @@ def _collective_row(
         "fraction_of_ideal": ideal_s / time_s if ok else 0.0,
         "bound_time_s": bound_s,
         "fraction_of_bound": (bound_s / time_s) if (ok and bound_s is not None) else None,
-        "p50_fct_s": float(np.percentile(finite, 50)) if finite.size else None,
-        "p99_fct_s": float(np.percentile(finite, 99)) if finite.size else None,
+        "p50_fct_s": float(np.percentile(finite, FCT_PERCENTILES[0])) if finite.size else None,
+        "p99_fct_s": float(np.percentile(finite, FCT_PERCENTILES[1])) if finite.size else None,
         "disconnected_flows": cut,
         "exact": exact,
         "seeds": seeds,

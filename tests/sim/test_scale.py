@@ -9,7 +9,7 @@ from planner.sim import traffic as tr
 from planner.sim.flow import completion_times
 from planner.sim.routing import Routing, estimate_route_bytes, route
 from planner.sim.scenarios import Scenario
-from planner.sim.simulate import MIN_CHUNK_FLOWS, STREAM_SAMPLE_FLOWS, run_traffic
+from planner.sim.simulate import MIN_CHUNK_FLOWS, STREAM_SAMPLE_FLOWS, percentile_band, run_traffic
 from tests.sim.test_routing import planned, random_flows
 
 #: Budget so small that any phase above MIN_CHUNK_FLOWS flows is streamed in the smallest chunks.
@@ -95,3 +95,28 @@ def test_ecmp_re_sharing_runs_to_the_last_completion() -> None:
     assert done.events > 16
     capped = completion_times(routes, fabric.capacity_gbps, size, max_events=16)
     assert not capped.exact
+
+
+@pytest.mark.parametrize(
+    ("percentile", "sample", "band"),
+    [(99, 10_000, (98.8, 99.2)), (50, 10_000, (49.0, 51.0)), (99, 100, (94.6, 99.8))],
+)
+def test_percentile_band_of_the_order_statistic(
+    percentile: float, sample: int, band: tuple[float, float]
+) -> None:
+    lo, hi = percentile_band(percentile, sample)
+    assert (round(lo, 1), round(hi, 1)) == band
+
+
+@pytest.mark.parametrize("sample", [200, 10_000])
+def test_a_sampled_percentile_stays_in_its_band_95_percent_of_the_time(sample: int) -> None:
+    """Drawn 2,000 times, a sample's p99 (its k-th smallest) falls inside its stated band of the
+    population's percentiles 93-97 % of the time (4 standard deviations of 2,000 draws)."""
+    rng = np.random.default_rng(0)
+    population = np.sort(rng.exponential(size=200_000))
+    lo, hi = percentile_band(99, sample)
+    q_lo, q_hi = np.percentile(population, [lo, hi])
+    k = int(np.ceil(sample * 0.99))
+    draws = np.sort(rng.choice(population, (2_000, sample)), axis=1)[:, k - 1]
+    inside = float(np.mean((q_lo <= draws) & (draws <= q_hi)))
+    assert 0.93 <= inside <= 0.97
