@@ -24,7 +24,11 @@ ECMP runs under ``--planner-seeds`` hash seeds in the planner (cheap) and ``--se
 (minutes each); the planner's seed k is not htsim's seed k, each is a draw of the same
 distribution. Its rows give the median seed's p50, p99 and max, and the worst flow's median,
 least and greatest over the seeds. ``--reuse`` reads htsim logs already in ``--work`` that were
-made by the same command line, so more seeds can be added to a run.
+made by the same command line, so more seeds can be added to a run. ``htsim_roce`` does not
+repeat itself under the same ``-seed`` (three runs of seed 1 here: worst flow 1,002.7, 1,186.0
+and 1,029.9 µs; even its hottest link's flow count changes), so its seeds are labels of
+independent draws, and only ``--reuse`` reproduces the table; ``htsim_ndp -strat perm``
+repeats to the last digit.
 """
 
 from __future__ import annotations
@@ -69,6 +73,8 @@ ROCE_QUEUE_PACKETS = 100
 END_US = 20_000
 US = 1e-6
 FINISHED = re.compile(r"finished at ([0-9.]+)")
+#: htsim_ndp's closing count of new and retransmitted (trimmed, then resent) data packets.
+RESENT = re.compile(r"New: (\d+) Rtx: (\d+)")
 
 
 def fat_tree() -> Fabric:
@@ -177,9 +183,13 @@ def htsim_runs(
         start = time.perf_counter()
         log = work / f"{binary}-{routing}-{seed}.log"
         fct = htsim(bin_dir / binary, [*common, *extra, "-seed", str(seed)], log, reuse)
+        resent = RESENT.search(log.read_text())
+        trims = ""
+        if resent and binary == "htsim_ndp":  # htsim_roce prints the line with zeros
+            trims = f", {int(resent[2])} resent of {int(resent[1])} new packets"
         print(
             f"  {model} {routing} seed {seed}: {fct.size} flows, "
-            f"{time.perf_counter() - start:.0f} s",
+            f"{time.perf_counter() - start:.0f} s{trims}",
             file=sys.stderr,
         )
         want = 1 if routing == "lone" else flows
