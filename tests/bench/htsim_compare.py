@@ -27,8 +27,8 @@ seed's p50, p99 and max, and the worst flow's median, least and greatest over th
 made by the same command line, so more seeds can be added to a run. ``htsim_roce`` does not
 repeat itself under the same ``-seed`` (three runs of seed 1 here: worst flow 1,002.7, 1,186.0
 and 1,029.9 µs; even its hottest link's flow count changes), so its seeds are labels of
-independent draws, and only ``--reuse`` reproduces the table; ``htsim_ndp -strat perm``
-repeats to the last digit.
+independent draws, and only ``--reuse`` reproduces the table; ``htsim_ndp`` repeats to the
+last digit (spraying, and ECMP seed 1 run again).
 """
 
 from __future__ import annotations
