@@ -42,7 +42,14 @@ model and the exported htsim fabric see the same latency.
 
 What it leaves out, on purpose (see ``tests/bench/RESULTS_htsim.md``): queueing delay and its
 transients, losses and retransmissions, congestion-control dynamics, head-of-line blocking
-(PFC), and a last packet padded to a full MTU (htsim's RoCE does that; a real NIC sends it short).
+(PFC), and a last packet padded to a full MTU (htsim's RoCE and NDP do that; a real NIC sends it
+short). The first is most of what is left against htsim under spraying: a permutation loads
+every fabric link to exactly 100 %, the senders' NICs finish within 1 µs of the byte count this
+model gives, and the last packets then wait in fabric queues that grew all along (8.3 of the
+9.2 µs gap on 2 MB flows, 10.1 of 13.6 µs on 8 MB: a delay that grows slowly with the flow,
+not a rate, and no constant of the transport gives it). The fourth is most of what is left
+against RoCE under ECMP: pauses stall flows that do not cross the hottest link, so the worst
+flow is often not one that the max-min sharing slows most.
 """
 
 from __future__ import annotations
@@ -123,6 +130,15 @@ HTSIM_ROCE = Transport(payload_bytes=4096, header_bytes=64, ack_bytes=64)
 #: htsim's NDP driver (``htsim_ndp -mtu 4096``): ``NdpPacket::ACKSIZE`` = 64 bytes of header on
 #: every data packet, ACKs and pulls of 64 (``ndppacket.h``); measured alone, a flow runs at line
 #: rate (its first window is unsolicited), and a pair of flows the two ways as one ACK per packet.
+#: The receiver ACKs every packet and paces pulls at 0.99 of one 4160-byte packet a drain time
+#: (``NdpPullPacer``, ``pull_rate_modifier`` 0.99 in ``main_ndp.cpp``); the pull rides on the ACK
+#: unless the pacer sent one less than a drain time before. With evenly spaced arrivals (4224
+#: bytes apart when the link also carries the other way's ACKs, more than the pacer's 4202) it
+#: always rides: one control packet per data packet, and the pacing never binds (alone, a window
+#: of 50 outlasts it for about 4,000 packets). Under spraying at full load, arrivals bunch and
+#: 0.357 separate pulls go per data packet (0.351 on 8 MB flows; ``tests/bench/RESULTS_htsim.md``):
+#: a measurement of one case's arrival jitter, not a constant, so it is left out (0.5 % of the
+#: spraying FCT).
 HTSIM_NDP = Transport(payload_bytes=4096, header_bytes=64, ack_bytes=64)
 
 
