@@ -29,6 +29,14 @@ its flow completion time (FCT) is
   the same link and switch latencies.
 * **Start-up.** ``handshake_rtts`` round trips (ACK-sized packets both ways) before the first
   data packet: 0 for RoCE (the queue pair is set up once, not per message), 1 for TCP.
+* **Queueing.** A link that several flows share queues packets even below its capacity: their
+  packets arrive at independent phases. Each link's flows, at the rates they start the phase
+  with, are taken as N_eff equal periodic streams at utilisation rho, and a packet's mean wait
+  is that of the N*D/D/1 queue (``queue_wait_slots``: Benes' exact tail up to 256 streams, its
+  heavy-traffic form beyond). The last packet of a flow meets the mean wait of every link it
+  crosses after its own NIC, weighted by its fraction there (``simulate.run_phase``): 0 for a
+  lone flow, about 4.4 packet times per link for 64 sprayed flows on a saturated link. Phases
+  streamed for their size (``planner.sim.streamed``) keep no rates and get none.
 
 Per-flow path latency is taken from the hop count only. On an up-down fabric every shortest path
 between two leaves climbs to the same tier and comes down the same tiers, so the switch hops
@@ -40,24 +48,24 @@ shortest paths, so one figure per flow serves both. Link latencies are the desig
 of each class (the figure ``export_htsim`` writes as ``Downlink_Latency_ns``), so the planner's
 model and the exported htsim fabric see the same latency.
 
-What it leaves out, on purpose (see ``tests/bench/RESULTS_htsim.md``): queueing delay and its
-transients, losses and retransmissions, congestion-control dynamics, head-of-line blocking
-(PFC), and a last packet padded to a full MTU (htsim's RoCE and NDP do that; a real NIC sends it
-short). The first is most of what is left against htsim under spraying: a permutation loads
-every fabric link to exactly 100 %, the senders' NICs finish within 1 µs of the byte count this
-model gives, and the last packets then wait in fabric queues that grew all along (8.3 of the
-9.2 µs gap on 2 MB flows, 10.1 of 13.6 µs on 8 MB: a delay that grows slowly with the flow,
-not a rate, and no constant of the transport gives it). The fourth is most of what is left
-against RoCE under ECMP: pauses stall flows that do not cross the hottest link, so the worst
-flow is often not one that the max-min sharing slows most.
+What it leaves out, on purpose (see ``tests/bench/RESULTS_htsim.md``): the transients of the
+queues (the mean wait above is the steady state of independent phases; a fabric loaded to
+exactly 100 % for a whole flow lets queues grow further, which is why htsim's sprayed
+permutation still ends 3.7 % later), losses and retransmissions, congestion-control dynamics,
+head-of-line blocking (PFC), and a last packet padded to a full MTU (htsim's RoCE and NDP do
+that; a real NIC sends it short). PFC is most of what is left against RoCE under ECMP: pauses
+stall flows that do not cross the hottest link, so the worst flow is often not one that the
+max-min sharing slows most.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from scipy import special
 
 from planner.design import Design
 from planner.schema.verify import TransportSpec, Verify
@@ -263,6 +271,101 @@ def packet_times_s(
 ) -> FloatArray:
     """Packet-level FCTs: fluid time / goodput fraction + the flow's latency (inf stays inf)."""
     return np.asarray(fluid_times_s / goodput + extra_s, dtype=np.float64)
+
+
+#: Streams up to which a link's wait is the exact N*D/D/1 figure (``benes_wait_slots``); above,
+#: the heavy-traffic form (within 4 % of it at 64 streams, closer beyond).
+EXACT_MAX_STREAMS = 256
+#: Points of the midpoint rule that integrates the exact tail, and the rounding of a link's load
+#: when links share one computation.
+WAIT_GRID = 512
+LOAD_DECIMALS = 4
+
+
+def benes_wait_slots(others: int, frame_slots: float) -> float:
+    """Mean wait of a packet among ``others`` periodic streams with random phases (exact).
+
+    Each of the other streams sends one packet per frame of D = ``frame_slots`` packet times,
+    at a uniformly random phase; the packet waits for the work they left, whose tail is Benes'
+    formula for the N*D/D/1 queue (N = ``others``):
+
+        P(V > t) = sum over n > t of C(N, n) ((n - t) / D)^n (1 - (n - t) / D)^(N - n)
+                                      x (D - N + t) / (D - n + t)
+
+    integrated over 0 < t < N. The other streams' work is taken as if the tagged stream's own
+    packets had not delayed it, which simulations of the queue (``tests/sim/test_packet.py``)
+    show costs at most the few per cent they vary by.
+    """
+    if others <= 0 or frame_slots <= others:
+        return 0.0 if others <= 0 else math.inf
+    n_all = np.arange(1, others + 1, dtype=np.float64)[:, np.newaxis]
+    t = (np.arange(WAIT_GRID) + 0.5) / WAIT_GRID * others
+    x = (n_all - t) / frame_slots
+    live = (x > 0) & (x < 1)
+    xs = np.where(live, x, 0.5)
+    log_term = (
+        special.gammaln(others + 1)
+        - special.gammaln(n_all + 1)
+        - special.gammaln(others - n_all + 1)
+        + n_all * np.log(xs)
+        + (others - n_all) * np.log1p(-xs)
+    )
+    factor = (frame_slots - others + t) / (frame_slots - n_all + t)
+    tail = np.where(live, np.exp(log_term) * factor, 0.0).sum(axis=0)
+    return float(tail.sum() * others / WAIT_GRID)
+
+
+def queue_wait_slots(load: FloatArray, streams: FloatArray) -> FloatArray:
+    """Mean wait of a packet at a link, in packet times, from its load and its streams (N*D/D/1).
+
+    A link of utilisation rho (at the phase's start) carries ``streams`` = N_eff flows, counted
+    as equal periodic streams with random phases: N_eff = rho^2 / sum of each flow's share
+    squared (N for N equal flows, 1 for a lone flow). A packet of one stream waits for the work
+    the N' = N_eff - 1 other streams left queued, each sending a packet every N_eff / rho packet
+    times: ``benes_wait_slots`` (N' rounded to a whole number) up to ``EXACT_MAX_STREAMS``, above
+    it the heavy-traffic form of the same queue (the sup of a Brownian bridge with drift,
+    Roberts and Virtamo), with rho' = rho N' / N_eff the other streams' load:
+
+        E[wait] = sqrt(pi N' / 8) x erfcx((1 - rho') sqrt(N' / 2))     (packet times)
+
+    It is 0 for a lone flow and grows as sqrt(N') on a saturated link: 4.35 packets for 64
+    sprayed flows at full load, 1.12 for 8, 0.89 for 6 ECMP flows sharing a bottleneck.
+    """
+    rho = np.clip(np.asarray(load, dtype=np.float64), 0.0, 1.0)
+    n = np.asarray(streams, dtype=np.float64)
+    others = np.rint(np.maximum(n - 1.0, 0.0))
+    out = np.zeros(rho.shape)
+    big = (others > EXACT_MAX_STREAMS) & (rho > 0)
+    rho_others = rho[big] * others[big] / n[big]
+    z = (1.0 - rho_others) * np.sqrt(others[big] / 2.0)
+    out[big] = np.sqrt(np.pi * others[big] / 8.0) * special.erfcx(z)
+    small = (others >= 1) & ~big & (rho > 0)
+    if small.any():
+        keys = np.stack([others[small], np.round(rho[small], LOAD_DECIMALS)], axis=1)
+        uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
+        waits = np.array(
+            [benes_wait_slots(int(k), (k + 1.0) / max(r, 1e-12)) for k, r in uniq.tolist()]
+        )
+        out[small] = waits[inverse.ravel()]
+    return out
+
+
+def queueing_s(
+    load_gbps: FloatArray, square_gbps2: FloatArray, capacity_gbps: FloatArray, packet_bytes: int
+) -> FloatArray:
+    """Mean queueing delay of a packet on every link, in seconds (``queue_wait_slots``).
+
+    ``load_gbps``: the flows' rates on the link; ``square_gbps2``: the sum of their squares.
+    """
+    cap = np.asarray(capacity_gbps, dtype=np.float64)
+    rho = np.divide(load_gbps, cap, out=np.zeros_like(cap), where=cap > 0)
+    streams = np.divide(
+        np.square(load_gbps), square_gbps2, out=np.zeros_like(cap), where=square_gbps2 > 0
+    )
+    slot_s = np.divide(
+        packet_bytes * BITS_PER_BYTE / BITS_PER_GBIT, cap, out=np.zeros_like(cap), where=cap > 0
+    )
+    return queue_wait_slots(rho, streams) * slot_s
 
 
 @dataclass(frozen=True)

@@ -508,6 +508,30 @@ class Routes:
         """Sum over active flows of their fraction on every link."""
         return self.load(active.astype(np.float64))
 
+    def square_load(self, per_flow: FloatArray) -> FloatArray:
+        """Sum over flows of (fraction on the link)^2 x ``per_flow``, on every link.
+
+        A flow's two halves (``flow_pattern_down``) cover disjoint links (climbs go up, descents
+        down), so squaring each matrix's entries squares the flow's fractions.
+        """
+        out = np.asarray(self.explicit.power(2) @ per_flow)
+        if self.patterns is not None:
+            has, pats = self._pattern_entries
+            per_pattern = np.bincount(pats, weights=per_flow[has], minlength=self.patterns.shape[1])
+            out = out + np.asarray(self.patterns.power(2) @ per_pattern)
+        return np.asarray(out, dtype=np.float64)
+
+    def path_sum(self, per_link: FloatArray) -> FloatArray:
+        """Per flow: the sum over links of its fraction there x ``per_link`` (its path average)."""
+        out = np.asarray(self.explicit.T @ per_link, dtype=np.float64)
+        if self.patterns is not None:
+            per_pattern = np.asarray(self.patterns.T @ per_link)
+            for column in (self.flow_pattern, self.flow_pattern_down):
+                if column is not None:
+                    on = column >= 0
+                    out[on] += per_pattern[column[on]]
+        return out
+
     def weight_of(self, flows: IntArray) -> FloatArray:
         """Sum over the given flows of their fraction on every link, touching only their entries."""
         links, fractions = self.entries_of(flows)

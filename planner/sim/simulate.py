@@ -30,7 +30,7 @@ from planner.sim import traffic as tr
 from planner.sim.bound import max_concurrent_flow
 from planner.sim.fabric import Fabric, FloatArray, IntArray, build_fabric
 from planner.sim.flow import BITS_PER_BYTE, GBPS, Completion, completion_times
-from planner.sim.packet import Fidelity, fidelity_of, two_way_traffic
+from planner.sim.packet import Fidelity, fidelity_of, queueing_s, two_way_traffic
 from planner.sim.routing import (
     BYTES_PER_FLOW,
     BYTES_PER_ROUTE_ENTRY,
@@ -66,6 +66,9 @@ class PhaseRun:
     or re-sharing stopped at its safety net."""
     factored: bool = False
     """A streamed spraying phase whose loads were summed tier by tier (no chunk routed)."""
+    queue_s: FloatArray | None = None
+    """Per flow, the mean queueing its last packet meets on the healthy plane
+    (``planner.sim.packet.queueing_s``), when packet fidelity asked for it."""
 
 
 @dataclass(frozen=True)
@@ -262,8 +265,14 @@ def run_phase(
     with_utilisation: bool = False,
     cache: HealthyCache | None = None,
     deadline: Deadline = NO_DEADLINE,
+    queue_packet_bytes: int | None = None,
 ) -> PhaseRun:
     """Simulate one phase over the planes: a healthy plane and, if given, a failed plane 0.
+
+    With ``queue_packet_bytes`` (packet fidelity), every flow also gets the mean queueing delay
+    its last packet meets on the healthy plane at the phase's starting rates
+    (``planner.sim.packet.queueing_s``; a sender's own NIC link schedules its flows, so it adds
+    none).
 
     With a ``cache``, the healthy planes'
     completion is computed once per phase and routing and reused while no flow moves off a
@@ -297,13 +306,22 @@ def run_phase(
                 failed_times[lost] = math.inf
                 cut = int(lost.sum())
     key = (id(phase), routing.value, seed, planes_up)
-    cached = None if (cache is None or moved or with_utilisation) else cache.get(key)
+    fresh = cache is None or moved or with_utilisation or queue_packet_bytes is not None
+    cached = None if fresh or cache is None else cache.get(key)
     utilisation = None
+    queue = None
     if cached is None:
         routes_h = route(healthy, src, dst, routing, seed=seed, deadline=deadline)
         cap = healthy.capacity_gbps
         done = completion_times(routes_h, cap, healthy_share, deadline=deadline)
         cut_h = int((~routes_h.connected).sum())
+        if queue_packet_bytes is not None:
+            rate = np.where(routes_h.connected, done.initial_rate_gbps, 0.0)
+            wait = queueing_s(
+                routes_h.load(rate), routes_h.square_load(rate * rate), cap, queue_packet_bytes
+            )
+            wait[0 : 2 * healthy.gpus : 2] = 0.0  # a sender's NIC link: its own scheduler
+            queue = routes_h.path_sum(wait)
         if with_utilisation:
             utilisation = np.divide(
                 routes_h.load(done.initial_rate_gbps), cap, out=np.zeros_like(cap), where=cap > 0
@@ -316,7 +334,7 @@ def run_phase(
     times = done.time_s if failed_times is None else np.maximum(done.time_s, failed_times)
     cut += cut_h
     phase_time = float(times.max()) if times.size else 0.0
-    return PhaseRun(phase_time, times, cut, utilisation, exact and done.exact)
+    return PhaseRun(phase_time, times, cut, utilisation, exact and done.exact, queue_s=queue)
 
 
 def run_traffic(
@@ -361,6 +379,7 @@ def run_traffic(
                 with_utilisation=with_utilisation and i == 0,
                 cache=cache,
                 deadline=deadline,
+                queue_packet_bytes=None if fidelity is None else fidelity.transport.packet_bytes,
             )
         else:
             run = _streamed_run(fabric, phase, routing, seed, stream, failed, lost, deadline)
@@ -414,9 +433,11 @@ def _with_fidelity(
 ) -> PhaseRun:
     """The phase run with packet-level completion times (unchanged without a fidelity).
 
-    A streamed phase's flow times are its sample's; its time is the exact fluid time at the
-    sample's lowest goodput plus the sample's longest path latency (an upper bound when that
-    path is in the sample, which 10,000 uniform draws make near certain).
+    A phase simulated flow by flow adds each flow's queueing (``PhaseRun.queue_s``). A streamed
+    phase's flow times are its sample's; its time is the exact fluid time at the sample's lowest
+    goodput plus the sample's longest path latency (an upper bound when that path is in the
+    sample, which 10,000 uniform draws make near certain), without queueing (its flows' rates
+    are not kept).
     """
     if fidelity is None:
         return run
@@ -424,6 +445,8 @@ def _with_fidelity(
     if stream is not None:
         src, dst = src[stream.flows], dst[stream.flows]
     times = fidelity.times_s(fabric, src, dst, run.flow_times_s, phase.src, phase.dst)
+    if run.queue_s is not None:
+        times = times + run.queue_s
     if stream is None:
         return replace(run, time_s=float(times.max()) if times.size else 0.0, flow_times_s=times)
     whole = fidelity.times_s(fabric, src, dst, np.full(src.size, run.time_s), phase.src, phase.dst)

@@ -11,16 +11,20 @@ from pydantic import ValidationError
 from planner.schema.verify import TransportSpec, Verify
 from planner.sim import traffic as tr
 from planner.sim.fabric import torus_fabric
+from planner.sim.flow import completion_times
 from planner.sim.packet import (
     HTSIM_NDP,
     ROCE_V2,
     Fidelity,
     PathModel,
     Transport,
+    benes_wait_slots,
     latency_s,
+    queue_wait_slots,
+    queueing_s,
     switch_hops,
 )
-from planner.sim.routing import Routing
+from planner.sim.routing import Routing, route
 from planner.sim.simulate import run_traffic
 from tests.sim.test_bound import make_fabric
 
@@ -166,7 +170,56 @@ def test_a_permutation_pays_for_the_acks_on_its_nic_links() -> None:
     _, fluid, _, _, _ = run_traffic(fabric, traffic, Routing.SPRAY, 1)
     _, times, _, _, _ = run_traffic(fabric, traffic, Routing.SPRAY, 1, fidelity=fidelity)
     extra = latency_s(fabric, MODEL, ROUND, phase.src, phase.dst)
-    np.testing.assert_allclose(times, fluid * 1300 / 1000 + extra, rtol=RTOL)
+    # The queueing of each flow's last packet, assembled here from the routes and start rates.
+    routes = route(fabric, phase.src, phase.dst, Routing.SPRAY, seed=1)
+    rate = completion_times(routes, fabric.capacity_gbps, phase.size_bytes).initial_rate_gbps
+    wait = queueing_s(
+        routes.load(rate), routes.square_load(rate**2), fabric.capacity_gbps, ROUND.packet_bytes
+    )
+    wait[0 : 2 * fabric.gpus : 2] = 0.0
+    queue = routes.path_sum(wait)
+    assert queue.max() > 0  # fabric links carry several sprayed flows each
+    np.testing.assert_allclose(times, fluid * 1300 / 1000 + extra + queue, rtol=RTOL)
+
+
+def _lindley_mean_wait(streams: int, frame: float, frames: int = 300, seed: int = 0) -> float:
+    """Mean wait of unit packets from ``streams`` periodic streams with random phases (FIFO)."""
+    rng = np.random.default_rng(seed)
+    waits = []
+    for _ in range(max(20, 800 // streams)):  # few streams: the phases matter more
+        phases = rng.uniform(0, frame, streams)
+        arrivals = np.sort((phases[None, :] + frame * np.arange(frames)[:, None]).ravel())
+        gaps = np.diff(arrivals)
+        w = np.zeros(arrivals.size)
+        for k in range(1, arrivals.size):
+            w[k] = max(0.0, w[k - 1] + 1.0 - gaps[k - 1])
+        waits.append(w[arrivals.size // 2 :].mean())
+    return float(np.mean(waits))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("streams", "frame"), [(2, 2.0), (8, 8.0), (8, 10.0), (16, 16.0)])
+def test_the_wait_is_that_of_a_simulated_nd_d1_queue(streams: int, frame: float) -> None:
+    """N periodic streams, one packet per frame each: the wait (Benes' tail for the other N - 1
+    streams) is what a FIFO queue fed by them gives, to 5 % (three simulations averaged; one
+    alone varies by about that much)."""
+    got = float(queue_wait_slots(np.array([streams / frame]), np.array([float(streams)]))[0])
+    simulated = np.mean([_lindley_mean_wait(streams, frame, seed=s) for s in range(3)])
+    assert got == pytest.approx(simulated, rel=0.05)
+
+
+def test_a_lone_stream_never_waits_and_more_streams_wait_longer() -> None:
+    waits = queue_wait_slots(np.ones(6), np.array([1.0, 2.0, 8.0, 64.0, 256.0, 1024.0]))
+    assert waits[0] == 0.0
+    assert waits[1] == pytest.approx(0.25, rel=1e-3)  # one other stream, half a slot, half the time
+    assert np.all(np.diff(waits) > 0)
+    assert benes_wait_slots(0, 10.0) == 0.0
+
+
+def test_the_heavy_traffic_form_continues_the_exact_one() -> None:
+    """Across ``EXACT_MAX_STREAMS`` the two forms of the wait agree to 3 % (saturated link)."""
+    exact, heavy = queue_wait_slots(np.ones(2), np.array([257.0, 258.0]))
+    assert heavy == pytest.approx(exact, rel=0.03)
 
 
 def test_incast_senders_and_receiver_are_one_way() -> None:
