@@ -529,7 +529,12 @@ def headline(summary: pl.DataFrame) -> list[str]:
         ]
         after = s["sim_fraction_after_failure"]
         tail = f"; after a failure {after:.2f} of healthy" if after is not None else ""
-        lines.append(f"simulation: {s['verdict']} (throughput of ideal: {', '.join(parts)}{tail})")
+        figures = ", ".join(parts) + tail
+        lines.append(
+            f"simulation: {s['verdict']} (throughput of ideal: {figures})"
+            if figures
+            else f"simulation: {s['verdict']} (no throughput figure: no traffic was simulated)"
+        )
     return lines
 
 
