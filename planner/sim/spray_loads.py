@@ -35,6 +35,7 @@ or a distance is odd, ``link_loads`` returns None and the caller routes the flow
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -51,6 +52,54 @@ from planner.sim.routing import (
 )
 
 
+@dataclass(frozen=True)
+class _Flows:
+    """The flows of a phase as the factored sums need them."""
+
+    src: IntArray
+    dst: IntArray
+    connected: BoolArray
+    """Flows with alive NIC links and a route."""
+    cross: IntArray
+    """Connected flows between two leaves."""
+    walk: _Walk
+    index: EcmpIndex
+    a: IntArray
+    """Source leaf of each cross flow."""
+    b: IntArray
+    """Destination leaf of each cross flow."""
+    turn: IntArray
+    """Tier each cross flow turns at: dist(a, b) / 2 + 1."""
+
+
+def _cross_flows(fabric: Fabric, src: IntArray, dst: IntArray, deadline: Deadline) -> _Flows | None:
+    """Connectivity, leaves and turning tiers of the flows; None off up-down or at odd distance."""
+    src = np.asarray(src, dtype=np.int64)
+    dst = np.asarray(dst, dtype=np.int64)
+    src_leaf, dst_leaf = fabric.leaf_of(src), fabric.leaf_of(dst)
+    connected = fabric.alive[2 * src] & fabric.alive[2 * dst + 1]
+    cross = np.flatnonzero((src_leaf != dst_leaf) & connected)
+    walk = _walker(fabric, dst_leaf[cross] if cross.size else dst_leaf[:1], deadline)
+    index = walk.ecmp_index()
+    if index is None:
+        return None
+    row, col = src_leaf[cross] - fabric.first_switch, walk.col_of_leaf[dst_leaf[cross]]
+    d: IntArray = walk.dist[row, col].astype(np.int64)
+    connected[cross[d >= UNREACHABLE]] = False
+    cross, d = cross[d < UNREACHABLE], d[d < UNREACHABLE]
+    if (d % 2).any():
+        return None
+    return _Flows(
+        src, dst, connected, cross, walk, index, src_leaf[cross], dst_leaf[cross], d // 2 + 1
+    )
+
+
+def _expand(count: IntArray) -> tuple[IntArray, IntArray]:
+    """For entries with ``count`` next hops each: each next hop's entry and its rank there."""
+    entry = np.repeat(np.arange(count.size), count)
+    return entry, np.arange(entry.size) - np.repeat(np.cumsum(count) - count, count)
+
+
 def link_loads(
     fabric: Fabric,
     src: IntArray,
@@ -65,27 +114,16 @@ def link_loads(
     of weight x fraction on every link, NIC links included. None when the fabric does not factor
     (see the module's docstring).
     """
-    src = np.asarray(src, dtype=np.int64)
-    dst = np.asarray(dst, dtype=np.int64)
     w = np.vstack([np.asarray(x, dtype=np.float64) for x in weights]).reshape(len(weights), -1)
-    src_leaf, dst_leaf = fabric.leaf_of(src), fabric.leaf_of(dst)
-    connected = fabric.alive[2 * src] & fabric.alive[2 * dst + 1]
-    cross = np.flatnonzero((src_leaf != dst_leaf) & connected)
+    flows = _cross_flows(fabric, src, dst, deadline)
+    if flows is None:
+        return None
     loads = np.zeros((w.shape[0], fabric.links))
-    if cross.size:
-        walk = _walker(fabric, dst_leaf[cross], deadline)
-        index = walk.ecmp_index()
-        if index is None:
-            return None
-        first = fabric.first_switch
-        d = walk.dist[src_leaf[cross] - first, walk.col_of_leaf[dst_leaf[cross]]].astype(np.int64)
-        connected[cross[d >= UNREACHABLE]] = False
-        keep = d < UNREACHABLE
-        cross, d = cross[keep], d[keep]
-        if (d % 2).any() or not _tiers(
-            walk, index, src_leaf[cross], dst_leaf[cross], d // 2 + 1, w[:, cross], loads
-        ):
-            return None
+    if flows.cross.size and not _tiers(
+        flows.walk, flows.index, flows.a, flows.b, flows.turn, w[:, flows.cross], loads
+    ):
+        return None
+    connected, src, dst = flows.connected, flows.src, flows.dst
     for i in range(w.shape[0]):
         on = np.where(connected, w[i], 0.0)
         loads[i] += np.bincount(2 * src, weights=on, minlength=fabric.links)
@@ -106,25 +144,13 @@ def path_max(
     its up links and what lies above them), the descent's from ``_descend`` as it refines its
     classes. None when the fabric does not factor.
     """
-    src = np.asarray(src, dtype=np.int64)
-    dst = np.asarray(dst, dtype=np.int64)
-    src_leaf, dst_leaf = fabric.leaf_of(src), fabric.leaf_of(dst)
-    connected = fabric.alive[2 * src] & fabric.alive[2 * dst + 1]
-    out = np.maximum(link_value[2 * src], link_value[2 * dst + 1])
-    cross = np.flatnonzero((src_leaf != dst_leaf) & connected)
+    flows = _cross_flows(fabric, src, dst, deadline)
+    if flows is None:
+        return None
+    connected, cross = flows.connected, flows.cross
+    out = np.maximum(link_value[2 * flows.src], link_value[2 * flows.dst + 1])
     if cross.size:
-        walk = _walker(fabric, dst_leaf[cross], deadline)
-        index = walk.ecmp_index()
-        if index is None:
-            return None
-        first = fabric.first_switch
-        d = walk.dist[src_leaf[cross] - first, walk.col_of_leaf[dst_leaf[cross]]].astype(np.int64)
-        connected[cross[d >= UNREACHABLE]] = False
-        keep = d < UNREACHABLE
-        cross, d = cross[keep], d[keep]
-        if (d % 2).any():
-            return None
-        a, b, turn = src_leaf[cross], dst_leaf[cross], d // 2 + 1
+        walk, index, a, b, turn = flows.walk, flows.index, flows.a, flows.b, flows.turn
         group, spreads = _arrivals(walk, index, a, turn)
         if group is None:
             return None
@@ -296,15 +322,13 @@ def _descend(
             start = np.searchsorted(index.down_keys, key, side="left")
             count = np.searchsorted(index.down_keys, key, side="right") - start
             _check_next_hops(walk, count, e_node, dest)
-            entry = np.repeat(np.arange(e_node.size), count)
-            offset = np.arange(entry.size) - np.repeat(np.cumsum(count) - count, count)
+            entry, offset = _expand(count)
             links = index.down_links[start[entry] + offset]
         else:
             inverse, ptr, cand = walk.candidates(e_node, dest)
             count = ptr[inverse + 1] - ptr[inverse]
             _check_next_hops(walk, count, e_node, dest)
-            entry = np.repeat(np.arange(e_node.size), count)
-            offset = np.arange(entry.size) - np.repeat(np.cumsum(count) - count, count)
+            entry, offset = _expand(count)
             links = cand[ptr[inverse][entry] + offset]
         share = (e_coef / count)[entry]
         for i in range(loads.shape[0]):
