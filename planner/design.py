@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from models.status import Status
 from planner.wiring import UP_DOWN_WIRING, Wiring, wiring_from_dict, wiring_to_dict
+
+if TYPE_CHECKING:
+    from planner.schema.instance import ScaleUp
 
 #: Hops per path and roles per tier count.
 ROLES: dict[int, tuple[str, ...]] = {
@@ -161,6 +164,25 @@ class LinkClass:
 
 
 @dataclass(frozen=True)
+class ScaleUpDomain:
+    """The scale-up domain (NVLink or similar) the GPUs sit in, as the instance gave it.
+
+    Recorded so that a design says which machine its scale-out fabric serves; the scale-out
+    sizing does not read it yet.
+    """
+
+    gpus: int = 8
+    """GPUs per scale-up domain (8 in a DGX node, 72 in an NVL72 rack)."""
+    gbps_per_gpu: float = 7200.0
+    """Scale-up bandwidth per GPU, Gb/s (7,200 = 900 GB/s, NVLink 4)."""
+
+    @classmethod
+    def of(cls, spec: ScaleUp) -> ScaleUpDomain:
+        """The domain an instance's ``cluster.scale_up`` describes."""
+        return cls(gpus=spec.gpus, gbps_per_gpu=float(spec.gbps_per_gpu))
+
+
+@dataclass(frozen=True)
 class Requirements:
     """The constraints the design was chosen under, as plain numbers."""
 
@@ -214,6 +236,8 @@ class Design:
     """The protocol every plane speaks end to end: 'infiniband' or 'ethernet'."""
     wiring: Wiring = UP_DOWN_WIRING
     """How the tiers are joined: owns the path figures (``planner.wiring``)."""
+    scale_up: ScaleUpDomain = field(default_factory=ScaleUpDomain)
+    """The scale-up domain of the instance's GPUs."""
 
     # ---- derived figures -------------------------------------------------------------------
     @property
@@ -485,6 +509,7 @@ class Design:
         d["notes"] = tuple(d.get("notes", ()))
         d["circuits"] = tuple(tuple(c) for c in d.get("circuits", ()))
         d["wiring"] = wiring_from_dict(d.get("wiring", {"kind": UP_DOWN_WIRING.kind}))
+        d["scale_up"] = ScaleUpDomain(**d.get("scale_up", {}))
         design = cls(**d)
         check_structure(design)
         return design

@@ -54,6 +54,8 @@ SUMMARY_SCHEMA: dict[str, Any] = {
     "gap": pl.Float64,
     "bound_usd": pl.Float64,
     "gpus": pl.Int64,
+    "scale_up_gpus": pl.Int64,
+    "scale_up_gbps_per_gpu": pl.Float64,
     "planes": pl.Int64,
     "tiers": pl.Int64,
     "link_speed_gbps": pl.Int64,
@@ -141,6 +143,8 @@ def _summary(
             gap=d.gap,
             bound_usd=d.bound_usd,
             gpus=d.gpus,
+            scale_up_gpus=d.scale_up.gpus,
+            scale_up_gbps_per_gpu=d.scale_up.gbps_per_gpu,
             planes=d.planes,
             tiers=d.num_tiers,
             link_speed_gbps=d.link_speed_gbps,
@@ -516,6 +520,8 @@ def headline(summary: pl.DataFrame) -> list[str]:
         f"fabric: {s['family']}, {s['planes']} plane(s) x {s['tiers']} tier(s)"
         f" at {s['link_speed_gbps']}G, "
         f"{s['switches']:,} switches ({s['switch_models']}), {s['transceivers']:,} transceivers",
+        f"scale-up: {s['scale_up_gpus']} GPUs per domain at {s['scale_up_gbps_per_gpu']:,.0f} Gb/s"
+        " per GPU (recorded; the scale-out fabric above carries the traffic between domains)",
         f"paths: {s['max_switch_hops']} switch hops, {s['max_latency_ns']:,.0f} ns, "
         f"oversubscription {s['oversubscription']:.2f}:1,"
         f" bisection {s['bisection_gbps']:,.0f} Gb/s",

@@ -408,7 +408,7 @@ def _slice_cubes(w: OcsTorusWiring) -> int:
 
 def _design(inst: Instance, catalog: Catalog, plan: Any, wall_s: float) -> Design:
     """The sized pod as a Design: the OCS group, the face links, their modules and fibres."""
-    from planner.design import Design, LinkClass, TierDesign
+    from planner.design import Design, LinkClass, ScaleUpDomain, TierDesign
     from planner.sizing.designs import design_requirements, medium_group
     from planner.torus import medium_of, ocs_of
 
@@ -465,6 +465,7 @@ def _design(inst: Instance, catalog: Catalog, plan: Any, wall_s: float) -> Desig
         objective_usd=objective,
         bound_usd=objective,
         gpus_per_node=inst.cluster.gpus_per_node,
+        scale_up=ScaleUpDomain.of(inst.cluster.scale_up),
         catalog=inst.search.catalog,
         solve_s=wall_s,
         notes=(

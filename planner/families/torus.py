@@ -661,7 +661,7 @@ def _design_of(
     inst: Instance, catalog: Catalog, problem: tf.TorusProblem, sol: tf.TorusSolution
 ) -> Design:
     from models import torus_fabric as tf
-    from planner.design import Design, LinkClass, Requirements
+    from planner.design import Design, LinkClass, Requirements, ScaleUpDomain
     from planner.sizing import nic_of
     from planner.sizing.designs import switch_tier
 
@@ -738,6 +738,7 @@ def _design_of(
         objective_usd=pr.objective_usd,
         bound_usd=sol.bound_usd if sol.bound_usd is not None else pr.objective_usd,
         gpus_per_node=inst.cluster.gpus_per_node,
+        scale_up=ScaleUpDomain.of(inst.cluster.scale_up),
         catalog=inst.search.catalog,
         solve_s=sol.wall_s,
         notes=(

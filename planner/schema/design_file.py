@@ -192,6 +192,14 @@ class RequirementsFile(_Part):
         return levels
 
 
+class ScaleUpFile(_Part):
+    """The scale-up domain (``ScaleUpDomain``); the bounds of the instance's ``cluster.scale_up``."""
+
+    of: ClassVar[str] = "ScaleUpDomain"
+    gpus: int = Field(8, ge=1, le=1024)
+    gbps_per_gpu: float = Field(7200.0, gt=0, le=1e6)
+
+
 class DesignFile(_Part):
     """A whole design.json (``Design``)."""
 
@@ -228,6 +236,8 @@ class DesignFile(_Part):
     circuits: list[list[int]] = Field(default_factory=list, max_length=10_000_000)
     wiring: dict[str, Any] = Field(default_factory=lambda: {"kind": "up_down"})
     """How the tiers are joined: a kind and its parameters (``planner.wiring``)."""
+    scale_up: ScaleUpFile = Field(default_factory=ScaleUpFile)
+    """The scale-up domain (absent in files written before it was recorded: the default)."""
 
     @field_validator("wiring")
     @classmethod

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from models import cabling as cb
 from models import clos_sizing as cs
-from planner.design import Design, LinkClass, LinkGroup, Requirements, TierDesign
+from planner.design import Design, LinkClass, LinkGroup, Requirements, ScaleUpDomain, TierDesign
 from planner.families import family_of
 from planner.layout import LengthDistribution, hall_of
 from planner.schema.catalog import Catalog, Medium, Switch
@@ -89,6 +89,7 @@ def design_of(
         pods=sol.pods,
         leaves_per_pod=sol.leaves_per_pod,
         gpus_per_node=inst.cluster.gpus_per_node,
+        scale_up=ScaleUpDomain.of(inst.cluster.scale_up),
         leaf_placement=sol.placement,
         catalog=inst.search.catalog,
         solve_s=sol.wall_s,
