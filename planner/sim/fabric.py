@@ -98,6 +98,10 @@ class Fabric:
     design_class: IntArray | None = None
     """The design's link class of every physical link, -1 for a link the design does not price
     (a chip's own injection port, a mesh link inside a cube); None: ``link_class``."""
+    rail_only: bool = False
+    """True when the scale-out wiring joins only GPUs of one rail (rail-only fabrics): GPUs whose
+    NIC indices in their node differ share no switch, so traffic between them must cross the
+    scale-up domain to the GPU on the destination's rail first (PXN)."""
 
     # ---- sizes and derived arrays ----------------------------------------------------------
     @property
