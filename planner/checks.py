@@ -38,6 +38,31 @@ def check_references(inst: Instance, catalog: Catalog) -> None:
             )
 
 
+def check_scale_up(inst: Instance, catalog: Catalog) -> None:
+    """The scale-up switch exists, and its switches carry every GPU's scale-up bandwidth.
+
+    non-blocking:  switches * ports * port_gbps >= gpus * gbps_per_gpu   (per domain, each way)
+    """
+    spec = inst.cluster.scale_up
+    if spec.switch is None:
+        if spec.switches is not None:
+            raise InputError("cluster.scale_up.switches: given without a scale-up switch model")
+        return
+    known = [s.name for s in catalog.scale_up_switch]
+    if spec.switch not in known:
+        raise _known("scale-up switch", spec.switch, known, "cluster.scale_up.switch")
+    sw = catalog.scale_up_switch_named(spec.switch)
+    count = spec.switches or sw.switches_for(spec.gpus)
+    have_gbps, need_gbps = count * sw.ports * sw.port_gbps, spec.gpus * spec.gbps_per_gpu
+    if have_gbps < need_gbps:
+        raise InputError(
+            f"cluster.scale_up: {count} x {spec.switch} give {count * sw.ports} ports of "
+            f"{sw.port_gbps:,.0f} Gb/s ({have_gbps:,.0f} Gb/s), fewer than {spec.gpus} GPUs at "
+            f"{spec.gbps_per_gpu:,.0f} Gb/s need ({need_gbps:,.0f} Gb/s each way): give more "
+            "switches or less bandwidth per GPU"
+        )
+
+
 def check_pins(inst: Instance) -> None:
     """Pinned per-tier lists fit the pinned number of tiers, and a pinned plane count is allowed."""
     pin = inst.search.pin
@@ -65,4 +90,5 @@ def check_pins(inst: Instance) -> None:
 def check_instance(inst: Instance, catalog: Catalog) -> None:
     """All cheap checks; raises InputError on the first problem."""
     check_references(inst, catalog)
+    check_scale_up(inst, catalog)
     check_pins(inst)

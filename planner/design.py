@@ -17,6 +17,7 @@ from models.status import Status
 from planner.wiring import UP_DOWN_WIRING, Wiring, wiring_from_dict, wiring_to_dict
 
 if TYPE_CHECKING:
+    from planner.schema.catalog import Catalog
     from planner.schema.instance import ScaleUp
 
 #: Hops per path and roles per tier count.
@@ -167,19 +168,57 @@ class LinkClass:
 class ScaleUpDomain:
     """The scale-up domain (NVLink or similar) the GPUs sit in, as the instance gave it.
 
-    Recorded so that a design says which machine its scale-out fabric serves; the scale-out
-    sizing does not read it yet.
+    The simulator carries traffic between two GPUs of one domain over it (never over a NIC); its
+    switches, when the instance names a model, are priced into the whole interconnect's power and
+    capex. It is given, not chosen: the scale-out objective does not include it.
     """
 
     gpus: int = 8
     """GPUs per scale-up domain (8 in a DGX node, 72 in an NVL72 rack)."""
-    gbps_per_gpu: float = 7200.0
-    """Scale-up bandwidth per GPU, Gb/s (7,200 = 900 GB/s, NVLink 4)."""
+    gbps_per_gpu: float = 3600.0
+    """Scale-up bandwidth per GPU, each way, Gb/s (3,600 = 450 GB/s, NVLink 4)."""
+    switch_model: str = ""
+    """The catalog's scale-up switch model ('' when the instance names none: not priced)."""
+    switches_per_domain: int = 0
+    """Scale-up switches in one domain (0 when not priced)."""
+    switch_cost_usd: float = 0.0
+    """Price of one scale-up switch, as the catalog gave it."""
+    switch_power_w: float = 0.0
+    """Power of one scale-up switch, as the catalog gave it."""
 
     @classmethod
-    def of(cls, spec: ScaleUp) -> ScaleUpDomain:
-        """The domain an instance's ``cluster.scale_up`` describes."""
-        return cls(gpus=spec.gpus, gbps_per_gpu=float(spec.gbps_per_gpu))
+    def of(cls, spec: ScaleUp, catalog: Catalog | None = None) -> ScaleUpDomain:
+        """The domain an instance's ``cluster.scale_up`` describes, priced from ``catalog``.
+
+        Without a catalog, or without a switch model in the instance, the domain is not priced.
+        """
+        if spec.switch is None or catalog is None:
+            return cls(gpus=spec.gpus, gbps_per_gpu=float(spec.gbps_per_gpu))
+        sw = catalog.scale_up_switch_named(spec.switch)
+        return cls(
+            gpus=spec.gpus,
+            gbps_per_gpu=float(spec.gbps_per_gpu),
+            switch_model=sw.name,
+            switches_per_domain=spec.switches or sw.switches_for(spec.gpus),
+            switch_cost_usd=sw.cost_usd,
+            switch_power_w=sw.power_w,
+        )
+
+    def domains(self, gpus: int) -> int:
+        """Domains holding ``gpus`` GPUs (the last one may be partial): ceil(gpus / domain)."""
+        return -(-gpus // self.gpus)
+
+    def switches(self, gpus: int) -> int:
+        """Scale-up switches of ``gpus`` GPUs: domains x switches per domain."""
+        return self.domains(gpus) * self.switches_per_domain
+
+    def capex_usd(self, gpus: int) -> float:
+        """Price of the scale-up switches of ``gpus`` GPUs."""
+        return self.switches(gpus) * self.switch_cost_usd
+
+    def power_w(self, gpus: int) -> float:
+        """Power of the scale-up switches of ``gpus`` GPUs."""
+        return self.switches(gpus) * self.switch_power_w
 
 
 @dataclass(frozen=True)
@@ -354,6 +393,16 @@ class Design:
     def tco_usd(self) -> float:
         """Capex plus lifetime energy cost."""
         return self.capex_usd + self.energy_usd
+
+    @property
+    def interconnect_capex_usd(self) -> float:
+        """Capex of the whole interconnect: the scale-out fabric plus the scale-up switches."""
+        return self.capex_usd + self.scale_up.capex_usd(self.gpus)
+
+    @property
+    def interconnect_power_w(self) -> float:
+        """Power of the whole interconnect: the scale-out fabric plus the scale-up switches."""
+        return self.power_w + self.scale_up.power_w(self.gpus)
 
     @property
     def blast_radius_gpus(self) -> int:

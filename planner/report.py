@@ -56,6 +56,11 @@ SUMMARY_SCHEMA: dict[str, Any] = {
     "gpus": pl.Int64,
     "scale_up_gpus": pl.Int64,
     "scale_up_gbps_per_gpu": pl.Float64,
+    "scale_up_switches": pl.Int64,
+    "scale_up_capex_usd": pl.Float64,
+    "scale_up_power_kw": pl.Float64,
+    "interconnect_capex_usd": pl.Float64,
+    "interconnect_power_kw": pl.Float64,
     "planes": pl.Int64,
     "tiers": pl.Int64,
     "link_speed_gbps": pl.Int64,
@@ -145,6 +150,11 @@ def _summary(
             gpus=d.gpus,
             scale_up_gpus=d.scale_up.gpus,
             scale_up_gbps_per_gpu=d.scale_up.gbps_per_gpu,
+            scale_up_switches=d.scale_up.switches(d.gpus),
+            scale_up_capex_usd=d.scale_up.capex_usd(d.gpus),
+            scale_up_power_kw=d.scale_up.power_w(d.gpus) / 1000.0,
+            interconnect_capex_usd=d.interconnect_capex_usd,
+            interconnect_power_kw=d.interconnect_power_w / 1000.0,
             planes=d.planes,
             tiers=d.num_tiers,
             link_speed_gbps=d.link_speed_gbps,
@@ -507,6 +517,22 @@ def _money(x: float | None) -> str:
     return "n/a" if x is None else f"${x:,.0f}"
 
 
+def _scale_up_line(s: dict[str, Any]) -> str:
+    """The scale-up domain, and the whole interconnect when its switches are priced."""
+    line = (
+        f"scale-up: {s['scale_up_gpus']} GPUs per domain at {s['scale_up_gbps_per_gpu']:,.0f} Gb/s"
+        " per GPU each way (traffic inside a domain never touches a NIC)"
+    )
+    if not s["scale_up_switches"]:
+        return line + "; its switches are not priced (no cluster.scale_up.switch)"
+    return (
+        line + f"; {s['scale_up_switches']:,} scale-up switches"
+        f" ({_money(s['scale_up_capex_usd'])}, {s['scale_up_power_kw']:,.1f} kW);"
+        f" whole interconnect {_money(s['interconnect_capex_usd'])},"
+        f" {s['interconnect_power_kw']:,.1f} kW"
+    )
+
+
 def headline(summary: pl.DataFrame) -> list[str]:
     """Give the headline figures of a summary row, one short line each (report.md and the CLI)."""
     s = summary.row(0, named=True)
@@ -520,8 +546,7 @@ def headline(summary: pl.DataFrame) -> list[str]:
         f"fabric: {s['family']}, {s['planes']} plane(s) x {s['tiers']} tier(s)"
         f" at {s['link_speed_gbps']}G, "
         f"{s['switches']:,} switches ({s['switch_models']}), {s['transceivers']:,} transceivers",
-        f"scale-up: {s['scale_up_gpus']} GPUs per domain at {s['scale_up_gbps_per_gpu']:,.0f} Gb/s"
-        " per GPU (recorded; the scale-out fabric above carries the traffic between domains)",
+        _scale_up_line(s),
         f"paths: {s['max_switch_hops']} switch hops, {s['max_latency_ns']:,.0f} ns, "
         f"oversubscription {s['oversubscription']:.2f}:1,"
         f" bisection {s['bisection_gbps']:,.0f} Gb/s",

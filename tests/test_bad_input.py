@@ -89,6 +89,27 @@ CASES: dict[str, tuple[str | None, list[str], list[str]]] = {
         [],
         ["cluster", "nic_ports", "3", "divides nic_gbps"],
     ),
+    "unknown-scale-up-switch": (
+        _edit(
+            'nic = "connectx-7"',
+            'nic = "connectx-7"\nscale_up = { gpus = 8, switch = "nvswitch9" }',
+        ),
+        [],
+        ["cluster.scale_up.switch", "nvswitch9", "nvswitch-gen3"],
+    ),
+    "scale-up-switches-too-few": (
+        _edit(
+            'nic = "connectx-7"',
+            'nic = "connectx-7"\nscale_up = { gpus = 8, switch = "nvswitch-gen3", switches = 2 }',
+        ),
+        [],
+        ["cluster.scale_up", "128 ports", "28,800 Gb/s", "more switches"],
+    ),
+    "scale-up-domain-not-whole-nodes": (
+        _edit('nic = "connectx-7"', 'nic = "connectx-7"\nscale_up = { gpus = 12 }'),
+        [],
+        ["cluster", "scale_up.gpus (12)", "gpus_per_node"],
+    ),
     "set-negative-gpus": (
         GOOD,
         ["cluster.gpus=-5"],

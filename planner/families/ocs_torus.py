@@ -465,7 +465,7 @@ def _design(inst: Instance, catalog: Catalog, plan: Any, wall_s: float) -> Desig
         objective_usd=objective,
         bound_usd=objective,
         gpus_per_node=inst.cluster.gpus_per_node,
-        scale_up=ScaleUpDomain.of(inst.cluster.scale_up),
+        scale_up=ScaleUpDomain.of(inst.cluster.scale_up, catalog),
         catalog=inst.search.catalog,
         solve_s=wall_s,
         notes=(

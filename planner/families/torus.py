@@ -738,7 +738,7 @@ def _design_of(
         objective_usd=pr.objective_usd,
         bound_usd=sol.bound_usd if sol.bound_usd is not None else pr.objective_usd,
         gpus_per_node=inst.cluster.gpus_per_node,
-        scale_up=ScaleUpDomain.of(inst.cluster.scale_up),
+        scale_up=ScaleUpDomain.of(inst.cluster.scale_up, catalog),
         catalog=inst.search.catalog,
         solve_s=sol.wall_s,
         notes=(

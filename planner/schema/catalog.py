@@ -306,6 +306,44 @@ class Nic(Strict):
         return self.nics_per_cage * planes
 
 
+class ScaleUpSwitch(Strict):
+    """A switch of the scale-up domain (an NVSwitch chip on a baseboard, an NVLink switch tray).
+
+    It is priced into the whole interconnect's figures, never into the scale-out objective: the
+    scale-up domain is given by the GPUs the instance names, not chosen by the planner.
+    """
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    description: str = ""
+    ports: int = Field(ge=1, le=4096)
+    """Scale-up ports (NVLink links) of one switch."""
+    port_gbps: float = Field(gt=0, le=6400)
+    """Bandwidth of one port, each way, Gb/s."""
+    domain_gpus: int = Field(ge=1, le=1024)
+    """GPUs of the product's own domain (8 on an HGX baseboard, 72 in an NVL72 rack)."""
+    switches_per_domain: int = Field(ge=1, le=4096)
+    """Switches the product puts in that domain."""
+    cost_usd: float = Field(ge=0, le=MAX_UNIT_COST_USD)
+    power_w: float = Field(ge=0, le=MAX_UNIT_POWER_W)
+    source: dict[str, str]
+
+    @model_validator(mode="after")
+    def _check(self) -> ScaleUpSwitch:
+        _require_sources(
+            self.source,
+            ("ports", "switches_per_domain", "cost_usd", "power_w"),
+            f"scale_up_switch {self.name}",
+        )
+        return self
+
+    def switches_for(self, gpus: int) -> int:
+        """Switches a domain of ``gpus`` GPUs takes: the product's count, scaled by GPUs.
+
+        switches = ceil(gpus * switches_per_domain / domain_gpus)
+        """
+        return -(-gpus * self.switches_per_domain // self.domain_gpus)
+
+
 class Catalog(Strict):
     """All components the planner may choose from."""
 
@@ -313,10 +351,11 @@ class Catalog(Strict):
     medium: list[Medium] = Field(min_length=1)
     nic: list[Nic] = Field(default_factory=list)
     ocs: list[Ocs] = Field(default_factory=list)
+    scale_up_switch: list[ScaleUpSwitch] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _unique(self) -> Catalog:
-        for kind in ("switch", "medium", "nic", "ocs"):
+        for kind in ("switch", "medium", "nic", "ocs", "scale_up_switch"):
             names = [e.name for e in getattr(self, kind)]
             dup = {n for n in names if names.count(n) > 1}
             if dup:
@@ -342,6 +381,13 @@ class Catalog(Strict):
         if name is not None:
             return self.nic_named(name)
         return next((n for n in self.nic if n.speed_gbps == speed_gbps), None)
+
+    def scale_up_switch_named(self, name: str) -> ScaleUpSwitch:
+        """The scale-up switch of this name (KeyError when absent)."""
+        for s in self.scale_up_switch:
+            if s.name == name:
+                return s
+        raise KeyError(name)
 
     def ocs_named(self, name: str) -> Ocs:
         """The optical circuit switch of this name (KeyError when absent)."""

@@ -197,7 +197,11 @@ class ScaleUpFile(_Part):
 
     of: ClassVar[str] = "ScaleUpDomain"
     gpus: int = Field(8, ge=1, le=1024)
-    gbps_per_gpu: float = Field(7200.0, gt=0, le=1e6)
+    gbps_per_gpu: float = Field(3600.0, gt=0, le=1e6)
+    switch_model: str = Field("", pattern=r"^([a-z0-9][a-z0-9-]*)?$", max_length=200)
+    switches_per_domain: int = Field(0, ge=0, le=4096)
+    switch_cost_usd: float = Field(0.0, ge=0, le=1e9)
+    switch_power_w: float = Field(0.0, ge=0, le=1e7)
 
 
 class DesignFile(_Part):

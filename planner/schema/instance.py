@@ -23,12 +23,23 @@ TierRole = Literal["leaf", "spine", "core"]
 
 
 class ScaleUp(Strict):
-    """The scale-up domain (NVLink or similar) inside which tensor parallelism runs."""
+    """The scale-up domain (NVLink or similar) inside which tensor parallelism runs.
+
+    Domains are consecutive GPUs and whole nodes (an NVL72 rack: 18 nodes of 4), or a node holds
+    whole domains (NVLink pairs in a PCIe server). Inside a domain the GPUs meet at full scale-up
+    bandwidth (non-blocking): traffic between two of them never touches a NIC.
+    """
 
     gpus: int = Field(8, ge=1, le=1024)
-    """GPUs per scale-up domain."""
-    gbps_per_gpu: float = Field(7200.0, gt=0, le=1e6)
-    """Scale-up bandwidth per GPU in Gb/s (7200 = 900 GB/s, NVLink 4)."""
+    """GPUs per scale-up domain (8: one DGX/HGX node; 72: a GB200 NVL72 rack)."""
+    gbps_per_gpu: float = Field(3600.0, gt=0, le=1e6)
+    """Scale-up bandwidth per GPU, each way, Gb/s. NVLink 4 (H100): 18 links x 25 GB/s = 450 GB/s
+    each way, 3,600 Gb/s (NVIDIA's "900 GB/s" counts both ways); NVLink 5 (B200): 7,200."""
+    switch: str | None = None
+    """Optional scale-up switch model from the catalog (``scale_up_switch``): its count, power and
+    price enter the whole interconnect's figures (not the scale-out objective)."""
+    switches: int | None = Field(None, ge=1, le=4096)
+    """Scale-up switches per domain; default: the catalog product's count scaled to ``gpus``."""
 
 
 class Cluster(Strict):
@@ -45,13 +56,19 @@ class Cluster(Strict):
     nic: str | None = None
     """Optional NIC model from the catalog; its speed and splits must admit the ones above."""
     scale_up: ScaleUp = Field(default_factory=ScaleUp)
-    """Scale-up domain (used by workload-aware issues; recorded in the design)."""
+    """Scale-up domain: recorded in the design, simulated, and priced into the whole interconnect."""
 
     @model_validator(mode="after")
     def _check(self) -> Cluster:
         if self.gpus % self.gpus_per_node:
             raise ValueError(
                 f"gpus ({self.gpus}) must be a whole number of nodes of gpus_per_node ({self.gpus_per_node})"
+            )
+        domain, node = self.scale_up.gpus, self.gpus_per_node
+        if domain % node and node % domain:
+            raise ValueError(
+                f"scale_up.gpus ({domain}) must be whole nodes (a multiple of gpus_per_node, "
+                f"{node}) or divide a node"
             )
         for ports in self.nic_ports:
             if ports < 1 or ports > 16 or self.nic_gbps % ports:

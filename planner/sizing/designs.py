@@ -89,7 +89,7 @@ def design_of(
         pods=sol.pods,
         leaves_per_pod=sol.leaves_per_pod,
         gpus_per_node=inst.cluster.gpus_per_node,
-        scale_up=ScaleUpDomain.of(inst.cluster.scale_up),
+        scale_up=ScaleUpDomain.of(inst.cluster.scale_up, catalog),
         leaf_placement=sol.placement,
         catalog=inst.search.catalog,
         solve_s=sol.wall_s,
