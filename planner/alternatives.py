@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -16,6 +16,12 @@ from models.hops import hops
 from models.status import Status
 from planner.families import family_of
 from planner.sizing import Outcome, SizingResult, roles_of
+
+if TYPE_CHECKING:
+    from planner.design import Design
+    from planner.schema.catalog import Catalog
+    from planner.schema.instance import Instance
+    from planner.sim.simulate import SimResult
 
 #: Option name of the search that lets every tier use its own switch model.
 MIXED = "mixed"
@@ -36,7 +42,21 @@ ALTERNATIVES_SCHEMA: dict[str, Any] = {
     "power_kw": pl.Float64,
     "max_switch_hops": pl.Int64,
     "delta_tco_usd": pl.Float64,
+    "sim_verdict": pl.Utf8,
+    "sim_fraction_ecmp": pl.Float64,
+    "sim_fraction_spray": pl.Float64,
     "winner": pl.Boolean,
+}
+
+#: The simulated fractions of every family's best design, one row per family, traffic and routing.
+ALTERNATIVES_SIM_SCHEMA: dict[str, Any] = {
+    "family": pl.Utf8,
+    "option": pl.Utf8,
+    "pattern": pl.Utf8,
+    "routing": pl.Utf8,
+    "time_s": pl.Float64,
+    "fraction_of_ideal": pl.Float64,
+    "busbw_gbps": pl.Float64,
 }
 
 
@@ -120,19 +140,87 @@ def _figures(o: Outcome) -> dict[str, Any]:
     }
 
 
-def alternatives_table(result: SizingResult) -> pl.DataFrame:
-    """Tabulate the best design of every switch option (each model alone, and mixed)."""
+def _found(outcomes: Iterable[Outcome]) -> list[Outcome]:
+    return [
+        o
+        for o in outcomes
+        if o.solution.status.has_solution and o.solution.objective_usd is not None
+    ]
+
+
+def family_bests(result: SizingResult) -> dict[str, Outcome]:
+    """The best outcome of every family the search found a design of, by family name."""
+    best: dict[str, Outcome] = {}
+    for o in _found(result.outcomes):
+        family = o.structure.family
+        held = best.get(family)
+        if held is None or (o.solution.objective_usd or math.inf) < (
+            held.solution.objective_usd or math.inf
+        ):
+            best[family] = o
+    return best
+
+
+def design_of_outcome(inst: Instance, o: Outcome, catalog: Catalog, time_limit_s: float) -> Design:
+    """The design of one outcome, as the search would give it had the outcome won.
+
+    A family sized by its own model carries its design. A Clos-model outcome proven optimal
+    gets the search's canonical tie-break (``models.clos_sizing.solve_canonical``), so the design
+    is the one a plan of that family alone chooses, not another of equal cost.
+    """
+    from models import clos_sizing as cs
+    from planner.sizing.designs import design_of
+    from planner.sizing.problems import restrict_to
+
+    if o.design is not None:
+        return o.design
+    sol, problem = o.solution, o.structure.problem
+    assert problem is not None
+    if o.switch_model is not None:
+        problem = restrict_to(problem, o.switch_model, o.structure.family)
+    if problem is not None and sol.status is Status.OPTIMAL:
+        sol = cs.solve_canonical(cs.build(problem), sol, time_limit_s)
+    return design_of(inst, o.structure, sol, catalog)
+
+
+def alternatives_sim_table(bests: dict[str, Outcome], sims: dict[str, SimResult]) -> pl.DataFrame:
+    """The healthy simulated rows of every family's best design (``family_sims`` of a plan)."""
+    rows = []
+    for family, sim in sims.items():
+        o = bests.get(family)
+        healthy = sim.collectives.filter(pl.col("scenario") == "healthy")
+        for r in healthy.iter_rows(named=True):
+            rows.append(
+                {
+                    "family": family,
+                    "option": None if o is None else _option_of(o),
+                    "pattern": r["pattern"],
+                    "routing": r["routing"],
+                    "time_s": r["time_s"],
+                    "fraction_of_ideal": r["fraction_of_ideal"],
+                    "busbw_gbps": r["busbw_gbps"],
+                }
+            )
+    return pl.DataFrame(rows, schema=ALTERNATIVES_SIM_SCHEMA)
+
+
+def alternatives_table(
+    result: SizingResult, sims: dict[str, SimResult] | None = None
+) -> pl.DataFrame:
+    """Tabulate the best design of every switch option (each model alone, and mixed).
+
+    With ``sims`` (a plan over several families, verified), each family's best row also gives
+    its design's simulated verdict and least fractions of ideal over the [verify] traffic.
+    """
+    sims = sims or {}
+    bests = family_bests(result)
     groups: dict[tuple[str, str], list[Outcome]] = {}
     for o in result.outcomes:
         groups.setdefault((o.structure.family, _option_of(o)), []).append(o)
     winner = _winner_option(result)
     rows: list[dict[str, Any]] = []
     for (family, option), outcomes in groups.items():
-        found = [
-            o
-            for o in outcomes
-            if o.solution.status.has_solution and o.solution.objective_usd is not None
-        ]
+        found = _found(outcomes)
         best = min(found, key=lambda o: o.solution.objective_usd or math.inf, default=None)
         row: dict[str, Any] = dict.fromkeys(ALTERNATIVES_SCHEMA)
         row.update(
@@ -143,6 +231,13 @@ def alternatives_table(result: SizingResult) -> pl.DataFrame:
         )
         if best is not None:
             row.update(_figures(best))
+            sim = sims.get(family)
+            if sim is not None and bests.get(family) is best:
+                row.update(
+                    sim_verdict=sim.verdict,
+                    sim_fraction_ecmp=sim.fractions.get("sim_fraction_ecmp"),
+                    sim_fraction_spray=sim.fractions.get("sim_fraction_spray"),
+                )
         rows.append(row)
     table = pl.DataFrame(rows, schema=ALTERNATIVES_SCHEMA)
     winner_tco = table.filter(pl.col("winner"))["tco_usd"]

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -101,6 +101,9 @@ class PlanResult:
     """Pluggable only vs LPO vs CPO allowed, when asked for (``compare_optics``)."""
     reconfiguration: pl.DataFrame | None = None
     """OCS direct-connect: the circuits re-assigned after device 0 fails, and how many changed."""
+    family_sims: dict[str, SimResult] = field(default_factory=dict)
+    """A plan over several families, verified: the healthy simulation of each family's best design
+    (the chosen design's is ``sim``), by family name."""
 
     @property
     def found(self) -> bool:
@@ -118,7 +121,14 @@ class PlanResult:
         """The best design of every structure and switch option, side by side."""
         from planner.alternatives import alternatives_table
 
-        return alternatives_table(self.search)
+        return alternatives_table(self.search, self.family_sims)
+
+    @property
+    def alternatives_sim(self) -> pl.DataFrame:
+        """Each family's best design simulated (healthy): one row per family, traffic, routing."""
+        from planner.alternatives import alternatives_sim_table, family_bests
+
+        return alternatives_sim_table(family_bests(self.search), self.family_sims)
 
     @property
     def bom(self) -> pl.DataFrame:
@@ -205,9 +215,12 @@ def plan(
         result = replace(result, design=design)
         reconfiguration = family.search_tables(design).get("reconfiguration")
     sim = None
+    family_sims: dict[str, SimResult] = {}
     if result.design is not None and (inst.verify.enabled if verify is None else verify):
         try:
             sim = _simulate(result.design, inst.verify, progress=sim_progress, deadline=deadline)
+            if len(inst.search.families) > 1:
+                family_sims = _family_sims(inst, catalog, result, sim, sim_progress, deadline)
         except ValueError as exc:  # traffic that does not fit the cluster (group sizes, ...)
             raise InputError(f"verify: {exc}") from None
     return PlanResult(
@@ -218,7 +231,40 @@ def plan(
         result,
         sim,
         reconfiguration=reconfiguration,
+        family_sims=family_sims,
     )
+
+
+def _family_sims(
+    inst: Instance,
+    catalog: Catalog,
+    result: SizingResult,
+    sim: SimResult,
+    progress: SimProgress | None,
+    deadline: Deadline,
+) -> dict[str, SimResult]:
+    """The best design of every other family simulated under the [verify] traffic, healthy.
+
+    Failures and Monte Carlo trials are left out (they judge the chosen design); what the time
+    limit cuts shows as the family's simulation being incomplete.
+    """
+    from planner.alternatives import design_of_outcome, family_bests
+    from planner.sim.simulate import simulate as _simulate
+    from planner.sizing.search_loop import TIE_BREAK_TIME_S
+
+    assert result.design is not None
+    healthy = inst.verify.model_copy(
+        update={"failures": [], "single_switch_failures": False, "monte_carlo_trials": 0}
+    )
+    sims = {result.design.family: sim}
+    for name, outcome in family_bests(result).items():
+        if name in sims:
+            continue
+        design = design_of_outcome(inst, outcome, catalog, min(TIE_BREAK_TIME_S, deadline.step_s()))
+        design = family_of(name).after_solve(design, inst, deadline.step_s(), verify_demand)
+        say = None if progress is None else (lambda text, n=name: progress(f"{n}: {text}"))
+        sims[name] = _simulate(design, healthy, progress=say, deadline=deadline)
+    return sims
 
 
 def verify_demand(design: Design, verify: Verify) -> npt.NDArray[np.float64]:

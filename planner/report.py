@@ -45,7 +45,7 @@ SIM_TABLES = ("sim_collectives", "sim_links", "sim_failures")
 #: The optics comparison (pluggable only, LPO allowed, CPO allowed), when asked for.
 OPTICS_TABLE = "optics_comparison"
 #: Tables written only when they apply (a stale one from an earlier run is removed).
-OPTIONAL_TABLES = (OPTICS_TABLE, "circuits", "ocs", "reconfiguration")
+OPTIONAL_TABLES = (OPTICS_TABLE, "circuits", "ocs", "reconfiguration", "alternatives_sim")
 
 SUMMARY_SCHEMA: dict[str, Any] = {
     "instance": pl.Utf8,
@@ -357,6 +357,8 @@ def plan_tables(plan_result: PlanResult) -> dict[str, pl.DataFrame]:
         tables.update(family_of(d.family).extra_tables(d))
     if plan_result.reconfiguration is not None:
         tables["reconfiguration"] = plan_result.reconfiguration
+    if plan_result.family_sims:
+        tables["alternatives_sim"] = plan_result.alternatives_sim
     return tables
 
 
@@ -455,6 +457,8 @@ def write_sim_reports(
     carried = _carried(outdir, design)
     if "alternatives.parquet" in carried:  # same design: report.md shows the search's options too
         tables["alternatives"] = pl.read_parquet(outdir / "alternatives.parquet")
+    if "alternatives_sim.parquet" in carried:
+        tables["alternatives_sim"] = pl.read_parquet(outdir / "alternatives_sim.parquet")
     files = set_files(tables, design, render_sim_markdown(design, sim, tables))
     files.update(carried)
     files.update(extra or {})
@@ -462,7 +466,7 @@ def write_sim_reports(
 
 
 #: Tables of a solve that depend on the search, not on the simulation (kept by ``simulate``).
-CARRIED = ("alternatives", OPTICS_TABLE, "reconfiguration")
+CARRIED = ("alternatives", "alternatives_sim", OPTICS_TABLE, "reconfiguration")
 
 
 def _carried(outdir: Path, design: Design) -> dict[str, Writer]:
@@ -702,9 +706,18 @@ def _alternatives_section(tables: dict[str, pl.DataFrame]) -> list[str]:
     alt = tables.get("alternatives")
     if alt is None or not len(alt):
         return []
-    return [
+    out = [
         "## Alternatives: the best design of every switch option",
         "",
         markdown_table(alt, [c for c in alt.columns if c != "winner"] + ["winner"]),
         "",
     ]
+    sims = tables.get("alternatives_sim")
+    if sims is not None and len(sims):
+        out += [
+            "### Each family's best design, simulated (healthy)",
+            "",
+            markdown_table(sims, sims.columns),
+            "",
+        ]
+    return out
