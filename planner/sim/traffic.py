@@ -112,7 +112,7 @@ class Traffic:
     name
         What is carried, e.g. ``"all_reduce"``, ``"all_to_all"``, ``"uniform_all_to_all"``.
     algorithm
-        ``"ring"``, ``"tree"``, ``"direct"`` or ``"pattern"``.
+        ``"ring"``, ``"tree"``, ``"hierarchical"``, ``"direct"`` or ``"pattern"``.
     group_size
         Ranks per group (n); for synthetic patterns, the GPUs involved.
     groups
