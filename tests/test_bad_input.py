@@ -115,6 +115,11 @@ CASES: dict[str, tuple[str | None, list[str], list[str]]] = {
         ["cluster.gpus=-5"],
         ["cluster.gpus", "greater than or equal to 1"],
     ),
+    "set-tensor-parallel-without-size": (
+        GOOD,
+        ['verify.traffic=[{kind="all_reduce_ring",groups="tensor_parallel"}]'],
+        ["verify.traffic.0", "tensor_parallel groups need group_size"],
+    ),
     "set-without-value": (GOOD, ["nonsense"], ["nonsense", "path=value"]),
     "missing-file": (None, [], ["file not found", "does-not-exist.toml"]),
 }

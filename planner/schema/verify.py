@@ -11,6 +11,7 @@ from planner.schema.instance_base import Strict
 TrafficKind = Literal[
     "all_reduce_ring",
     "all_reduce_tree",
+    "all_reduce_hierarchical",
     "reduce_scatter",
     "all_gather",
     "all_to_all",
@@ -24,24 +25,48 @@ RoutingName = Literal["ecmp", "spray"]
 FidelityName = Literal["packet", "fluid"]
 #: Traffic kinds that run on groups of GPUs (the others are patterns over the whole cluster).
 COLLECTIVES = frozenset(
-    {"all_reduce_ring", "all_reduce_tree", "reduce_scatter", "all_gather", "all_to_all"}
+    {
+        "all_reduce_ring",
+        "all_reduce_tree",
+        "all_reduce_hierarchical",
+        "reduce_scatter",
+        "all_gather",
+        "all_to_all",
+    }
 )
+GroupsName = Literal["data_parallel", "consecutive", "tensor_parallel", "same_rail"]
+#: Group placements sized by ``group_size``, and how a label names them.
+SIZED_GROUPS = {"consecutive": "groups-of", "tensor_parallel": "tp", "same_rail": "rail"}
+#: Largest scale-up domain an instance or design may hold (``cluster.scale_up.gpus``); a
+#: tensor-parallel group larger than it can never fit, so the schema refuses it at once.
+MAX_DOMAIN_GPUS = 1024
 
 
 class TrafficSpec(Strict):
     """One traffic pattern or collective to simulate."""
 
     kind: TrafficKind
-    """Collective (on groups) or synthetic pattern (over all GPUs)."""
+    """Collective (on groups) or synthetic pattern (over all GPUs). ``all_reduce_hierarchical``
+    is NCCL's two-level all-reduce: reduce-scatter inside each scale-up domain, all-reduce
+    across domains of 1/k of the buffer (k: a group's GPUs per domain), all-gather back."""
     size_bytes: float = Field(1.0e9, gt=0, le=1.0e13)
     """nccl-tests size per rank for collectives; bytes each GPU sends for patterns."""
-    groups: Literal["data_parallel", "consecutive"] = "data_parallel"
-    """Collective groups: the same local GPU index across all nodes (data parallel), or
-    ``group_size`` consecutive GPUs (expert parallel: n consecutive nodes)."""
+    groups: GroupsName = "data_parallel"
+    """Collective groups, in the machine's two levels (GPUs in scale-up domains of
+    ``scale_up.gpus``, consecutive ids; nodes of ``gpus_per_node``, one rail per local index):
+
+    - ``data_parallel``: the same local GPU index across all nodes (one group per rail);
+    - ``consecutive``: ``group_size`` consecutive GPUs (expert parallel: n consecutive nodes);
+    - ``tensor_parallel``: ``group_size`` consecutive GPUs inside one scale-up domain
+      (``group_size`` must divide the domain);
+    - ``same_rail``: one GPU, at the same index, from each of ``group_size`` consecutive
+      domains (data or expert parallel across domains; every member on one rail).
+
+    The last two are checked against the design's domain when the traffic is built."""
     group_size: int | None = Field(None, ge=2, le=4_000_000)
-    """GPUs per group for consecutive groups; for 'shift', how far each GPU sends (GPU g sends to
-    g + group_size: with the GPUs of a block or pod, every block sends all it has to the next,
-    the skewed demand of hot block pairs)."""
+    """GPUs per group for consecutive, tensor_parallel and same_rail groups; for 'shift', how far
+    each GPU sends (GPU g sends to g + group_size: with the GPUs of a block or pod, every block
+    sends all it has to the next, the skewed demand of hot block pairs)."""
     fan_in: int = Field(8, ge=1, le=4_000_000)
     """Senders into one receiver, for incast."""
     pipeline_stages: int = Field(2, ge=2, le=4_000_000)
@@ -49,17 +74,32 @@ class TrafficSpec(Strict):
 
     @model_validator(mode="after")
     def _check(self) -> TrafficSpec:
-        if self.groups == "consecutive" and self.kind in COLLECTIVES and self.group_size is None:
-            raise ValueError("consecutive groups need group_size")
+        if self.groups in SIZED_GROUPS and self.kind in COLLECTIVES and self.group_size is None:
+            raise ValueError(f"{self.groups} groups need group_size (GPUs per group, at least 2)")
+        if (
+            self.groups == "tensor_parallel"
+            and self.kind in COLLECTIVES
+            and self.group_size is not None
+            and self.group_size > MAX_DOMAIN_GPUS
+        ):
+            raise ValueError(
+                f"tensor_parallel group_size {self.group_size} is larger than any scale-up "
+                f"domain (at most {MAX_DOMAIN_GPUS:,} GPUs): a tensor-parallel group lies in one"
+            )
         if self.kind == "shift" and self.group_size is None:
             raise ValueError("shift needs group_size: how many GPUs ahead each GPU sends")
         return self
 
     @property
     def label(self) -> str:
-        """Short name for reports: all_to_all/consecutive-64."""
+        """Short name for reports, e.g. all_to_all/groups-of-64, all_reduce_ring/tp-8.
+
+        Collectives name their groups: ``dp``, ``groups-of-N`` (consecutive), ``tp-N``
+        (tensor_parallel), ``rail-N`` (same_rail); shift its distance (``shift/4096``).
+        """
         if self.kind in COLLECTIVES:
-            where = "dp" if self.groups == "data_parallel" else f"groups-of-{self.group_size}"
+            prefix = SIZED_GROUPS.get(self.groups)
+            where = "dp" if prefix is None else f"{prefix}-{self.group_size}"
             return f"{self.kind}/{where}"
         if self.kind == "shift":
             return f"shift/{self.group_size}"

@@ -89,8 +89,17 @@ class SimResult:
     the re-sharing cap, whose flow percentiles come from a sample."""
 
 
-def build_traffic(spec: TrafficSpec, gpus: int, per_node: int, seed: int) -> tr.Traffic:
-    """The flows of one traffic spec on ``gpus`` GPUs, ``per_node`` to a node."""
+def build_traffic(
+    spec: TrafficSpec, gpus: int, per_node: int, seed: int, *, domain_gpus: int | None = None
+) -> tr.Traffic:
+    """The flows of one traffic spec on ``gpus`` GPUs, ``per_node`` to a node.
+
+    ``domain_gpus`` is the scale-up domain (None: one node, ``per_node``): tensor_parallel and
+    same_rail groups are placed in it, and all_reduce_hierarchical splits its groups by it.
+    Raises ValueError when the traffic does not fit the cluster (a group size that does not
+    divide it, a tensor-parallel group larger than the domain, ...).
+    """
+    domain = per_node if domain_gpus is None else domain_gpus
     if spec.kind == "uniform_all_to_all":
         return tr.uniform_all_to_all(gpus, spec.size_bytes)
     if spec.kind == "random_permutation":
@@ -110,7 +119,14 @@ def build_traffic(spec: TrafficSpec, gpus: int, per_node: int, seed: int) -> tr.
         groups = tr.data_parallel_groups(gpus, per_node)
     else:
         assert spec.group_size is not None
-        groups = tr.consecutive_groups(gpus, spec.group_size)
+        if spec.groups == "tensor_parallel":
+            groups = tr.domain_groups(gpus, domain, spec.group_size)
+        elif spec.groups == "same_rail":
+            groups = tr.rail_groups(gpus, domain, spec.group_size)
+        else:
+            groups = tr.consecutive_groups(gpus, spec.group_size)
+    if spec.kind == "all_reduce_hierarchical":
+        return tr.hierarchical_all_reduce(groups, spec.size_bytes, domain)
     build = {
         "all_reduce_ring": tr.ring_all_reduce,
         "all_reduce_tree": tr.tree_all_reduce,

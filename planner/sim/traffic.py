@@ -13,7 +13,11 @@ Collectives follow the nccl-tests conventions
 (https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md): ``size_bytes`` is the
 nccl-tests "size" S per rank, ``algbw = S / time`` and ``busbw = algbw * busbw_factor``.
 
-GPU ``g`` lives on node ``g // gpus_per_node`` with local index ``g % gpus_per_node``.
+GPU ``g`` lives on node ``g // gpus_per_node`` with local index ``g % gpus_per_node``, its rail.
+The machine is two-level: GPU ``g`` also sits in scale-up domain ``g // domain_gpus`` (NVLink: 8 =
+one DGX node, 72 = an NVL72 rack of 18 nodes of 4), consecutive ids, the last domain possibly
+partial. :func:`domain_groups` and :func:`rail_groups` place parallel groups on that machine, and
+:func:`hierarchical_all_reduce` runs an all-reduce level by level over it.
 """
 
 from __future__ import annotations
@@ -108,7 +112,7 @@ class Traffic:
     name
         What is carried, e.g. ``"all_reduce"``, ``"all_to_all"``, ``"uniform_all_to_all"``.
     algorithm
-        ``"ring"``, ``"tree"``, ``"direct"`` or ``"pattern"``.
+        ``"ring"``, ``"tree"``, ``"hierarchical"``, ``"direct"`` or ``"pattern"``.
     group_size
         Ranks per group (n); for synthetic patterns, the GPUs involved.
     groups
@@ -153,11 +157,15 @@ class Traffic:
 # --------------------------------------------------------------------------------------------------
 
 
-def _check_divides(total: int, part: int, what: str) -> None:
+def _check_positive(total: int, part: int, what: str) -> None:
     if part < 1:
         raise ValueError(f"{what} must be at least 1; got {part}")
     if total < 1:
         raise ValueError(f"gpus must be at least 1; got {total}")
+
+
+def _check_divides(total: int, part: int, what: str) -> None:
+    _check_positive(total, part, what)
     if total % part:
         raise ValueError(f"{what} ({part}) does not divide {total}")
 
@@ -212,6 +220,103 @@ def consecutive_groups(gpus: int, group_size: int) -> IntArray:
     """
     _check_divides(gpus, group_size, "group_size")
     return np.arange(gpus, dtype=np.int64).reshape(gpus // group_size, group_size)
+
+
+def domain_groups(gpus: int, domain_gpus: int, group_size: int) -> IntArray:
+    """Tensor-parallel groups: consecutive GPUs that never straddle a scale-up domain.
+
+    Group ``j`` is GPUs ``j * group_size .. (j + 1) * group_size - 1``. Since ``group_size``
+    divides ``domain_gpus``, every domain boundary is a group boundary, so each group lies in one
+    domain. A partial last domain is used as long as it holds whole groups; GPUs that would be
+    left over are refused, not silently left idle (an idle GPU would change what the traffic
+    means and its ideal time without a word).
+
+    Parameters
+    ----------
+    gpus
+        GPUs in the cluster.
+    domain_gpus
+        GPUs per scale-up domain.
+    group_size
+        GPUs per group; divides ``domain_gpus``.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64, shape ``(gpus // group_size, group_size)``; row ``j`` in GPU order.
+
+    Raises
+    ------
+    ValueError
+        If ``group_size`` is larger than ``domain_gpus`` or does not divide it, or does not
+        divide ``gpus`` (a partial last domain that ends inside a group).
+    """
+    _check_positive(gpus, domain_gpus, "domain_gpus")
+    if group_size > domain_gpus:
+        raise ValueError(
+            f"tensor-parallel group_size ({group_size}) is larger than the scale-up domain "
+            f"({domain_gpus} GPUs): a tensor-parallel group must fit in one domain"
+        )
+    if group_size < 1:
+        raise ValueError(f"group_size must be at least 1; got {group_size}")
+    if domain_gpus % group_size:
+        raise ValueError(
+            f"tensor-parallel group_size ({group_size}) must divide the scale-up domain "
+            f"({domain_gpus} GPUs), so that no group straddles two domains"
+        )
+    if gpus % group_size:
+        raise ValueError(
+            f"tensor-parallel group_size ({group_size}) does not divide {gpus} GPUs: the last, "
+            f"partial scale-up domain ({gpus % domain_gpus} GPUs) would end inside a group"
+        )
+    return np.arange(gpus, dtype=np.int64).reshape(gpus // group_size, group_size)
+
+
+def rail_groups(gpus: int, domain_gpus: int, group_size: int) -> IntArray:
+    """Data- or expert-parallel groups across scale-up domains, each on one rail.
+
+    Domains are taken ``group_size`` at a time, in order; within such a block, the GPUs at local
+    index ``i`` of its domains form one group. Every member has the same index in its domain, so
+    (when ``gpus_per_node`` divides ``domain_gpus``, as in every real machine) the same rail
+    ``g % gpus_per_node``, and the members sit in distinct domains. With ``group_size`` equal
+    to the number of domains this is :func:`data_parallel_groups` over domains.
+
+    Parameters
+    ----------
+    gpus
+        GPUs in the cluster; whole domains only.
+    domain_gpus
+        GPUs per scale-up domain.
+    group_size
+        Domains per block, i.e. GPUs per group; divides the number of domains.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64, shape ``(gpus // group_size, group_size)``; row ``b * domain_gpus + i`` is local
+        index ``i`` of the domains of block ``b``, in domain order.
+
+    Raises
+    ------
+    ValueError
+        If the last domain is partial, or ``group_size`` does not divide the number of domains.
+    """
+    _check_positive(gpus, domain_gpus, "domain_gpus")
+    if gpus % domain_gpus:
+        raise ValueError(
+            f"same-rail groups need whole scale-up domains: {gpus} GPUs is {gpus // domain_gpus} "
+            f"domains of {domain_gpus} and {gpus % domain_gpus} GPUs over"
+        )
+    domains = gpus // domain_gpus
+    if group_size < 1:
+        raise ValueError(f"group_size must be at least 1; got {group_size}")
+    if domains % group_size:
+        raise ValueError(
+            f"same-rail group_size ({group_size}) must divide the number of scale-up domains "
+            f"({domains} of {domain_gpus} GPUs): a group takes one GPU from each of group_size domains"
+        )
+    ids = np.arange(gpus, dtype=np.int64).reshape(domains // group_size, group_size, domain_gpus)
+    return np.ascontiguousarray(ids.transpose(0, 2, 1)).reshape(gpus // group_size, group_size)
 
 
 def pipeline_pairs(gpus: int, gpus_per_node: int, stages: int) -> tuple[IntArray, IntArray]:
@@ -425,6 +530,128 @@ def tree_all_reduce(groups: npt.ArrayLike, size_bytes: float) -> Traffic:
         reduce.append(_uniform_phase(src, dst, size))
     broadcast = [_uniform_phase(p.dst, p.src, size) for p in reversed(reduce)]
     return Traffic("all_reduce", "tree", n, count, size, factor, (*reduce, *broadcast))
+
+
+def local_teams(groups: npt.ArrayLike, domain_gpus: int) -> IntArray:
+    """Split each group into its local teams: its members in each scale-up domain.
+
+    Members keep their order in the group within a team (that order is the team's ring), and
+    teams come in domain order.
+
+    Parameters
+    ----------
+    groups
+        GPU ids, shape ``(groups, n)``.
+    domain_gpus
+        GPUs per scale-up domain; GPU ``g`` is in domain ``g // domain_gpus``.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64, shape ``(groups, m, k)``: ``teams[r, t, j]`` is local rank ``j`` of the ``t``-th
+        domain of group ``r``; ``m * k = n``.
+
+    Raises
+    ------
+    ValueError
+        If ``domain_gpus < 1``, or the teams are not all of one size ``k`` (within a group, and
+        from group to group: the levels of all groups run as one phase each).
+    """
+    arr = _as_groups(groups)
+    if domain_gpus < 1:
+        raise ValueError(f"domain_gpus must be at least 1; got {domain_gpus}")
+    count, n = arr.shape
+    if count == 0 or n == 0:
+        return arr.reshape(count, 0 if n == 0 else 1, n)
+    domain = arr // domain_gpus
+    order = np.argsort(domain, axis=1, kind="stable")  # by domain, group order kept within one
+    members = np.take_along_axis(arr, order, axis=1)
+    domain = np.take_along_axis(domain, order, axis=1)
+    # A group splits evenly when it touches m domains and a new domain starts at every k-th
+    # member (k = n / m), i.e. exactly at positions k, 2k, ... of the sorted row.
+    starts = np.diff(domain, axis=1) != 0  # a new team starts at member j + 1
+    per_group = 1 + np.count_nonzero(starts, axis=1)  # m of each group
+    team_gpus = np.where(n % per_group == 0, n // per_group, 0)  # k of each group (0: uneven)
+    position = np.arange(1, n, dtype=np.int64)
+    expected = position[None, :] % np.maximum(team_gpus, 1)[:, None] == 0
+    even = (team_gpus > 0) & np.all(starts == expected, axis=1)
+    if not np.all(even):
+        bad = int(np.argmin(even))
+        sizes = np.unique(domain[bad], return_counts=True)[1]
+        raise ValueError(
+            f"a hierarchical all-reduce needs each group to have the same number of GPUs in "
+            f"every scale-up domain it touches ({domain_gpus} GPUs per domain); group {bad} "
+            f"has {', '.join(str(int(c)) for c in sizes[:8])}{', ...' if sizes.size > 8 else ''} "
+            f"GPUs in its {sizes.size} domains (use groups of whole domains, or of one local "
+            f"index across domains)"
+        )
+    if np.any(team_gpus != team_gpus[0]):
+        other = int(np.argmax(team_gpus != team_gpus[0]))
+        raise ValueError(
+            f"a hierarchical all-reduce needs every group split alike (its levels run as one "
+            f"phase each): group 0 has {int(team_gpus[0])} GPUs per scale-up domain, group "
+            f"{other} has {int(team_gpus[other])}"
+        )
+    teams = int(per_group[0])
+    return members.reshape(count, teams, n // teams)
+
+
+def hierarchical_all_reduce(groups: npt.ArrayLike, size_bytes: float, domain_gpus: int) -> Traffic:
+    """NCCL-style hierarchical all-reduce: inside each scale-up domain, then across domains.
+
+    The members of a group in one domain form a local team of k; a group touches m domains
+    (n = m k). In order:
+
+    (a) ring reduce-scatter of S inside each team: k-1 steps of S/k per rank;
+    (b) ring all-reduce of S/k across domains among the m members of the group that hold the
+        same local rank in their teams: 2(m-1) steps of S/(k m) per rank;
+    (c) ring all-gather of S inside each team: k-1 steps of S/k per rank.
+
+    A level with one member (k = 1 or m = 1) sends nothing. Per GPU, closed form:
+
+    - bytes sent inside domains (a + c): ``2 (k-1)/k · S``
+    - bytes sent across domains (b):     ``2 (m-1)/m · S/k``
+
+    so with scale-up rate B_up and NIC rate B_nic per GPU (bytes/s) and no contention the time is
+    ``2 (k-1)/k · S / B_up + 2 (m-1)/m · (S/k) / B_nic``: the network carries 1/k of what a flat
+    ring all-reduce over the n ranks would (``2 (n-1)/n · S``).
+
+    Parameters
+    ----------
+    groups
+        GPU ids, shape ``(groups, n)``; the order within a domain is the team's ring order.
+    size_bytes
+        nccl-tests size S per rank.
+    domain_gpus
+        GPUs per scale-up domain (GPU ``g`` is in domain ``g // domain_gpus``).
+
+    Returns
+    -------
+    Traffic
+        Phases (a), (b), (c), each one phase repeated per ring step (absent when its level has
+        one member); name ``"all_reduce"``, algorithm ``"hierarchical"``,
+        ``busbw_factor = 2(n-1)/n``.
+
+    Raises
+    ------
+    ValueError
+        If the teams are not all of one size (see :func:`local_teams`).
+    """
+    size = _check_size(size_bytes)
+    teams = local_teams(groups, domain_gpus)
+    count, m, k = teams.shape
+    n = m * k
+    factor = 2.0 * (n - 1) / n if n else 0.0
+    if n < 2 or count == 0:
+        return Traffic("all_reduce", "hierarchical", n, count, size, factor, ())
+    intra = teams.reshape(count * m, k)  # one row per local team
+    inter = np.ascontiguousarray(teams.transpose(0, 2, 1)).reshape(count * k, m)  # per local rank
+    phases = (
+        *ring_reduce_scatter(intra, size).phases,
+        *ring_all_reduce(inter, size / k).phases,
+        *ring_all_gather(intra, size).phases,
+    )
+    return Traffic("all_reduce", "hierarchical", n, count, size, factor, phases)
 
 
 def _off_diagonal(n: int) -> tuple[IntArray, IntArray]:

@@ -1284,6 +1284,17 @@ def runtime_cases() -> list[Case]:
             "",
         ),
         (
+            "simulate/runtime/tensor-parallel-wider-than-domain",
+            "simulate",
+            simulate
+            + sets(
+                'verify.traffic=[{kind="all_reduce_ring",groups="tensor_parallel",group_size=16}]'
+            ),
+            {"design.json": _design_json()},  # scale-up domains of 8: no group of 16 fits one
+            BAD,
+            "",
+        ),
+        (
             "simulate/runtime/self-link",
             "simulate",
             simulate + sets('verify.failures=[{links=["leaf0-leaf0"]}]'),
