@@ -284,7 +284,13 @@ def verify_demand(design: Design, verify: Verify) -> npt.NDArray[np.float64]:
     blocks = ocs.block_of_gpus(design)
     for spec in verify.traffic:
         try:
-            traffic = build_traffic(spec, design.gpus, design.gpus_per_node, verify.seed)
+            traffic = build_traffic(
+                spec,
+                design.gpus,
+                design.gpus_per_node,
+                verify.seed,
+                domain_gpus=design.scale_up.gpus,
+            )
         except ValueError as exc:
             raise InputError(f"verify: {exc}") from None
         for phase in traffic.phases:
@@ -562,9 +568,17 @@ def export_htsim(
     from planner.sim.simulate import build_traffic
 
     fabric = build_fabric(design)
-    phase = build_traffic(verify.traffic[0], fabric.gpus, design.gpus_per_node, verify.seed).phases[
-        0
-    ]
+    try:
+        traffic = build_traffic(
+            verify.traffic[0],
+            fabric.gpus,
+            design.gpus_per_node,
+            verify.seed,
+            domain_gpus=design.scale_up.gpus,
+        )
+    except ValueError as exc:  # traffic that does not fit the cluster (group sizes, ...)
+        raise InputError(f"verify: {exc}") from None
+    phase = traffic.phases[0]
     stem = safe_name(design.instance)
     files = {}
     try:
