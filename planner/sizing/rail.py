@@ -113,9 +113,9 @@ def rail_gpu_leaf_lengths(
 
 
 def su_candidates(nodes: int, leaf_options: tuple[cs.SwitchOption, ...]) -> list[int]:
-    """Every SU size a leaf can serve: 1 .. min(nodes, largest leaf radix - 1) (one port goes up)."""
+    """Every SU size a leaf can serve: 1 .. min(nodes, largest leaf radix)."""
     radix = max((o.radix for o in leaf_options), default=0)
-    return list(range(1, max(0, min(nodes, radix - 1)) + 1))
+    return list(range(1, min(nodes, radix) + 1))
 
 
 def _su_cabling(

@@ -1,0 +1,239 @@
+"""The rail families: sizing, the brute-force optimum, the rail-only rule, wiring and round trip.
+
+``rail_optimized`` (rail leaves per scalable unit under a Clos) and ``rail_only`` (one Clos per
+rail) are sized by ``models.rail_sizing`` through ``planner.sizing.rail``; these tests check the
+model against an enumeration written apart from it (``tests.models.rail_brute_force``), the
+fabric's GPU-to-leaf rule, the zero spine load of same-rail rings, and design.json.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pytest
+
+from models import clos_sizing as cs
+from models import rail_sizing as rs
+from models.status import Status
+from planner.api import plan
+from planner.design import Design
+from planner.loading import load_catalog
+from planner.schema.catalog import Catalog
+from planner.schema.instance import Instance
+from planner.sizing.problems import allowed_media, medium_option
+from planner.sizing.rail import rail_only_refusal, rail_problems, size_rail
+from planner.validation import validate_design
+from tests.models.rail_brute_force import rail_brute_force
+
+#: Relative tolerance between the model's and the enumeration's objective (cent rounding).
+OBJECTIVE_RTOL = 1e-6
+RAIL_FAMILIES = ("rail_optimized", "rail_only")
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Catalog:
+    return load_catalog("default")
+
+
+def instance(family: str, **over: Any) -> Instance:
+    data: dict[str, Any] = {
+        "name": f"rail-{family}",
+        "cluster": {"gpus": 256, "gpus_per_node": 8, "nic_gbps": 400, "nic_ports": [1]},
+        "search": {"families": [family]},
+    }
+    for key, value in over.items():
+        data[key] = {**data.get(key, {}), **value}
+    return Instance.model_validate(data)
+
+
+@pytest.fixture(scope="module", params=RAIL_FAMILIES)
+def planned(request: pytest.FixtureRequest, catalog: Catalog) -> Design:
+    inst = instance(str(request.param))
+    result = plan(inst, catalog=catalog, verify=False, alternatives=False)
+    assert result.design is not None
+    return result.design
+
+
+def test_a_256_gpu_instance_sizes_under_each_family(planned: Design, catalog: Catalog) -> None:
+    assert planned.status is Status.OPTIMAL
+    assert planned.family in RAIL_FAMILIES
+    assert validate_design(planned, catalog) == []
+    u, n = planned.wiring.params()["su_nodes"], planned.wiring.params()["rails"]
+    assert n == 8
+    assert planned.tiers[0].switches == n * -(-32 // u)
+
+
+def test_the_fabric_puts_gpu_g_on_its_rail_leaf(planned: Design) -> None:
+    from planner.sim.fabric import build_fabric
+
+    fab = build_fabric(planned)
+    u, n = planned.wiring.params()["su_nodes"], planned.wiring.params()["rails"]
+    g = np.arange(planned.gpus)
+    assert np.array_equal(
+        fab.upper[: planned.gpus], fab.tier_offsets[1] + (g // n // u) * n + g % n
+    )
+    assert fab.rail_only == (planned.family == "rail_only")
+
+
+def test_design_json_round_trips(planned: Design) -> None:
+    again = Design.from_json(planned.to_json())
+    assert again == planned
+    assert again.wiring.params() == planned.wiring.params()
+
+
+# ---- the model against brute force ---------------------------------------------------------
+#: Small instances: (family, cluster, constraints, search pins and switch models, layout).
+BRUTE: dict[str, tuple[str, dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]]] = {
+    "opt-64-one-switch": (
+        "rail_optimized",
+        {"gpus": 64},
+        {},
+        {"switch_models": ["qm9700"], "pin": {"tiers": 2}},
+        {},
+    ),
+    "opt-64-two-switches-2to1": (
+        "rail_optimized",
+        {"gpus": 64},
+        {"max_oversubscription": 2.0},
+        {"switch_models": ["qm9700", "tomahawk4-25t"], "pin": {"tiers": 2}},
+        {},
+    ),
+    "opt-96-racks-of-8": (
+        "rail_optimized",
+        {"gpus": 96},
+        {},
+        {"switch_models": ["tomahawk4-25t"], "pin": {"tiers": 2}},
+        {"nodes_per_rack": 8, "racks_per_row": 2},
+    ),
+    "only-128-one-tier": (
+        "rail_only",
+        {"gpus": 128},
+        {},
+        {"switch_models": ["qm9700"], "pin": {"tiers": 1}},
+        {},
+    ),
+    "only-512-two-tiers": (
+        "rail_only",
+        {"gpus": 512},
+        {},
+        {"switch_models": ["qm9700", "tomahawk4-25t"], "pin": {"tiers": 2}},
+        {"nodes_per_rack": 2},
+    ),
+}
+
+
+def brute_instance(name: str) -> Instance:
+    family, cluster, constraints, search, layout = BRUTE[name]
+    return Instance.model_validate(
+        {
+            "name": name,
+            "cluster": {"gpus_per_node": 8, "nic_gbps": 400, "nic_ports": [1], **cluster},
+            "constraints": constraints,
+            "search": {"families": [family], **search},
+            "layout": layout,
+        }
+    )
+
+
+@pytest.mark.parametrize("name", sorted(BRUTE))
+def test_the_model_optimum_equals_brute_force(name: str, catalog: Catalog) -> None:
+    inst = brute_instance(name)
+    family = BRUTE[name][0]
+    pairs = rail_problems(inst, catalog, family, rail_only=family == "rail_only")
+    assert len(pairs) == 1
+    _, rp = pairs[0]
+    assert rp is not None
+    media = [medium_option(m) for m in allowed_media(inst, catalog) if m.speed_gbps == 400]
+    expected = rail_brute_force(rp, media)
+    got = rs.solve(rp, cs.SolveOptions(time_limit_s=60.0), canonical_s=0)
+    assert expected is not None
+    assert got.status is Status.OPTIMAL
+    assert got.total(got.solution.objective_usd) == pytest.approx(expected, rel=OBJECTIVE_RTOL)
+
+
+def test_top_of_rack_needs_a_rack_holding_the_unit(catalog: Catalog) -> None:
+    """Racks of 2 nodes: a rail leaf stands in the rack only with SUs of at most 2 nodes."""
+    inst = brute_instance("only-512-two-tiers")
+    _, rp = rail_problems(inst, catalog, "rail_only", rail_only=True)[0]
+    assert rp is not None
+    pinned = replace(rp, clos=replace(rp.clos, pins=cs.Pins(leaf_placement="top_of_rack")))
+    sol = rs.solve(pinned, cs.SolveOptions(time_limit_s=30.0), canonical_s=0).solution
+    assert sol.status is Status.OPTIMAL
+    assert sol.tier_solutions[0].downlinks <= 2
+    free = rs.solve(
+        replace(pinned, clos=replace(pinned.clos, pins=cs.Pins())),
+        cs.SolveOptions(time_limit_s=30.0),
+        canonical_s=0,
+    ).solution
+    cut = rs.build(pinned, frozenset({"rail.leaf_placement"}))
+    relaxed = cs.solve(cut, cs.SolveOptions(time_limit_s=30.0))
+    assert free.objective_usd is not None and sol.objective_usd is not None
+    assert relaxed.objective_usd is not None
+    # the rule binds: without it the rack placement takes the larger, cheaper units
+    assert relaxed.objective_usd < sol.objective_usd - 1.0
+    assert relaxed.tier_solutions[0].downlinks > 2
+
+
+# ---- the rail-only rule ----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("scale_up", "words"),
+    [
+        ({"gpus": 4}, "scale-up domain"),
+        ({"gbps_per_gpu": 200.0}, "below the NIC"),
+    ],
+    ids=["domain-smaller-than-a-node", "domain-slower-than-the-nic"],
+)
+def test_rail_only_refuses_a_scale_up_domain_that_cannot_carry_pxn(
+    scale_up: dict[str, Any], words: str, catalog: Catalog
+) -> None:
+    inst = instance("rail_only", cluster={"scale_up": scale_up})
+    assert words in rail_only_refusal(inst)
+    sized = size_rail(inst, catalog, "rail_only", None, 10.0, rail_only=True)
+    assert [s.status for s in sized] == [Status.INFEASIBLE]
+    assert words in sized[0].reason
+    result = plan(inst, catalog=catalog, verify=False, alternatives=False)
+    assert result.design is None
+    assert any(words in line for line in result.explanation)
+
+
+def test_rail_only_accepts_the_default_scale_up_domain() -> None:
+    assert rail_only_refusal(instance("rail_only")) == ""
+
+
+# ---- search ----------------------------------------------------------------------------------
+def test_the_search_weighs_the_rail_families_against_the_clos(catalog: Catalog) -> None:
+    families = ["clos", "rail_optimized", "rail_only"]
+    both = plan(instance("clos", search={"families": families}), catalog=catalog, verify=False)
+    assert both.design is not None
+    each = {
+        f: plan(instance(f), catalog=catalog, verify=False, alternatives=False).design
+        for f in families
+    }
+    best = min((d.objective_usd, f) for f, d in each.items() if d is not None)
+    assert both.design.family == best[1]
+    assert both.design.objective_usd == pytest.approx(best[0], rel=OBJECTIVE_RTOL)
+
+
+# ---- same-rail traffic stays under the leaves --------------------------------------------------
+def test_a_same_rail_ring_puts_no_bytes_on_the_spines(catalog: Catalog) -> None:
+    """Data-parallel rings (same local index on every node) in one SU turn at the rail leaves."""
+    from planner.sim.fabric import build_fabric
+    from planner.sim.routing import Routing, route
+
+    inst = instance("rail_optimized", search={"pin": {"tiers": 2, "downlinks": [32]}})
+    design = plan(inst, catalog=catalog, verify=False, alternatives=False).design
+    assert design is not None
+    assert design.wiring.params()["su_nodes"] == 32  # U = nodes: one SU
+    fabric = build_fabric(design)
+    n, nodes = 8, 32
+    node = np.repeat(np.arange(nodes), n)
+    rail = np.tile(np.arange(n), nodes)
+    src = node * n + rail
+    dst = ((node + 1) % nodes) * n + rail
+    routes = route(fabric, src, dst, Routing.SPRAY)
+    load = routes.load(np.ones(src.size))
+    assert routes.connected.all()
+    assert load[fabric.directed_class >= 1].sum() == 0.0
+    assert load[fabric.directed_class == 0].sum() == 2 * src.size
