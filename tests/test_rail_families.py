@@ -8,6 +8,7 @@ fabric's GPU-to-leaf rule, the zero spine load of same-rail rings, and design.js
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 from typing import Any
 
@@ -22,6 +23,7 @@ from planner.design import Design
 from planner.loading import load_catalog
 from planner.schema.catalog import Catalog
 from planner.schema.instance import Instance
+from planner.sim.fabric import Fabric
 from planner.sizing.problems import allowed_media, medium_option
 from planner.sizing.rail import rail_only_refusal, rail_problems, size_rail
 from planner.validation import validate_design
@@ -239,3 +241,111 @@ def test_a_same_rail_ring_puts_no_bytes_on_the_spines(catalog: Catalog) -> None:
     assert routes.connected.all()
     assert load[fabric.directed_class >= 1].sum() == 0.0
     assert load[fabric.directed_class == 0].sum() == 2 * src.size
+
+
+# ---- routing on rail fabrics -------------------------------------------------------------------
+#: Small rail fabrics: (family, GPUs, tiers, SU size pinned through the leaf downlinks).
+FABRICS: dict[str, tuple[str, int, int, int]] = {
+    "optimized-2t": ("rail_optimized", 128, 2, 4),
+    "optimized-3t": ("rail_optimized", 256, 3, 4),
+    "only-2t": ("rail_only", 256, 2, 4),
+    "only-3t": ("rail_only", 512, 3, 2),
+}
+
+
+@functools.cache
+def rail_fabric(name: str) -> Fabric:
+    from planner.sim.fabric import build_fabric
+
+    family, gpus, tiers, su = FABRICS[name]
+    inst = instance(
+        family,
+        cluster={"gpus": gpus},
+        search={"pin": {"tiers": tiers, "downlinks": [su]}},
+    )
+    design = plan(inst, verify=False, alternatives=False).design
+    assert design is not None
+    assert validate_design(design) == []
+    return build_fabric(design)
+
+
+def scenario(name: str, failed: str) -> Fabric:
+    fabric = rail_fabric(name)
+    if failed == "healthy":
+        return fabric
+    return fabric.with_failed_switches([fabric.tier_offsets[2]])  # spine 0
+
+
+def permutation(fabric: Fabric, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """A random permutation of the GPUs; on a rail-only fabric, within each rail."""
+    rng = np.random.default_rng(seed)
+    if not fabric.rail_only:
+        src = np.arange(fabric.gpus)
+        return src, rng.permutation(fabric.gpus)
+    n = 8
+    nodes = fabric.gpus // n
+    src = np.arange(fabric.gpus)
+    dst = np.empty_like(src)
+    for r in range(n):
+        dst[np.arange(nodes) * n + r] = rng.permutation(nodes) * n + r
+    return src, dst
+
+
+ROUTING_CASES = [(f, s) for f in sorted(FABRICS) for s in ("healthy", "spine0-failed")]
+
+
+@pytest.mark.parametrize(("name", "failed"), ROUTING_CASES)
+def test_ecmp_paths_are_shortest_valley_free(name: str, failed: str) -> None:
+    from planner.sim.routing import Routing, route
+    from tests.sim.test_routing import follow, valley_free_lengths
+
+    fabric = scenario(name, failed)
+    src, dst = permutation(fabric, 3)
+    routes = route(fabric, src, dst, Routing.ECMP, seed=3)
+    expected = valley_free_lengths(fabric, src, dst)
+    by_flow = routes.explicit.tocsc()
+    lengths = []
+    for f in range(src.size):
+        col = by_flow[:, f]
+        links = col.indices[col.data > 0]
+        lengths.append(follow(fabric, links, int(src[f]), int(dst[f])) if links.size else -1)
+    assert (expected > 0).any()
+    assert np.array_equal(routes.connected, expected > 0)
+    assert lengths == expected.tolist()
+
+
+@pytest.mark.parametrize(("name", "failed"), ROUTING_CASES)
+def test_spray_uses_shortest_valley_free_paths(name: str, failed: str) -> None:
+    from planner.sim.routing import Routing, route
+    from tests.sim.test_routing import dense, hop_class_sums, valley_free_lengths
+
+    fabric = scenario(name, failed)
+    src, dst = permutation(fabric, 5)
+    routes = route(fabric, src, dst, Routing.SPRAY)
+    frac = dense(routes)
+    sums = hop_class_sums(fabric, frac)
+    used = sums > 1e-12
+    expected = valley_free_lengths(fabric, src, dst)
+    assert np.array_equal(routes.connected, expected > 0)
+    np.testing.assert_allclose(sums[used], 1.0, rtol=0, atol=1e-12)
+    assert np.array_equal(used.sum(axis=0), np.where(expected > 0, expected, 0))
+    assert not (frac[~fabric.alive] > 0).any()
+
+
+@pytest.mark.parametrize(("name", "failed"), ROUTING_CASES)
+def test_spray_loads_equal_the_routed_loads(name: str, failed: str) -> None:
+    from planner.sim.routing import Routing, route
+    from planner.sim.spray_loads import link_loads
+
+    fabric = scenario(name, failed)
+    src, dst = permutation(fabric, 7)
+    gbit = np.random.default_rng(7).uniform(0.5, 2.0, src.size)
+    routes = route(fabric, src, dst, Routing.SPRAY)
+    want = routes.load(np.where(routes.connected, gbit, 0.0))
+    got = link_loads(fabric, src, dst, [gbit])
+    if failed == "healthy":
+        assert got is not None  # a healthy rail fabric factors like a Clos
+    if got is not None:
+        connected, (load,) = got
+        assert connected.tolist() == routes.connected.tolist()
+        np.testing.assert_allclose(load, want, rtol=1e-9, atol=1e-9 * want.max())
