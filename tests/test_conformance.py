@@ -81,7 +81,7 @@ CASES: dict[str, tuple[dict[str, Any], str]] = {
             "cluster": {"gpus": 1024, "gpus_per_node": 8, "nic_gbps": 400, "nic_ports": [1]},
             "search": {"families": ["rail_only"], "pin": {"tiers": 2}},
         },
-        "spine0",
+        "rail_spine0",
     ),
 }
 

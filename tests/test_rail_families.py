@@ -349,3 +349,20 @@ def test_spray_loads_equal_the_routed_loads(name: str, failed: str) -> None:
         connected, (load,) = got
         assert connected.tolist() == routes.connected.tolist()
         np.testing.assert_allclose(load, want, rtol=1e-9, atol=1e-9 * want.max())
+
+
+# ---- reports -----------------------------------------------------------------------------------
+def test_the_report_names_the_rails(planned: Design) -> None:
+    from planner.families import family_of
+    from planner.report import _wiring_lines
+
+    tables = family_of(planned.family).extra_tables(planned)
+    lines = _wiring_lines(tables)
+    u, n = planned.wiring.params()["su_nodes"], planned.wiring.params()["rails"]
+    units = -(-(planned.gpus // n) // u)
+    assert lines[0] == "## Wiring"
+    assert f"{units} scalable unit" in lines[2]
+    assert f"of {u} node" in lines[2]
+    assert "NIC r of every node in a unit goes to rail leaf r of that unit" in lines[2]
+    assert planned.bom()["tier"].str.contains("rail_leaf").any()
+    assert planned.links_table()["upper_role"].to_list()[0] == "rail_leaf"

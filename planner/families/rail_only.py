@@ -109,10 +109,8 @@ class RailOnly:
         return f"{p} x {tiers} tier{'s' if tiers > 1 else ''}, rail-only"
 
     def roles(self, tiers: int) -> tuple[str, ...]:
-        """Leaf (a rail leaf), spine, core: each rail's."""
-        from planner.design import ROLES
-
-        return ROLES[tiers]
+        """Rail leaf, rail spine, rail core: every switch belongs to one rail."""
+        return ("rail_leaf", "rail_spine", "rail_core")[:tiers]
 
     def circuit_level(self, tiers: int) -> int | None:
         """None: every tier is packet switches."""
