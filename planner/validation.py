@@ -598,7 +598,7 @@ def _rail_wiring(d: Design) -> tuple[int, int] | None:
 
 
 def check_rail_wiring(d: Design) -> list[Violation]:
-    """Rail wiring: leaves = n x SUs, each leaf U GPU ports, and each copy's tiers fit together.
+    """Rail wiring: n = GPUs per node, leaves = n x SUs, U GPU ports a leaf, each copy fits together.
 
     N = gpus / n nodes, s = ceil(N / U) SUs: leaves = n s. A rail-optimized design is one Clos
     over all GPUs (pods hold whole SUs: L divisible by n); a rail-only design is n identical rail
@@ -609,6 +609,8 @@ def check_rail_wiring(d: Design) -> list[Violation]:
         return [Violation("wiring", f"a {d.family} design needs a rail wiring (su_nodes, rails)")]
     u, n = params
     out: list[Violation] = []
+    if n != d.gpus_per_node:
+        out.append(Violation("wiring", f"{n} rails, but a node has {d.gpus_per_node} GPUs"))
     if d.gpus % n:
         return [Violation("wiring", f"{d.gpus} GPUs are not whole nodes of {n} GPUs")]
     nodes = d.gpus // n

@@ -366,3 +366,72 @@ def test_the_report_names_the_rails(planned: Design) -> None:
     assert "NIC r of every node in a unit goes to rail leaf r of that unit" in lines[2]
     assert planned.bom()["tier"].str.contains("rail_leaf").any()
     assert planned.links_table()["upper_role"].to_list()[0] == "rail_leaf"
+
+
+def test_the_superpod_reference_is_four_units_of_32_nodes(catalog: Catalog) -> None:
+    """The DGX SuperPOD reference (instances/superpod-h100-4su.toml) pinned as rail-optimized."""
+    from planner.loading import load_instance
+
+    inst = load_instance("instances/superpod-h100-4su.toml")
+    pin = inst.search.pin.model_copy(update={"family": "rail_optimized"})
+    inst = inst.model_copy(update={"search": inst.search.model_copy(update={"pin": pin})})
+    result = plan(inst, catalog=catalog, verify=False, alternatives=False)
+    d = result.design
+    assert d is not None
+    assert d.family == "rail_optimized"
+    assert d.wiring.params() == {"su_nodes": 32, "rails": 8}
+    assert [t.switches for t in d.tiers] == [32, 16]
+    assert d.tiers[0].parallel_links == 2
+    assert validate_design(d, catalog) == []
+    sentence = family_of_rails(d)
+    assert sentence.startswith("rail-optimized: 4 scalable units of 32 nodes (128 nodes)")
+    assert sentence.endswith("every leaf reaches every spine over 2 links each")
+
+
+def family_of_rails(d: Design) -> str:
+    from planner.families.rail_optimized import rail_sentence
+
+    return rail_sentence(d)
+
+
+# ---- the validator and design.json refuse broken rail designs ------------------------------------
+def _wrong_su(d: Design) -> Design:
+    w = d.wiring
+    return replace(d, wiring=type(w)(su_nodes=w.params()["su_nodes"] + 1, rails=8))  # type: ignore[call-arg]
+
+
+def _one_leaf_less(d: Design) -> Design:
+    leaf = d.tiers[0]
+    return replace(d, tiers=(replace(leaf, switches=leaf.switches - 1), *d.tiers[1:]))
+
+
+def _four_rails(d: Design) -> Design:
+    w = d.wiring
+    return replace(d, wiring=type(w)(su_nodes=w.params()["su_nodes"], rails=4))  # type: ignore[call-arg]
+
+
+BREAKS = {"wrong-su-size": _wrong_su, "one-leaf-less": _one_leaf_less, "four-rails": _four_rails}
+
+
+@pytest.mark.parametrize("how", sorted(BREAKS))
+def test_the_validator_refuses_a_broken_rail_design(planned: Design, how: str) -> None:
+    from planner.validation import STRUCTURE
+
+    broken = BREAKS[how](planned)
+    found = [v for check in STRUCTURE for v in check(broken)]
+    assert any(v.check == "wiring" for v in found), found
+    with pytest.raises(ValueError, match="wiring"):
+        Design.from_json(broken.to_json())
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{"su_nodes": 0, "rails": 8}, {"su_nodes": 4}, {"su_nodes": 4, "rails": 8, "pods": 2}],
+    ids=["zero-su", "no-rails", "extra-field"],
+)
+@pytest.mark.parametrize("kind", RAIL_FAMILIES)
+def test_a_rail_wiring_with_bad_parameters_is_refused(kind: str, params: dict[str, Any]) -> None:
+    from planner.wiring import wiring_from_dict
+
+    with pytest.raises(ValueError, match=kind):
+        wiring_from_dict({"kind": kind, **params})
