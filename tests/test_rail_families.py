@@ -435,3 +435,13 @@ def test_a_rail_wiring_with_bad_parameters_is_refused(kind: str, params: dict[st
 
     with pytest.raises(ValueError, match=kind):
         wiring_from_dict({"kind": kind, **params})
+
+
+def test_an_infeasible_rail_structure_names_the_constraint_to_relax(catalog: Catalog) -> None:
+    """Two tiers cannot stay within one switch hop: the reason names max_switch_hops."""
+    inst = instance(
+        "rail_optimized", constraints={"max_switch_hops": 1}, search={"pin": {"tiers": 2}}
+    )
+    sized = size_rail(inst, catalog, "rail_optimized", None, 10.0, rail_only=False)
+    assert [s.status for s in sized] == [Status.INFEASIBLE]
+    assert "relaxing max_switch_hops alone would allow one" in sized[0].reason

@@ -279,12 +279,36 @@ def size_rail(
     return out
 
 
+#: Time for each trial that relaxes one constraint family of an infeasible rail structure.
+DIAGNOSIS_TIME_S = 2.0
+#: What each relaxable family is, in a user's words.
+RELAXED_WORDS = {
+    "tier.oversubscription": "max_oversubscription",
+    "path.hops": "max_switch_hops",
+    "path.latency": "max_latency_ns",
+    "failure.single_switch": "survive",
+    "budget.power": "max_power_kw",
+    "budget.capex": "max_capex_usd",
+    "pins": "search.pin",
+}
+
+
 def _infeasible_reason(st: Structure, rp: rs.RailProblem) -> str:
+    """Why a rail structure has no design: the constraints whose relaxation alone would give one."""
     what = "rail-only" if rp.copies > 1 else "rail-optimized"
-    return (
+    head = (
         f"no {what} fabric of {st.planes} plane(s) x {st.tiers} tier(s) meets the constraints "
-        f"with whole scalable units of {rp.rails if rp.copies == 1 else 1} rail leaves"
+        f"with whole scalable units of {rp.rails} rail lea{'ves' if rp.rails > 1 else 'f'} each"
     )
+    options = cs.SolveOptions(time_limit_s=DIAGNOSIS_TIME_S)
+    freeing = [
+        RELAXED_WORDS.get(f, f)
+        for f in cs.RELAXABLE
+        if cs.solve(rs.build(rp, frozenset({f})), options).status.has_solution
+    ]
+    if freeing:
+        return f"{head}; relaxing {' or '.join(freeing)} alone would allow one"
+    return head
 
 
 def rail_design(
