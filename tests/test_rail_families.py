@@ -445,3 +445,40 @@ def test_an_infeasible_rail_structure_names_the_constraint_to_relax(catalog: Cat
     sized = size_rail(inst, catalog, "rail_optimized", None, 10.0, rail_only=False)
     assert [s.status for s in sized] == [Status.INFEASIBLE]
     assert "relaxing max_switch_hops alone would allow one" in sized[0].reason
+
+
+#: Three tiers need small switches to be enumerated: radix 8 and 12 at 400G, two GPUs a node.
+SMALL_BRUTE: dict[str, tuple[str, int, int, dict[str, Any]]] = {
+    "opt-3t-32gpus": ("rail_optimized", 32, 3, {}),
+    "opt-3t-48gpus-2to1": ("rail_optimized", 48, 3, {"max_oversubscription": [2.0, 1.0]}),
+    "only-3t-64gpus": ("rail_only", 64, 3, {}),
+    "opt-2t-48gpus-racks-of-2": ("rail_optimized", 48, 2, {}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SMALL_BRUTE))
+def test_the_model_optimum_equals_brute_force_on_small_switches(name: str) -> None:
+    from tests.models.catalogs import catalog as small_catalog
+    from tests.models.catalogs import switch
+
+    family, gpus, tiers, constraints = SMALL_BRUTE[name]
+    cat = small_catalog([switch("s8", 8, cost_usd=4_000.0), switch("s12", 12, cost_usd=7_000.0)])
+    inst = Instance.model_validate(
+        {
+            "name": name,
+            "cluster": {"gpus": gpus, "gpus_per_node": 2, "nic_gbps": 400, "nic_ports": [1]},
+            "constraints": constraints,
+            "search": {"families": [family], "pin": {"tiers": tiers}},
+            "layout": {"nodes_per_rack": 2, "racks_per_row": 4},
+        }
+    )
+    pairs = rail_problems(inst, cat, family, rail_only=family == "rail_only")
+    assert len(pairs) == 1
+    _, rp = pairs[0]
+    assert rp is not None
+    media = [medium_option(m) for m in allowed_media(inst, cat) if m.speed_gbps == 400]
+    expected = rail_brute_force(rp, media)
+    got = rs.solve(rp, cs.SolveOptions(time_limit_s=60.0), canonical_s=0)
+    assert expected is not None
+    assert got.status is Status.OPTIMAL
+    assert got.total(got.solution.objective_usd) == pytest.approx(expected, rel=OBJECTIVE_RTOL)
