@@ -221,26 +221,46 @@ def test_the_search_weighs_the_rail_families_against_the_clos(catalog: Catalog) 
 
 
 # ---- same-rail traffic stays under the leaves --------------------------------------------------
-def test_a_same_rail_ring_puts_no_bytes_on_the_spines(catalog: Catalog) -> None:
-    """Data-parallel rings (same local index on every node) in one SU turn at the rail leaves."""
+@pytest.mark.parametrize("routing", ["spray", "ecmp"])
+def test_a_same_rail_ring_puts_no_bytes_on_the_spines(routing: str, catalog: Catalog) -> None:
+    """Data-parallel ring all-reduce (same local index on every node), U = nodes: one SU.
+
+    The simulator's own traffic (``build_traffic``) routed phase by phase: every byte turns at
+    the rail leaves, none reaches the spine tier.
+    """
+    from planner.schema.verify import TrafficSpec
     from planner.sim.fabric import build_fabric
     from planner.sim.routing import Routing, route
+    from planner.sim.simulate import build_traffic
 
     inst = instance("rail_optimized", search={"pin": {"tiers": 2, "downlinks": [32]}})
     design = plan(inst, catalog=catalog, verify=False, alternatives=False).design
     assert design is not None
     assert design.wiring.params()["su_nodes"] == 32  # U = nodes: one SU
     fabric = build_fabric(design)
-    n, nodes = 8, 32
-    node = np.repeat(np.arange(nodes), n)
-    rail = np.tile(np.arange(n), nodes)
-    src = node * n + rail
-    dst = ((node + 1) % nodes) * n + rail
-    routes = route(fabric, src, dst, Routing.SPRAY)
-    load = routes.load(np.ones(src.size))
-    assert routes.connected.all()
-    assert load[fabric.directed_class >= 1].sum() == 0.0
-    assert load[fabric.directed_class == 0].sum() == 2 * src.size
+    traffic = build_traffic(TrafficSpec(kind="all_reduce_ring"), design.gpus, 8, seed=0)
+    assert traffic.phases
+    for phase in traffic.phases:
+        assert np.array_equal(phase.src % 8, phase.dst % 8)  # the rings stay on their rail
+        routes = route(fabric, phase.src, phase.dst, Routing(routing))
+        load = routes.load(phase.size_bytes)
+        assert routes.connected.all()
+        assert load[fabric.directed_class >= 1].sum() == 0.0
+        assert load[fabric.directed_class == 0].sum() > 0.0
+
+
+def test_the_wiring_figures(planned: Design) -> None:
+    """Hops of a (rail) Clos, bisection over all rails, one leaf's GPUs as the blast radius."""
+    u = planned.wiring.params()["su_nodes"]
+    assert planned.max_switch_hops == 2 * planned.num_tiers - 1
+    assert planned.blast_radius_gpus == u
+    s = planned.link_speed_gbps
+    per_rail = [planned.gpus // 8 * s] + [c.links // 8 * s for c in planned.link_classes[1:]]
+    if planned.family == "rail_only":
+        assert planned.bisection_gbps == 8 * min(per_rail) / 2
+    else:
+        whole = [planned.gpus * s] + [c.links * s for c in planned.link_classes[1:]]
+        assert planned.bisection_gbps == min(whole) / 2
 
 
 # ---- routing on rail fabrics -------------------------------------------------------------------
