@@ -592,6 +592,28 @@ def _tiers_table(d: Design) -> pl.DataFrame:
     )
 
 
+#: Column of a family's extra table holding the one sentence a person checks the wiring by.
+WIRING_COLUMN = "wiring"
+
+
+def _wiring_lines(tables: dict[str, pl.DataFrame]) -> list[str]:
+    """The wiring sentence a family's extra table carries (its ``wiring`` column), if any.
+
+    The hook for families whose wiring a person checks against a reference architecture (the
+    rail families' ``rails`` table): one line each, under "Wiring".
+    """
+    sentences = [
+        str(sentence)
+        for name, table in tables.items()
+        if name not in ("summary", "alternatives", "bom", "links")
+        and WIRING_COLUMN in table.columns
+        for sentence in table[WIRING_COLUMN].to_list()
+    ]
+    if not sentences:
+        return []
+    return ["## Wiring", "", *(f"- {s}" for s in sentences), ""]
+
+
 def _design_section(d: Design, tables: dict[str, pl.DataFrame]) -> list[str]:
     out = [
         "## Design, tier by tier (per plane unless noted)",
@@ -601,6 +623,7 @@ def _design_section(d: Design, tables: dict[str, pl.DataFrame]) -> list[str]:
     ]
     out += ["## Bill of materials (all planes)", "", markdown_table(tables["bom"]), ""]
     out += ["## Links", "", markdown_table(tables["links"]), ""]
+    out += _wiring_lines(tables)
     if "ocs" in tables:
         dev = tables["ocs"]
         circuits = int(tables["circuits"]["circuits"].sum()) if len(tables["circuits"]) else 0

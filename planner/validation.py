@@ -589,9 +589,138 @@ def _check_ocs_catalog(t: TierDesign, catalog: Catalog) -> list[Violation]:
     return []
 
 
+def _rail_wiring(d: Design) -> tuple[int, int] | None:
+    """(U, n) of a rail design's wiring, None when it has none."""
+    u, n = getattr(d.wiring, "su_nodes", None), getattr(d.wiring, "rails", None)
+    if isinstance(u, int) and isinstance(n, int) and u >= 1 and n >= 1:
+        return u, n
+    return None
+
+
+def check_rail_wiring(d: Design) -> list[Violation]:
+    """Rail wiring: n = GPUs per node, leaves = n x SUs, U GPU ports a leaf, each copy fits together.
+
+    N = gpus / n nodes, s = ceil(N / U) SUs: leaves = n s. A rail-optimized design is one Clos
+    over all GPUs (pods hold whole SUs: L divisible by n); a rail-only design is n identical rail
+    Clos fabrics, each with s leaves, tiers / n switches and pods / n pods.
+    """
+    params = _rail_wiring(d)
+    if params is None:
+        return [Violation("wiring", f"a {d.family} design needs a rail wiring (su_nodes, rails)")]
+    u, n = params
+    out: list[Violation] = []
+    if n != d.gpus_per_node:
+        out.append(Violation("wiring", f"{n} rails, but a node has {d.gpus_per_node} GPUs"))
+    if d.gpus % n:
+        return [Violation("wiring", f"{d.gpus} GPUs are not whole nodes of {n} GPUs")]
+    nodes = d.gpus // n
+    units = -(-nodes // u)
+    tiers = d.tiers
+    leaf = tiers[0]
+    if leaf.switches != n * units:
+        out.append(
+            Violation(
+                "wiring",
+                f"{leaf.switches} leaves, expected {n} rails x {units} SUs of {u} nodes "
+                f"({nodes} nodes)",
+            )
+        )
+    if leaf.downlinks != u:
+        out.append(Violation("wiring", f"a rail leaf has {leaf.downlinks} GPU ports, not U = {u}"))
+    rail_only = d.family == "rail_only"
+    copies = n if rail_only else 1
+    if any(t.switches % copies for t in tiers) or d.pods % copies:
+        return [*out, Violation("wiring", f"the tiers and pods do not split into {n} rails")]
+    per = [t.switches // copies for t in tiers]
+    pods = d.pods // copies
+    if len(tiers) == 1 and not (rail_only and per[0] == 1):
+        out.append(Violation("wiring", "a one-tier rail fabric is rail-only, one leaf per rail"))
+    if len(tiers) == 2:
+        spine = tiers[1]
+        if leaf.fanout != per[1]:
+            out.append(Violation("wiring", f"a leaf reaches {leaf.fanout} spines of its {per[1]}"))
+        if spine.downlinks != per[0] * leaf.parallel_links:
+            out.append(
+                Violation(
+                    "wiring",
+                    f"a spine receives {per[0]} x {leaf.parallel_links} links, not "
+                    f"{spine.downlinks}",
+                )
+            )
+    if len(tiers) == 3:
+        agg, core = tiers[1], tiers[2]
+        per_pod = d.leaves_per_pod
+        if not rail_only and per_pod % n:
+            out.append(Violation("wiring", f"a pod of {per_pod} leaves is not whole SUs of {n}"))
+        if per[1] != pods * leaf.fanout:
+            out.append(Violation("wiring", f"{pods} pods x {leaf.fanout} spines != {per[1]}"))
+        if per[0] > pods * per_pod or per[0] <= (pods - 1) * per_pod:
+            out.append(Violation("wiring", f"{per[0]} leaves do not fill {pods} pods of {per_pod}"))
+        if agg.downlinks != per_pod * leaf.parallel_links:
+            out.append(Violation("wiring", f"a spine serves {per_pod} leaves, not {agg.downlinks}"))
+        if per[2] != leaf.fanout * agg.fanout:
+            out.append(Violation("wiring", f"{leaf.fanout} x {agg.fanout} cores != {per[2]}"))
+        if core.downlinks != pods * agg.parallel_links:
+            out.append(Violation("wiring", f"a core serves {pods} pods, not {core.downlinks}"))
+    for c in d.link_classes:
+        expected = (
+            d.gpus if c.index == 0 else tiers[c.index - 1].switches * tiers[c.index - 1].uplinks
+        )
+        if c.links != expected:
+            out.append(
+                Violation(
+                    "wiring",
+                    f"{c.lower_role}-{c.upper_role}: {c.links} links, the tiers give {expected}",
+                )
+            )
+    return out
+
+
+def check_rail_fabric(d: Design) -> list[Violation]:
+    """Every GPU's NIC on the leaf of its rail; rail-only: no switch joins two rails.
+
+    GPU g (node g // n, rail g % n) belongs on leaf (node // U) n + g % n. Rail-only: every
+    connected part of the switch graph holds the GPUs of one rail only.
+    """
+    params = _rail_wiring(d)
+    if params is None or d.gpus % params[1] or check_rail_wiring(d):
+        return []  # check_rail_wiring says what is wrong
+    import numpy as np
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    u, n = params
+    fab = family_of(d.family).build_fabric(d)
+    g = np.arange(d.gpus)
+    want = fab.tier_offsets[1] + (g // n // u) * n + g % n
+    out: list[Violation] = []
+    wrong = np.flatnonzero(fab.upper[: d.gpus] != want)
+    if wrong.size or np.any(fab.lower[: d.gpus] != g):
+        first = int(wrong[0]) if wrong.size else 0
+        out.append(
+            Violation(
+                "wiring",
+                f"{wrong.size} GPUs' NICs are not on the leaf of their rail (first: GPU {first})",
+            )
+        )
+    if d.family == "rail_only":
+        adj = coo_matrix(
+            (np.ones(fab.lower.size), (fab.lower, fab.upper)), shape=(fab.nodes, fab.nodes)
+        )
+        _, label = connected_components(adj, directed=False)
+        pairs = np.unique(label[: d.gpus].astype(np.int64) * n + g % n)
+        parts, seen = np.unique(pairs // n, return_counts=True)
+        mixed = int(np.count_nonzero(seen > 1))
+        if mixed:
+            out.append(Violation("wiring", f"{mixed} part(s) of the fabric join two rails"))
+    return out
+
+
 #: Checks of a tiered (up-down) wiring: the structural ones, and the judgement of a built one.
 UP_DOWN_STRUCTURE = (check_spread, check_wiring)
 UP_DOWN_DESIGN = (check_oversubscription, check_paths, check_failure_tolerance)
+#: Structural checks of the rail families' wiring.
+RAIL_STRUCTURE = (check_spread, check_rail_wiring, check_rail_fabric)
 
 #: Structural checks: a design failing them describes no fabric (design.json refuses it).
 STRUCTURE = (check_ports, check_shape, check_family_structure)

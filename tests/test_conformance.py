@@ -67,10 +67,32 @@ CASES: dict[str, tuple[dict[str, Any], str]] = {
         },
         "switch0",
     ),
+    "rail_optimized": (
+        {
+            "cluster": {"gpus": 256, "gpus_per_node": 8, "nic_gbps": 400, "nic_ports": [1]},
+            "search": {"families": ["rail_optimized"], "pin": {"tiers": 2}},
+        },
+        "spine0",
+    ),
+    "rail_only": (
+        {
+            # Two tiers per rail so the failure scenario has a spine to take down, and 128 nodes
+            # so a rail needs several leaves (a leaf of 64 ports serves 32 nodes non-blocking).
+            "cluster": {"gpus": 1024, "gpus_per_node": 8, "nic_gbps": 400, "nic_ports": [1]},
+            "search": {"families": ["rail_only"], "pin": {"tiers": 2}},
+        },
+        "rail_spine0",
+    ),
 }
 
 #: Small traffic whose optimal-routing bound LP is built, and the failure of one switch.
 TRAFFIC = [{"kind": "random_permutation", "size_bytes": 1e8}]
+#: Families whose scale-out fabric joins only some GPU pairs get traffic it carries on its own:
+#: a rail-only fabric joins same-rail GPUs only (cross-rail traffic crosses the scale-up domain,
+#: which the simulator forces separately), so every GPU sends to the GPU one node ahead.
+TRAFFIC_OF: dict[str, list[dict[str, Any]]] = {
+    "rail_only": [{"kind": "shift", "size_bytes": 1e8, "group_size": 8}],
+}
 BOUND_MAX_VARIABLES = 2_000_000
 
 
@@ -110,7 +132,7 @@ def simulated(family: str, design: Design) -> SimResult:
     verify = Verify.model_validate(
         {
             "routing": ["spray"],
-            "traffic": TRAFFIC,
+            "traffic": TRAFFIC_OF.get(family, TRAFFIC),
             "single_switch_failures": False,
             "bound_max_variables": BOUND_MAX_VARIABLES,
             "failures": [{"switches": [failed]}],
@@ -184,8 +206,11 @@ def longest_path_in_switches(design: Design) -> int:
     longest = 0
     for s in edge:
         dist = nx.single_source_shortest_path_length(g, s)
-        assert edge <= set(dist), "a switch of the group is cut off"
-        longest = max(longest, max(dist[t] for t in edge))
+        # A rail-only fabric joins the leaves of one rail only (leaf su * n + r is rail r's).
+        rails = design.gpus_per_node if fabric.rail_only else 1
+        mine = {t for t in edge if (t - first) % rails == (s - first) % rails}
+        assert mine <= set(dist), "a switch of the group is cut off"
+        longest = max(longest, max(dist[t] for t in mine))
     return longest + 1
 
 

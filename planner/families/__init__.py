@@ -10,11 +10,23 @@ from planner.families.base import Family
 from planner.families.clos import CLOS, Clos
 from planner.families.ocs_direct import OCS_DIRECT, OcsDirect
 from planner.families.ocs_torus import OCS_TORUS, OcsTorus
+from planner.families.rail_only import RAIL_ONLY, RailOnly
+from planner.families.rail_optimized import RAIL_OPTIMIZED, RailOptimized
 from planner.families.torus import TORUS, Torus
 
-__all__ = ["CLOS", "FAMILIES", "OCS_DIRECT", "OCS_TORUS", "TORUS", "Family", "family_of"]
+__all__ = [
+    "CLOS",
+    "FAMILIES",
+    "OCS_DIRECT",
+    "OCS_TORUS",
+    "RAIL_ONLY",
+    "RAIL_OPTIMIZED",
+    "TORUS",
+    "Family",
+    "family_of",
+]
 
-_ALL: tuple[Family, ...] = (Clos(), OcsDirect(), OcsTorus(), Torus())
+_ALL: tuple[Family, ...] = (Clos(), OcsDirect(), OcsTorus(), Torus(), RailOptimized(), RailOnly())
 
 #: Every family the planner sizes, by name.
 FAMILIES: dict[str, Family] = {f.name: f for f in _ALL}

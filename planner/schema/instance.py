@@ -14,10 +14,12 @@ from planner.schema.catalog import MediumKind
 from planner.schema.instance_base import Strict
 from planner.schema.verify import Verify
 
-#: Families the planner can size today (rail-optimized, rail-only and dragonfly come later).
+#: Families the planner can size today (dragonfly comes later).
 #: ``torus`` is a torus of packet switches (``planner.families.torus``); ``ocs_torus`` is the
-#: TPU-style pod of cubes joined by OCS (the [torus] section).
-Family = Literal["clos", "ocs_direct", "ocs_torus", "torus"]
+#: TPU-style pod of cubes joined by OCS (the [torus] section). ``rail_optimized`` puts NIC r of
+#: every node of a scalable unit on that unit's rail leaf r under a Clos; ``rail_only`` is one
+#: Clos per rail with no tier joining the rails (cross-rail traffic over the scale-up domain).
+Family = Literal["clos", "ocs_direct", "ocs_torus", "torus", "rail_optimized", "rail_only"]
 FAMILIES: tuple[str, ...] = get_args(Family)
 TierRole = Literal["leaf", "spine", "core"]
 

@@ -13,9 +13,17 @@ from planner.sizing.problems import Structure, class_lengths, nic_of, requiremen
 
 
 def design_of(
-    inst: Instance, structure: Structure, sol: cs.SizingSolution, catalog: Catalog
+    inst: Instance,
+    structure: Structure,
+    sol: cs.SizingSolution,
+    catalog: Catalog,
+    lengths: dict[int, LengthDistribution] | None = None,
 ) -> Design:
-    """Turn a structure's solution into a Design carrying every unit figure it was priced with."""
+    """Turn a structure's solution into a Design carrying every unit figure it was priced with.
+
+    ``lengths`` replaces the hall's length distribution of some link classes (a wiring whose
+    geometry is not the contiguous one, e.g. rail leaves), by class.
+    """
     assert structure.problem is not None
     assert sol.capex_usd is not None
     assert sol.power_w is not None
@@ -62,7 +70,7 @@ def design_of(
                     p.cabling[c],
                     plan,
                     links,
-                    class_lengths(hall, c, plan.placement, upper_options),
+                    (lengths or {}).get(c) or class_lengths(hall, c, plan.placement, upper_options),
                     catalog,
                     (lower_k, upper_k),
                 ),

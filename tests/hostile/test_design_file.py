@@ -44,7 +44,7 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], list[str]]] = {
     "float-gpus": (_set("gpus", 1016.5), ["gpus", "valid integer"]),
     "bogus-family": (
         _set("family", "dragonfly"),
-        ["family", "'clos', 'ocs_direct', 'ocs_torus' or 'torus'"],
+        ["family", "'clos', 'ocs_direct', 'ocs_torus', 'torus', 'rail_optimized' or 'rail_only'"],
     ),
     "bogus-status": (_set("status", "great"), ["status", "optimal"]),
     "unknown-key": (_set("surprise", 1), ["unknown field 'surprise'"]),

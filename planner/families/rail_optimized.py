@@ -1,0 +1,219 @@
+"""The rail-optimized family (NVIDIA SuperPOD style): rail leaves per scalable unit, a Clos above.
+
+A node has n GPUs, each with its own NIC; the rail of GPU g is g mod n. A scalable unit (SU) is
+U consecutive nodes with n rail leaves: leaf (su, r) takes NIC r of each of the SU's U nodes, so
+same-rail traffic inside an SU turns at one switch. Spines (and cores) above are wired as in the
+folded Clos. The family sizes through ``Family.size`` with ``models.rail_sizing`` (the Clos model
+plus the rail rules; the SU size U is the model's decision) and records U and n in its wiring
+(``RailOptimizedWiring``), which design.json round-trips.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from planner.wiring import UpDown, register_wiring
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from models import clos_sizing as cs
+    from planner.design import Design, TierDesign
+    from planner.families.base import DemandOf, PerTier, Sized
+    from planner.schema.catalog import Catalog
+    from planner.schema.instance import Instance
+    from planner.sim.fabric import Fabric
+    from planner.validation import Violation
+
+#: The family's name in instances and designs.
+RAIL_OPTIMIZED = "rail_optimized"
+#: Name of the extra table that says how the rails are wired.
+RAILS_TABLE = "rails"
+
+
+@dataclass(frozen=True)
+class RailOptimizedWiring(UpDown):
+    """Up-down wiring whose leaves are rail leaves: SUs of ``su_nodes`` nodes, ``rails`` leaves each.
+
+    The path figures are the tiered wiring's (a rail leaf is a leaf); the parameters say which
+    GPU sits on which leaf: GPU g on leaf (g // rails // su_nodes) * rails + g % rails.
+    """
+
+    kind: ClassVar[str] = RAIL_OPTIMIZED
+    su_nodes: int = 1
+    """U: nodes per scalable unit (a rail leaf's GPU-facing ports)."""
+    rails: int = 1
+    """n: GPUs (NICs) per node, rail leaves per SU."""
+
+    def params(self) -> dict[str, Any]:
+        """The SU size and the rails."""
+        return {"su_nodes": self.su_nodes, "rails": self.rails}
+
+    def shape_errors(self, d: Design) -> list[str]:
+        """The tiered shape, and whole SUs: a leaf per rail per SU, U GPU ports on each."""
+        out = super().shape_errors(d)
+        if not d.tiers:
+            return out
+        leaf = d.tiers[0]
+        if d.gpus % self.rails:
+            out.append(f"{d.gpus} GPUs are not whole nodes of {self.rails} rails")
+        if leaf.switches % self.rails:
+            out.append(f"{leaf.switches} leaves are not whole SUs of {self.rails} rail leaves")
+        if leaf.downlinks != self.su_nodes:
+            out.append(f"a rail leaf has {leaf.downlinks} GPU ports, the SU {self.su_nodes} nodes")
+        return out
+
+
+def parse_rail_params(kind: str, params: dict[str, Any]) -> tuple[int, int]:
+    """(su_nodes, rails) of a rail wiring; ValueError names what is wrong."""
+    if set(params) != {"su_nodes", "rails"}:
+        raise ValueError(f"the {kind} wiring takes su_nodes and rails, got {sorted(params)}")
+    values = (params["su_nodes"], params["rails"])
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in values):
+        raise ValueError(f"the {kind} wiring needs whole su_nodes and rails >= 1, got {values}")
+    return values
+
+
+def _parse(params: dict[str, Any]) -> RailOptimizedWiring:
+    u, n = parse_rail_params(RAIL_OPTIMIZED, params)
+    return RailOptimizedWiring(su_nodes=u, rails=n)
+
+
+register_wiring(RAIL_OPTIMIZED, _parse)
+
+
+def rail_sentence(d: Design) -> str:
+    """What a person checks against a reference architecture, in one sentence."""
+    w = d.wiring
+    u, n = getattr(w, "su_nodes", 0), getattr(w, "rails", 1)
+    leaf = d.tiers[0]
+    units = leaf.switches // max(n, 1)
+    nodes = d.gpus // max(n, 1)
+    what = "rail-only" if d.family != RAIL_OPTIMIZED else "rail-optimized"
+    head = (
+        f"{what}: {units} scalable unit{'s' if units != 1 else ''} of {u} node"
+        f"{'s' if u != 1 else ''} ({nodes} nodes); NIC r of every node in a unit goes to rail "
+        f"leaf r of that unit"
+    )
+    if d.num_tiers == 1:
+        return head + "; the rail leaves are joined only through the scale-up domain"
+    above = (
+        f"every leaf reaches every spine over {leaf.parallel_links} link"
+        f"{'s' if leaf.parallel_links != 1 else ''} each"
+        if d.num_tiers == 2
+        else f"every leaf reaches the {leaf.fanout} spines of its pod over "
+        f"{leaf.parallel_links} link{'s' if leaf.parallel_links != 1 else ''} each"
+    )
+    if d.family != RAIL_OPTIMIZED:
+        above = above.replace("every spine", "every spine of its rail")
+        above = above.replace("of its pod", "of its rail's pod")
+        return f"{head}; {above}; no switch joins two rails (cross-rail traffic crosses NVLink)"
+    return f"{head}; {above}"
+
+
+def rail_table(d: Design) -> pl.DataFrame:
+    """One row: SU size, rails, SUs, and the sentence a person checks."""
+    import polars as pl
+
+    w = d.wiring
+    u, n = getattr(w, "su_nodes", 0), getattr(w, "rails", 1)
+    return pl.DataFrame(
+        {
+            "su_nodes": [u],
+            "rails": [n],
+            "scalable_units": [d.tiers[0].switches // max(n, 1)],
+            "rail_leaves": [d.tiers[0].switches],
+            "wiring": [rail_sentence(d)],
+        }
+    )
+
+
+@dataclass(frozen=True)
+class RailOptimized:
+    """Rail-optimized: rail leaves of scalable units under a folded Clos of spines (and cores)."""
+
+    name: str = RAIL_OPTIMIZED
+
+    def shapes(
+        self,
+        catalog: Catalog,
+        options: tuple[cs.SwitchOption, ...],
+        tier_options: list[int],
+        pinned_tiers: int | None,
+    ) -> list[tuple[int, PerTier]]:
+        """None: the structures are sized by ``size`` (the rail model), not the Clos model."""
+        return []
+
+    def size(
+        self, inst: Instance, catalog: Catalog, switch_model: str | None, time_limit_s: float
+    ) -> list[Sized]:
+        """The rail model (``planner.sizing.rail``): the Clos model plus the rail rules."""
+        from planner.sizing.rail import size_rail
+
+        return size_rail(inst, catalog, self.name, switch_model, time_limit_s, rail_only=False)
+
+    def label(self, planes: int, tiers: int) -> str:
+        """``1 plane x 2 tiers, rail-optimized``."""
+        p = f"{planes} plane{'s' if planes > 1 else ''}"
+        return f"{p} x {tiers} tier{'s' if tiers > 1 else ''}, rail-optimized"
+
+    def roles(self, tiers: int) -> tuple[str, ...]:
+        """Rail leaf, spine, core: the BOM and the links tables name the rail leaves."""
+        return ("rail_leaf", "spine", "core")[:tiers]
+
+    def circuit_level(self, tiers: int) -> int | None:
+        """None: every tier is packet switches."""
+        return None
+
+    def missing_tier_reason(self, index: int, speed_gbps: int) -> str:
+        """No switch at the plane's port speed."""
+        return f"allowed switch runs {speed_gbps}G ports"
+
+    def class_note(self, link_class: int, tiers: int) -> str:
+        """The GPU links go to the rail leaves of the node's scalable unit."""
+        return " (NIC r of each node to rail leaf r of its unit)" if link_class == 0 else ""
+
+    def tier_design(
+        self, catalog: Catalog, ts: cs.TierSolution, speed_gbps: int
+    ) -> TierDesign | None:
+        """None: no special tier."""
+        return None
+
+    def after_solve(
+        self, design: Design, inst: Instance, time_limit_s: float, demand_of: DemandOf
+    ) -> Design:
+        """The design as solved."""
+        return design
+
+    def search_tables(self, design: Design) -> dict[str, pl.DataFrame]:
+        """None."""
+        return {}
+
+    def extra_tables(self, design: Design) -> dict[str, pl.DataFrame]:
+        """``rails``: SU size, rails, and the sentence to check against a reference design."""
+        return {RAILS_TABLE: rail_table(design)}
+
+    def throughput_scale(self, design: Design, inst: Instance, demand_of: DemandOf) -> float | None:
+        """Not predicted."""
+        return None
+
+    def build_fabric(self, design: Design) -> Fabric:
+        """The rail wiring under the Clos tiers (``planner.sim.fabric.rail_optimized_fabric``)."""
+        from planner.sim.fabric import rail_optimized_fabric
+
+        return rail_optimized_fabric(design)
+
+    def check_structure(self, design: Design) -> list[Violation]:
+        """Packet tiers only, even spread, whole SUs, and every NIC on the leaf of its rail."""
+        from planner.validation import RAIL_STRUCTURE, Violation
+
+        if any(t.ocs for t in design.tiers) or design.circuits:
+            return [Violation("wiring", "a rail design has no OCS tier and no circuits")]
+        return [v for check in RAIL_STRUCTURE for v in check(design)]
+
+    def check_design(self, design: Design) -> list[Violation]:
+        """Ratios, paths and failure tolerance (the tiered checks)."""
+        from planner.validation import UP_DOWN_DESIGN
+
+        return [v for check in UP_DOWN_DESIGN for v in check(design)]
