@@ -93,6 +93,9 @@ class Split:
     up_flow: IntArray
     flows: int
     """Flows of the phase split."""
+    out_origin: IntArray
+    """The GPU whose data each scale-out flow carries: its source, or for a PXN flow the flow's
+    own source rather than the proxy that sends it."""
 
     @property
     def pxn_flows(self) -> int:
@@ -132,7 +135,7 @@ def split_phase(phase: Phase, gpus: int, domain_gpus: int, gpus_per_node: int, p
     scale_up = Phase(
         src[up_flow], np.where(relayed, proxy, dst)[up_flow], size[up_flow], phase.repeat
     )
-    return Split(scale_out, scale_up, out_flow, up_flow, phase.flows)
+    return Split(scale_out, scale_up, out_flow, up_flow, phase.flows, src[out_flow])
 
 
 @dataclass(frozen=True)
@@ -195,12 +198,14 @@ def scale_up_for(
     )
 
 
-def _busiest_s(phase: Phase, gpus: int, gbps: float) -> float:
+def _busiest_s(
+    src: IntArray, dst: IntArray, size_bytes: np.ndarray, gpus: int, gbps: float
+) -> float:
     """Seconds the busiest GPU needs at ``gbps``: max_g max(sent_g, received_g) * 8 / (gbps 1e9)."""
-    if phase.flows == 0:
+    if src.size == 0:
         return 0.0
-    sent = np.bincount(phase.src, weights=phase.size_bytes, minlength=gpus)
-    received = np.bincount(phase.dst, weights=phase.size_bytes, minlength=gpus)
+    sent = np.bincount(src, weights=size_bytes, minlength=gpus)
+    received = np.bincount(dst, weights=size_bytes, minlength=gpus)
     return max(float(sent.max()), float(received.max())) * BITS_PER_BYTE / (gbps * GBPS)
 
 
@@ -209,13 +214,17 @@ def split_ideal_s(
 ) -> tuple[float, float]:
     """One repetition of a split phase at full rate: (its scale-out part, its scale-up part), s.
 
-    scale-out = max_g max(out_g, in_g) of the scale-out flows (PXN: the proxy's) * 8 / nic rate,
-    scale-up  = max_g max(out_g, in_g) of the scale-up flows (PXN first hops included) * 8 /
-    scale-up rate; ``nic_gbps`` is a GPU's NIC rate over all its planes.
+    scale-out = max_g max(out_g, in_g) * 8 / nic rate over the inter-domain flows, each counted
+                at its own ends (``Split.out_origin``, not a PXN proxy: where PXN piles several
+                GPUs' data on one proxy's NIC, that is PXN's cost, not the GPU's ideal);
+    scale-up  = max_g max(out_g, in_g) * 8 / scale-up rate over the scale-up flows, PXN first
+                hops included;
+    ``nic_gbps`` is a GPU's NIC rate over all its planes.
     """
+    out, up = split.scale_out, split.scale_up
     return (
-        _busiest_s(split.scale_out, gpus, nic_gbps),
-        _busiest_s(split.scale_up, gpus, gbps_per_gpu),
+        _busiest_s(split.out_origin, out.dst, out.size_bytes, gpus, nic_gbps),
+        _busiest_s(up.src, up.dst, up.size_bytes, gpus, gbps_per_gpu),
     )
 
 
@@ -225,9 +234,10 @@ def ideal_time_s(
     """Completion time if every GPU used its full NIC and scale-up rates, with no contention.
 
     ``Σ_phases repeat · max(T_out / goodput, T_up)`` with ``(T_out, T_up) = split_ideal_s``:
-    each GPU's inter-domain bytes (out and in, as PXN places them) at its NIC rate and its
-    scale-up bytes (out and in, PXN hops included) at its scale-up rate, the two running at
-    once. ``nic_goodput_fraction`` (packet fidelity) is the share of the NIC rate that carries
+    each GPU's own inter-domain bytes (out and in, at the flows' own ends) at its NIC rate and
+    its scale-up bytes (out and in, PXN hops included) at its scale-up rate, the two running at
+    once. The NIC part does not depend on PXN: a random permutation whose PXN proxies gather
+    several GPUs' data shows that cost as a fraction of ideal below 1. ``nic_goodput_fraction`` (packet fidelity) is the share of the NIC rate that carries
     payload; the scale-up part is fluid.
 
     Raises

@@ -338,3 +338,17 @@ def test_design_links_table_shows_the_domain(routing: str) -> None:
     row = sim.collectives.row(0, named=True)
     assert row["time_s"] == pytest.approx(closed, rel=TIME_RTOL)
     assert row["fraction_of_ideal"] == pytest.approx(1.0, rel=TIME_RTOL)
+
+
+def test_the_ideal_counts_a_gpus_own_nic_not_its_proxy() -> None:
+    """GPUs 0 and 1 of node 0 send S to rail-2 GPUs of nodes 1 and 2 (R = 4): with PXN both flows
+    leave through proxy 2's NIC, T = 2 S B / N, while each GPU's own ideal is S B / N."""
+    rails, size = 4, 2**26
+    fabric = rail_fabric(3 * rails, rails)
+    su = domain(fabric, rails, pxn=True)
+    t = tr.point_to_point(np.array([0, 1]), np.array([6, 10]), size)
+    total, _, cut, _, _ = run_traffic(fabric, t, Routing.SPRAY, 0, scale_up=su)
+    one_s = size * BITS / (NIC_GBPS * GIGA)
+    assert total == pytest.approx(2 * one_s, rel=TIME_RTOL)
+    assert ideal_time_s(t, su, NIC_GBPS) == pytest.approx(one_s, rel=TIME_RTOL)
+    assert cut == 0
