@@ -74,7 +74,8 @@ class PhaseRun:
     flow_times_s: FloatArray
     disconnected: int
     utilisation: FloatArray | None = None
-    """Healthy plane: load / capacity of every directed link at the phase's start."""
+    """Healthy plane: load / capacity of every directed link at the phase's start (with a
+    scale-up domain, the domain's directed links follow the plane's)."""
     exact: bool = True
     """False when the phase time is an upper bound (a streamed phase whose flows differ in size)
     or re-sharing stopped at its safety net."""
@@ -754,6 +755,19 @@ def simulate(
     Each step (a traffic's bound, a traffic under a routing, a failure scenario, a Monte Carlo
     trial) starts only while ``deadline`` has not passed; the steps left out are listed in
     ``SimResult.cut`` and the verdict is ``incomplete`` unless what did run already fails.
+
+    The design's scale-up domain (``Design.scale_up``) runs beside the fabric
+    (``planner.sim.scale_up.scale_up_of``: not for chip tori whose routers are the fabric, nor
+    for one-GPU domains), with PXN when ``verify.pxn`` asks or the fabric is rail-only. The
+    figures then mean, per phase (summed over phases with their repeats):
+
+    * ``time_s``: the later of the scale-out and scale-up parts, each simulated;
+    * ``ideal_time_s``: max(each GPU's own inter-domain bytes at its NIC rate, its scale-up
+      bytes, PXN hops included, at its scale-up rate), the busiest GPU (``_ideal_s``);
+    * ``bound_time_s``: max(the optimal-routing bound of the scale-out flows, PXN from their
+      proxies, the scale-up part's busiest GPU link) (``bound_time_s``);
+    * the links table: the fabric's link classes, then "gpu-nvswitch" up (a GPU's scale-up
+      egress) and down (its ingress).
     """
     start = time.perf_counter()
     cut_steps: list[str] = []
