@@ -204,6 +204,27 @@ def test_all_to_all_over_two_domains_splits_its_bytes(planes: int, routing: Rout
     assert ideal_time_s(t, su, NIC_GBPS) == pytest.approx(max(t_up, t_out), rel=TIME_RTOL)
 
 
+@pytest.mark.parametrize("routing", [Routing.ECMP, Routing.SPRAY])
+def test_a_streamed_scale_out_part_keeps_the_closed_form(routing: Routing) -> None:
+    """64 GPUs in 8 domains: 3,584 flows between domains, streamed above 1,000 (their time is
+    exact: equal flows), and 448 inside, re-shared flow by flow."""
+    n, d, size = 64, 8, 2**28
+    fabric = rail_fabric(n, 8)
+    su = domain(fabric, 8)
+    t = tr.all_to_all(np.arange(n)[np.newaxis, :], size)
+    notes: list[str] = []
+    total, times, cut, _, exact = run_traffic(
+        fabric, t, routing, 0, scale_up=su, max_flows=1_000, notes=notes
+    )
+    t_up = (d - 1) * size / n * BITS / (NVLINK_GBPS * GIGA)
+    t_out = (n - d) * size / n * BITS / (NIC_GBPS * GIGA)
+    assert total == pytest.approx(max(t_up, t_out), rel=TIME_RTOL)
+    assert (cut, exact) == (0, True)
+    assert len(notes) == 1
+    assert "3,584 flows" in notes[0]
+    assert times.max() <= total * (1 + TIME_RTOL)  # the sample's bounds, and the inside flows
+
+
 def test_the_bound_is_the_slower_part() -> None:
     n, d, size = 16, 8, 2**28
     fabric = rail_fabric(n, 8)
@@ -311,8 +332,10 @@ ALL_REDUCE_IN_NODES = {
 }
 
 
+@pytest.mark.parametrize("fidelity", ["fluid", "packet"])
 @pytest.mark.parametrize("routing", ["ecmp", "spray"])
-def test_design_links_table_shows_the_domain(routing: str) -> None:
+def test_design_links_table_shows_the_domain(routing: str, fidelity: str) -> None:
+    """Packet fidelity models the scale-out transport: the NVLink part stays fluid."""
     d = small_design()
     sim = simulate(
         d,
@@ -323,6 +346,7 @@ def test_design_links_table_shows_the_domain(routing: str) -> None:
                 "traffic": [ALL_REDUCE_IN_NODES],
                 "single_switch_failures": False,
                 "bound_max_variables": 0,
+                "fidelity": fidelity,
             }
         ),
     )
