@@ -228,6 +228,10 @@ class Verify(Strict):
     then fail designs for what no fabric can avoid."""
     transport: TransportSpec = Field(default_factory=TransportSpec)
     """The transport's per-packet costs (RoCEv2 over Ethernet, 4096-byte MTU, by default)."""
+    pxn: bool = False
+    """NCCL's PXN: a flow between scale-up domains whose rails differ first crosses its own
+    domain (NVLink) to the GPU of its node on the destination's rail, which sends it over the
+    scale-out fabric (``planner.sim.scale_up``). A rail-only fabric uses PXN whatever this says."""
 
     @model_validator(mode="after")
     def _check(self) -> Verify:

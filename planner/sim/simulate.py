@@ -7,6 +7,12 @@ ends. Flows that a failure cuts off in plane 0 send their share over the other p
 A collective's time is the sum of its phases' times (each repeated as often as it runs); a
 phase ends with its slowest flow. Bandwidths follow the nccl-tests conventions: algbw = size /
 time, busbw = algbw x the collective's factor; both are reported in Gb/s.
+
+A design's scale-up domain (NVLink) runs beside the planes (``planner.sim.scale_up``): the flows
+inside a domain, and the first hop of PXN flows, ride the domain at the GPU's scale-up rate
+(whole, not split into planes) and never touch a NIC, leaf or spine; the rest run on the planes
+as above. A flow ends when its slower part ends. ``run_phase`` and ``run_traffic`` take the
+domain as ``scale_up`` (None: every flow on the planes, the behaviour before it).
 """
 
 from __future__ import annotations
@@ -38,6 +44,14 @@ from planner.sim.routing import (
     estimate_route_bytes,
     route,
 )
+from planner.sim.scale_up import (
+    ScaleUp,
+    Split,
+    joined_times_s,
+    scale_up_of,
+    split_ideal_s,
+)
+from planner.sim.scale_up import ideal_time_s as scale_up_ideal_time_s
 from planner.sim.scenarios import Scenario, draw_failures, named_scenario, single_switch_scenarios
 from planner.sim.streamed import streamed_phase
 
@@ -60,7 +74,8 @@ class PhaseRun:
     flow_times_s: FloatArray
     disconnected: int
     utilisation: FloatArray | None = None
-    """Healthy plane: load / capacity of every directed link at the phase's start."""
+    """Healthy plane: load / capacity of every directed link at the phase's start (with a
+    scale-up domain, the domain's directed links follow the plane's)."""
     exact: bool = True
     """False when the phase time is an upper bound (a streamed phase whose flows differ in size)
     or re-sharing stopped at its safety net."""
@@ -282,8 +297,14 @@ def run_phase(
     cache: HealthyCache | None = None,
     deadline: Deadline = NO_DEADLINE,
     queue_packet_bytes: int | None = None,
+    scale_up: ScaleUp | None = None,
 ) -> PhaseRun:
     """Simulate one phase over the planes: a healthy plane and, if given, a failed plane 0.
+
+    With a ``scale_up`` domain, the phase is split (``planner.sim.scale_up.split_phase``): its
+    scale-out flows run here as below, its scale-up flows on the domain (``_scale_up_run``), and
+    every flow ends with its slower part (``_joined``); the utilisation then lists the plane's
+    directed links followed by the domain's (``ScaleUp.fabric``).
 
     With ``queue_packet_bytes`` (packet fidelity), every flow also gets the mean queueing delay
     its last packet meets on the healthy plane at the phase's starting rates
@@ -294,6 +315,26 @@ def run_phase(
     completion is computed once per phase and routing and reused while no flow moves off a
     failed plane (the healthy planes then carry exactly what they carry without the failure).
     """
+    if scale_up is not None:
+        split = scale_up.split(phase)
+        out = (
+            run_phase(
+                healthy,
+                split.scale_out,
+                routing,
+                seed,
+                failed=failed,
+                planes_lost=planes_lost,
+                with_utilisation=with_utilisation,
+                cache=cache,
+                deadline=deadline,
+                queue_packet_bytes=queue_packet_bytes,
+            )
+            if split.scale_out.flows
+            else _empty_run(healthy, with_utilisation)
+        )
+        up, up_stream = _scale_up_run(scale_up, split.scale_up, deadline=deadline)
+        return _joined(split, out, None, up, up_stream, with_utilisation)
     planes_up = healthy.planes - planes_lost
     src, dst, size = phase.src, phase.dst, phase.size_bytes
     flows = int(src.size)
@@ -353,6 +394,77 @@ def run_phase(
     return PhaseRun(phase_time, times, cut, utilisation, exact and done.exact, queue_s=queue)
 
 
+def _empty_run(fabric: Fabric, with_utilisation: bool) -> PhaseRun:
+    """A phase with no flows on ``fabric``: it takes no time and leaves every link idle."""
+    return PhaseRun(0.0, np.zeros(0), 0, np.zeros(fabric.links) if with_utilisation else None)
+
+
+def _scale_up_run(
+    scale_up: ScaleUp,
+    phase: tr.Phase,
+    *,
+    memory_budget_gib: float | None = None,
+    max_flows: int | None = None,
+    deadline: Deadline = NO_DEADLINE,
+) -> tuple[PhaseRun, Stream | None]:
+    """The scale-up flows of a phase on the domain (``ScaleUp.fabric``), and its stream if any.
+
+    The same max-min fair re-sharing as the planes (``run_phase``, streamed like a plane's phase
+    when it is as large: ``plan_stream``) on a fabric of one plane, so each flow carries its
+    whole size at the scale-up rate: a flow's only links are its source's egress and its
+    destination's ingress, so its route has no choice (ECMP, seed 0, no failure). Run once per
+    sub-phase (``ScaleUp.runs``) with its utilisation; fluid (packet fidelity models the
+    scale-out transport only).
+    """
+    kept = scale_up.runs.get(id(phase))
+    if kept is not None and kept[0] is phase:
+        return kept[1], kept[2]
+    su = scale_up.fabric
+    stream = plan_stream(su, phase, Routing.ECMP, 0, memory_budget_gib, max_flows)
+    if not phase.flows:
+        run = _empty_run(su, True)
+    elif stream is None:
+        run = run_phase(su, phase, Routing.ECMP, 0, with_utilisation=True, deadline=deadline)
+    else:
+        run = _streamed_run(su, phase, Routing.ECMP, 0, stream, None, 0, deadline)
+    scale_up.runs[id(phase)] = (phase, run, stream)
+    return run, stream
+
+
+def _joined(
+    split: Split,
+    out: PhaseRun,
+    out_stream: Stream | None,
+    up: PhaseRun,
+    up_stream: Stream | None,
+    with_utilisation: bool,
+) -> PhaseRun:
+    """A split phase's run from its two parts: it ends with the later, each flow with its later part.
+
+    Flow times are ``planner.sim.scale_up.joined_times_s`` (all the phase's flows when neither
+    part was streamed, else those whose parts were all timed); flows cut off add up over the
+    parts; the utilisation is the plane's directed links followed by the domain's.
+    """
+    times = joined_times_s(
+        split,
+        np.arange(split.scale_out.flows) if out_stream is None else out_stream.flows,
+        out.flow_times_s,
+        np.arange(split.scale_up.flows) if up_stream is None else up_stream.flows,
+        up.flow_times_s,
+    )
+    util = None
+    if with_utilisation and out.utilisation is not None and up.utilisation is not None:
+        util = np.concatenate([out.utilisation, up.utilisation])
+    return PhaseRun(
+        max(out.time_s, up.time_s),
+        times,
+        out.disconnected + up.disconnected,
+        util,
+        out.exact and up.exact,
+        factored=out.factored,
+    )
+
+
 def run_traffic(
     fabric: Fabric,
     traffic: tr.Traffic,
@@ -367,6 +479,7 @@ def run_traffic(
     max_flows: int | None = None,
     deadline: Deadline = NO_DEADLINE,
     fidelity: Fidelity | None = None,
+    scale_up: ScaleUp | None = None,
 ) -> tuple[float, FloatArray, int, FloatArray | None, bool]:
     """Total time, flows' completion times, flows cut off, first utilisation, and exactness.
 
@@ -376,15 +489,24 @@ def run_traffic(
     times and no utilisation; what was streamed, and what the figures then mean, is appended to
     ``notes``. With a ``fidelity``, every flow's fluid completion time becomes a packet-level one
     (``planner.sim.packet``) and a phase ends with its slowest.
+
+    With a ``scale_up`` domain, every phase is split (``planner.sim.scale_up``): its scale-out
+    part runs on the planes as above (streamed, failed, with fidelity), its scale-up part on the
+    domain (``_scale_up_run``), and a flow ends with its later part; the utilisation is the
+    plane's directed links followed by the domain's (``ScaleUp.fabric.links`` more entries).
     """
     failed = None
     if scenario is not None and scenario.failed_links.size:
         failed = fabric.with_failed_links(scenario.failed_links)
     lost = scenario.planes_lost if scenario else 0
     total, times, cut, util, exact = 0.0, [], 0, None, True
-    for i, phase in enumerate(traffic.phases):
+    for i, whole in enumerate(traffic.phases):
+        split = None if scale_up is None else scale_up.split(whole)
+        phase = whole if split is None else split.scale_out
         stream = plan_stream(fabric, phase, routing, seed, memory_budget_gib, max_flows)
-        if stream is None:
+        if split is not None and not phase.flows:
+            run = _empty_run(fabric, with_utilisation and i == 0)
+        elif stream is None:
             run = run_phase(
                 fabric,
                 phase,
@@ -406,7 +528,25 @@ def run_traffic(
                 chunks = 0 if run.factored else -(-phase.flows // stream.chunk_flows)
                 notes.append(stream.statement(label, phase.flows, chunks, run.exact))
         run = _with_fidelity(fabric, phase, run, stream, fidelity)
-        total += run.time_s * phase.repeat
+        if split is not None and scale_up is not None:
+            up, up_stream = _scale_up_run(
+                scale_up,
+                split.scale_up,
+                memory_budget_gib=memory_budget_gib,
+                max_flows=max_flows,
+                deadline=deadline,
+            )
+            if up_stream is not None and notes is not None:
+                notes.append(
+                    up_stream.statement(
+                        f"{traffic.name} phase {i + 1}, scale-up domain",
+                        split.scale_up.flows,
+                        -(-split.scale_up.flows // up_stream.chunk_flows),
+                        up.exact,
+                    )
+                )
+            run = _joined(split, run, stream, up, up_stream, with_utilisation and i == 0)
+        total += run.time_s * whole.repeat
         times.append(run.flow_times_s)
         cut = max(cut, run.disconnected)
         util = run.utilisation if i == 0 else util
@@ -469,21 +609,44 @@ def _with_fidelity(
     return replace(run, time_s=float(whole.max()) if whole.size else 0.0, flow_times_s=times)
 
 
-def bound_time_s(fabric: Fabric, traffic: tr.Traffic, max_variables: int) -> float | None:
+def bound_time_s(
+    fabric: Fabric,
+    traffic: tr.Traffic,
+    max_variables: int,
+    scale_up: ScaleUp | None = None,
+    nic_goodput_fraction: float = 1.0,
+) -> float | None:
     """Least time any routing needs: the optimal-routing bound per phase, summed over phases.
 
     ``planner.sim.bound.max_concurrent_flow`` (method "auto"): the scaled bound where the
     fabric's symmetry proves it exact, else the reference LP up to ``max_variables``, else the
     scaled bound, which is a valid lower bound on the time (possibly below the true optimum).
     None only when a reference LP fails.
+
+    With a ``scale_up`` domain the bound covers the scale-out flows of each phase (PXN flows
+    from their proxies) and the phase's figure is ``max(B_out / goodput, T_up)``: B_out that
+    bound, T_up the scale-up part's own time, the busiest GPU's scale-up bytes (out or in) at the
+    scale-up rate (a flow's only route in the domain is its two GPU links, so no routing does
+    better). ``nic_goodput_fraction`` (packet fidelity): the share of line rate that is payload.
     """
     total = 0.0
-    for phase in traffic.phases:
-        demand = phase.size_bytes / fabric.planes * BITS_PER_BYTE / GBPS
-        b = max_concurrent_flow(fabric, phase.src, phase.dst, demand, max_variables=max_variables)
-        if b.time_s is None:
-            return None
-        total += b.time_s * phase.repeat
+    nic_gbps = fabric.nic_speed_gbps * fabric.planes
+    for whole in traffic.phases:
+        phase, up_s = whole, 0.0
+        if scale_up is not None:
+            split = scale_up.split(whole)
+            phase = split.scale_out
+            up_s = split_ideal_s(split, fabric.gpus, nic_gbps, scale_up.gbps_per_gpu)[1]
+        out_s = 0.0
+        if phase.flows or scale_up is None:
+            demand = phase.size_bytes / fabric.planes * BITS_PER_BYTE / GBPS
+            b = max_concurrent_flow(
+                fabric, phase.src, phase.dst, demand, max_variables=max_variables
+            )
+            if b.time_s is None:
+                return None
+            out_s = b.time_s
+        total += max(out_s / nic_goodput_fraction, up_s) * whole.repeat
     return total
 
 
@@ -547,12 +710,29 @@ def _collective_row(
 
 
 def _link_rows(
+    fabric: Fabric,
+    spec: TrafficSpec,
+    routing: Routing,
+    util: FloatArray,
+    scale_up: ScaleUp | None = None,
+) -> list[dict[str, Any]]:
+    """Utilisation per link class and direction, the scale-up domain's links last.
+
+    'up' is lower -> upper end: on a torus ring, position r -> r + 1; in the scale-up domain
+    (tier "gpu-nvswitch"), a GPU's egress into its domain ('up') and its ingress ('down'). With
+    a ``scale_up`` domain, ``util`` holds the plane's directed links and then the domain's.
+    """
+    if scale_up is None:
+        return _class_rows(fabric, spec, routing, util)
+    return _class_rows(fabric, spec, routing, util[: fabric.links]) + _class_rows(
+        scale_up.fabric, spec, routing, util[fabric.links :]
+    )
+
+
+def _class_rows(
     fabric: Fabric, spec: TrafficSpec, routing: Routing, util: FloatArray
 ) -> list[dict[str, Any]]:
-    """Utilisation per link class and direction.
-
-    'up' is lower -> upper end: on a torus ring, position r -> r + 1.
-    """
+    """Utilisation per link class and direction of one fabric (``_link_rows``)."""
     rows = []
     cls = fabric.directed_class
     up = np.zeros(fabric.links, dtype=bool)
@@ -591,6 +771,19 @@ def simulate(
     Each step (a traffic's bound, a traffic under a routing, a failure scenario, a Monte Carlo
     trial) starts only while ``deadline`` has not passed; the steps left out are listed in
     ``SimResult.cut`` and the verdict is ``incomplete`` unless what did run already fails.
+
+    The design's scale-up domain (``Design.scale_up``) runs beside the fabric
+    (``planner.sim.scale_up.scale_up_of``: not for chip tori whose routers are the fabric, nor
+    for one-GPU domains), with PXN when ``verify.pxn`` asks or the fabric is rail-only. The
+    figures then mean, per phase (summed over phases with their repeats):
+
+    * ``time_s``: the later of the scale-out and scale-up parts, each simulated;
+    * ``ideal_time_s``: max(each GPU's own inter-domain bytes at its NIC rate, its scale-up
+      bytes, PXN hops included, at its scale-up rate), the busiest GPU (``_ideal_s``);
+    * ``bound_time_s``: max(the optimal-routing bound of the scale-out flows, PXN from their
+      proxies, the scale-up part's busiest GPU link) (``bound_time_s``);
+    * the links table: the fabric's link classes, then "gpu-nvswitch" up (a GPU's scale-up
+      egress) and down (its ingress).
     """
     start = time.perf_counter()
     cut_steps: list[str] = []
@@ -609,7 +802,9 @@ def simulate(
     told = 0
     healthy_time: dict[tuple[str, str], float] = {}
     fidelity = fidelity_of(fabric, design, verify)
-    # Every run of this simulation: the same budget, cache, notes, cap, deadline and fidelity.
+    scale_up = scale_up_of(design, fabric, verify.pxn)
+    # Every run of this simulation: the same budget, cache, notes, cap, deadline, fidelity and
+    # scale-up domain.
     run: RunTraffic = partial(
         run_traffic,
         memory_budget_gib=verify.memory_budget_gib,
@@ -618,6 +813,7 @@ def simulate(
         max_flows=verify.resharing_max_flows,
         deadline=deadline,
         fidelity=fidelity,
+        scale_up=scale_up,
     )
     # The fabric's GPUs: all of the design's, or the slice a torus pod simulates.
     gpus = fabric.gpus
@@ -626,17 +822,15 @@ def simulate(
         for spec in verify.traffic
     ]
     for spec, t in traffics:
-        ideal = tr.ideal_time_s(t, gpus, nic_gbps)
-        if fidelity is not None:  # the transport's own overheads are no fault of the fabric
-            ideal = fidelity.ideal_s(ideal, two_way_traffic(t))
+        ideal = _ideal_s(t, gpus, nic_gbps, scale_up, fidelity)
         bound = None
         if verify.bound_max_variables:
             if deadline.expired:
                 cut_steps.append(f"{spec.label}: bound")
             else:
-                bound = bound_time_s(fabric, t, verify.bound_max_variables)
-                if bound is not None and fidelity is not None:  # at the best goodput: a bound
-                    bound = fidelity.ideal_s(bound, two_way=False)
+                # At the best goodput (one-way, no ACKs to share with), still a bound.
+                goodput = 1.0 if fidelity is None else 1.0 / fidelity.ideal_s(1.0, two_way=False)
+                bound = bound_time_s(fabric, t, verify.bound_max_variables, scale_up, goodput)
                 if progress:
                     progress(
                         f"{spec.label}: optimal-routing bound "
@@ -660,7 +854,7 @@ def simulate(
                 )
             )
             if util is not None:
-                link_rows.extend(_link_rows(fabric, spec, routing, util))
+                link_rows.extend(_link_rows(fabric, spec, routing, util, scale_up))
             if progress:
                 told = _tell_notes(progress, notes, told)
                 progress(
@@ -709,11 +903,10 @@ def simulate(
                 t,
                 verdict_routing,
                 healthy_time[spec.label, verdict_routing.value],
-                nic_gbps,
+                _ideal_s(t, gpus, nic_gbps, scale_up, fidelity),
                 progress,
                 run,
                 deadline,
-                fidelity,
             )
             fail_rows.extend(trials)
             if len(trials) < verify.monte_carlo_trials:
@@ -746,6 +939,26 @@ def simulate(
         tuple(cut_steps),
         tuple(dict.fromkeys(notes)),
     )
+
+
+def _ideal_s(
+    t: tr.Traffic,
+    gpus: int,
+    nic_gbps: float,
+    scale_up: ScaleUp | None,
+    fidelity: Fidelity | None,
+) -> float:
+    """The traffic's ideal time: every GPU at its full rates, no contention, no routing.
+
+    Without a domain: every byte at the NIC rate (``planner.sim.traffic.ideal_time_s``). With
+    one: per phase the busier of the GPU's inter-domain bytes at its NIC rate and its scale-up
+    bytes at the scale-up rate (``planner.sim.scale_up.ideal_time_s``). With packet fidelity the
+    NIC part is at the transport's goodput: its overheads are no fault of the fabric.
+    """
+    goodput = 1.0 if fidelity is None else 1.0 / fidelity.ideal_s(1.0, two_way_traffic(t))
+    if scale_up is None:
+        return tr.ideal_time_s(t, gpus, nic_gbps) / goodput
+    return scale_up_ideal_time_s(t, scale_up, nic_gbps, goodput)
 
 
 def _tell_notes(progress: SimProgress, notes: list[str], told: int) -> int:
@@ -790,20 +1003,17 @@ def _monte_carlo(
     t: tr.Traffic,
     routing: Routing,
     healthy_s: float,
-    nic_gbps: float,
+    ideal: float,
     progress: SimProgress | None,
     run: RunTraffic,
     deadline: Deadline = NO_DEADLINE,
-    fidelity: Fidelity | None = None,
 ) -> list[dict[str, Any]]:
     """Trials of link failures drawn per plane from the media AFRs and the repair time.
 
     Trials start while ``deadline`` has not passed; fewer rows than trials means it did.
+    ``ideal`` is the traffic's ideal time (``_ideal_s``).
     """
     rng = np.random.default_rng(verify.seed)
-    ideal = tr.ideal_time_s(t, fabric.gpus, nic_gbps)
-    if fidelity is not None:
-        ideal = fidelity.ideal_s(ideal, two_way_traffic(t))
     rows: list[dict[str, Any]] = []
     for trial in range(verify.monte_carlo_trials):
         if deadline.expired:

@@ -20,6 +20,7 @@ from planner.schema.instance import Instance
 from planner.schema.verify import Verify
 from planner.sim.fabric import build_fabric
 from planner.sim.routing import Routing
+from planner.sim.scale_up import scale_up_of
 from planner.sim.simulate import INCOMPLETE, build_traffic, run_traffic, simulate
 
 #: Two traffics under two routings, one named failure and three Monte Carlo trials: 2 bounds,
@@ -154,9 +155,13 @@ def test_ecmp_runs_under_every_seed_and_reports_the_median(seeds: int) -> None:
     assert spray["seeds"] == 1
     assert spray["min_time_s"] == spray["max_time_s"] == spray["time_s"]
     # The traffic is drawn once (seed 7); only the hash seed moves.
+    # simulate() runs the design's scale-up domain beside the fabric: the same here.
     fabric = build_fabric(design())
+    domain = scale_up_of(design(), fabric, verify.pxn)
     traffic = build_traffic(verify.traffic[0], fabric.gpus, design().gpus_per_node, 7)
-    singles = [run_traffic(fabric, traffic, Routing.ECMP, 7 + k)[0] for k in range(seeds)]
+    singles = [
+        run_traffic(fabric, traffic, Routing.ECMP, 7 + k, scale_up=domain)[0] for k in range(seeds)
+    ]
     assert ecmp["min_time_s"] == min(singles)
     assert ecmp["max_time_s"] == max(singles)
     assert ecmp["time_s"] == sorted(singles)[(seeds - 1) // 2]
