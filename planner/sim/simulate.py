@@ -818,7 +818,12 @@ def simulate(
     # The fabric's GPUs: all of the design's, or the slice a torus pod simulates.
     gpus = fabric.gpus
     traffics = [
-        (spec, build_traffic(spec, gpus, design.gpus_per_node, verify.seed))
+        (
+            spec,
+            build_traffic(
+                spec, gpus, design.gpus_per_node, verify.seed, domain_gpus=design.scale_up.gpus
+            ),
+        )
         for spec in verify.traffic
     ]
     for spec, t in traffics:

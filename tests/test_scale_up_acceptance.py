@@ -1,0 +1,96 @@
+"""Issue 12's acceptance on the scale-up domain, end to end through ``planner.api``.
+
+A hierarchical all-reduce over 1,024 GPUs (128 nodes of 8, NVLink 4 inside each node, 400G NICs
+on a non-blocking two-tier Clos) takes exactly the time of its two levels, one after the other:
+
+    k = 8 GPUs per domain, m = 128 domains, S = 1 GiB = 8,589,934,592 bits per rank
+    reduce-scatter + all-gather inside a domain:  2 (k-1)/k S / B_up
+        = 2 * 7/8 * 8.5899e9 / 3.6e12              = 4.1757e-3 s
+    all-reduce of S/k across the domains, per local rank:  2 (m-1)/m (S/k) / B_nic
+        = 2 * 127/128 * 1.0737e9 / 4.0e11          = 5.3267e-3 s
+    total                                          = 9.5024e-3 s
+
+and its bus bandwidth is S / T * 2 (n-1)/n with n = 1,024, about 1,807 Gb/s: the NIC level is the
+slowest (each GPU moves 2 (m-1)/m S/k over 400 Gb/s). An all-reduce inside one node puts zero
+bytes on any NIC, leaf or spine link.
+"""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+import pytest
+
+from planner.api import plan, simulate
+from planner.schema.instance import Instance
+from planner.schema.verify import Verify
+
+#: Relative tolerance between a simulated time and its closed form (a fluid model: float noise).
+RTOL = 1e-6
+GIB = 2**30
+
+
+@pytest.fixture(scope="module")
+def design():  # type: ignore[no-untyped-def]
+    inst = Instance.model_validate(
+        {
+            "name": "hier-1k",
+            "cluster": {
+                "gpus": 1024,
+                "gpus_per_node": 8,
+                "nic_gbps": 400,
+                "nic_ports": [1],
+                "scale_up": {"gpus": 8, "gbps_per_gpu": 3600},
+            },
+            "search": {"pin": {"tiers": 2}, "switch_models": ["qm9700"]},
+        }
+    )
+    d = plan(inst, alternatives=False, verify=False).design
+    assert d is not None
+    return d
+
+
+def _verify(**traffic: object) -> Verify:
+    return Verify.model_validate(
+        {
+            "routing": ["spray"],
+            "single_switch_failures": False,
+            "bound_max_variables": 0,
+            "traffic": [traffic],
+        }
+    )
+
+
+def test_hierarchical_all_reduce_meets_the_two_level_closed_form(design) -> None:  # type: ignore[no-untyped-def]
+    sim = simulate(
+        design,
+        _verify(
+            kind="all_reduce_hierarchical", groups="consecutive", group_size=1024, size_bytes=GIB
+        ),
+    )
+    row = sim.collectives.filter(pl.col("scenario") == "healthy").row(0, named=True)
+    bits = GIB * 8
+    k, m, n = 8, 128, 1024
+    inside_s = 2 * (k - 1) / k * bits / 3.6e12
+    across_s = 2 * (m - 1) / m * (bits / k) / 4.0e11
+    assert math.isclose(row["time_s"], inside_s + across_s, rel_tol=RTOL)
+    busbw_gbps = bits / (inside_s + across_s) * 2 * (n - 1) / n / 1e9
+    assert math.isclose(row["busbw_gbps"], busbw_gbps, rel_tol=RTOL)
+    assert math.isclose(row["fraction_of_ideal"], 1.0, rel_tol=RTOL)
+
+
+def test_an_all_reduce_inside_a_node_puts_no_byte_on_the_scale_out(design) -> None:  # type: ignore[no-untyped-def]
+    sim = simulate(
+        design,
+        _verify(kind="all_reduce_ring", groups="tensor_parallel", group_size=8, size_bytes=GIB),
+    )
+    links = sim.links
+    scale_out = links.filter(pl.col("tier") != "gpu-nvswitch")
+    assert len(scale_out) > 0
+    assert scale_out["max_utilisation"].max() == 0.0
+    nvlink = links.filter(pl.col("tier") == "gpu-nvswitch")
+    assert nvlink["max_utilisation"].min() > 0.0
+    row = sim.collectives.row(0, named=True)
+    # 2 (k-1)/k S over NVLink: 2 * 7/8 * 8.5899e9 / 3.6e12 s.
+    assert math.isclose(row["time_s"], 2 * 7 / 8 * GIB * 8 / 3.6e12, rel_tol=RTOL)
