@@ -94,3 +94,44 @@ def test_an_all_reduce_inside_a_node_puts_no_byte_on_the_scale_out(design) -> No
     row = sim.collectives.row(0, named=True)
     # 2 (k-1)/k S over NVLink: 2 * 7/8 * 8.5899e9 / 3.6e12 s.
     assert math.isclose(row["time_s"], 2 * 7 / 8 * GIB * 8 / 3.6e12, rel_tol=RTOL)
+
+
+def test_rail_only_pays_the_detour_only_when_the_domain_is_slower_than_the_nic() -> None:
+    """A uniform all-to-all over 16 GPUs (4 nodes of 4, one 4-GPU domain each), b = S/16 a peer.
+
+    Rail-only (PXN forced): GPU s sends 3 b inside its domain and relays 9 b (its 9 cross-rail
+    flows to other domains) to proxies over NVLink: 12 b out; it receives 3 b plus 9 b relayed to
+    it: 12 b in. Its NIC carries 3 b same-rail plus 9 b relayed: 12 b. Pipelined, a flow ends with
+    its later hop: T = 12 b / min(B_up, B_nic) when the loads are even, so with B_up = B_nic/2 the
+    detour doubles the time (24 b / B_nic), while rail-optimized (no PXN: 3 b on NVLink, 12 b on
+    the NIC) stays at 12 b / B_nic.
+    """
+    from dataclasses import replace
+
+    from planner.design import ScaleUpDomain
+
+    def designed(family: str):  # type: ignore[no-untyped-def]
+        inst = Instance.model_validate(
+            {
+                "name": "detour",
+                "cluster": {
+                    "gpus": 16,
+                    "gpus_per_node": 4,
+                    "nic_gbps": 400,
+                    "scale_up": {"gpus": 4, "gbps_per_gpu": 400},
+                },
+                "search": {"families": [family]},
+            }
+        )
+        d = plan(inst, alternatives=False, verify=False).design
+        assert d is not None and d.family == family
+        return replace(d, scale_up=ScaleUpDomain(gpus=4, gbps_per_gpu=200.0))
+
+    size = 16 * 2**20
+    b_bits = size / 16 * 8
+    verify = _verify(kind="all_to_all", groups="consecutive", group_size=16, size_bytes=size)
+    times = {}
+    for family in ("rail_optimized", "rail_only"):
+        times[family] = simulate(designed(family), verify).collectives.row(0, named=True)["time_s"]
+    assert math.isclose(times["rail_optimized"], 12 * b_bits / 400e9, rel_tol=RTOL)
+    assert math.isclose(times["rail_only"], 12 * b_bits / 200e9, rel_tol=RTOL)
