@@ -135,3 +135,34 @@ def test_rail_only_pays_the_detour_only_when_the_domain_is_slower_than_the_nic()
         times[family] = simulate(designed(family), verify).collectives.row(0, named=True)["time_s"]
     assert math.isclose(times["rail_optimized"], 12 * b_bits / 400e9, rel_tol=RTOL)
     assert math.isclose(times["rail_only"], 12 * b_bits / 200e9, rel_tol=RTOL)
+
+
+@pytest.mark.parametrize(("pxn", "spine_bytes"), [(True, False), (False, True)])
+def test_pxn_keeps_a_rail_optimized_all_to_all_off_the_spine(pxn: bool, spine_bytes: bool) -> None:
+    """All-to-all over the nodes of one scalable unit: with PXN every byte that leaves a node
+    is same-rail and turns at its rail leaf; without it, cross-rail bytes climb to the spine."""
+    inst = Instance.model_validate(
+        {
+            "name": "pxn-rail",
+            "cluster": {"gpus": 256, "gpus_per_node": 8, "nic_gbps": 400},
+            "search": {"families": ["rail_optimized"]},
+        }
+    )
+    d = plan(inst, alternatives=False, verify=False).design
+    assert d is not None
+    unit_gpus = d.wiring.params()["su_nodes"] * 8
+    verify = Verify.model_validate(
+        {
+            "routing": ["spray"],
+            "single_switch_failures": False,
+            "bound_max_variables": 0,
+            "pxn": pxn,
+            "traffic": [
+                {"kind": "all_to_all", "groups": "consecutive", "group_size": unit_gpus}
+            ],
+        }
+    )
+    links = simulate(d, verify).links
+    spine = links.filter(pl.col("tier").str.contains("spine"))
+    assert len(spine) > 0
+    assert (spine["max_utilisation"].max() > 0.0) is spine_bytes
