@@ -1,6 +1,6 @@
 """Benchmark: the default ``solve`` of every example instance, and ``compare-fabrics`` on ocs-65k.
 
-Run: ``uv run python tests/bench/bench_examples.py --label before|after|speed2|final|tiers [--only NAME ...]``.
+Run: ``uv run python tests/bench/bench_examples.py --label before|after|speed2|final|tiers|scaleup [--only NAME ...]``.
 Not run in CI. Every case runs the installed ``fabric-planner`` command as a subprocess, one at a
 time, with its address space capped (``--cap-gib``, RLIMIT_AS, as ``ulimit -v`` does) and a wall
 time limit (``--timeout-s``). It records wall time, peak memory (the child's max RSS from
@@ -33,8 +33,9 @@ RESULTS = Path(__file__).with_name("RESULTS_examples.md")
 BYTES_PER_GIB = 2**30
 KIB_PER_GIB = 2**20
 #: Columns of the table: code before issue 11, after its first pass, after its second (speed2),
-#: and with packet-level fidelity and streamed phases (final).
-LABELS = ("before", "after", "speed2", "final", "tiers")
+#: with packet-level fidelity and streamed phases (final), with the tiered spraying loads (tiers),
+#: and with the scale-up domain in every simulation and the rail families in the search (scaleup).
+LABELS = ("before", "after", "speed2", "final", "tiers", "scaleup")
 
 
 @dataclass(frozen=True)
