@@ -6,8 +6,16 @@ SU's U nodes, so a leaf's GPU-facing ports are d[1] = U and same-rail traffic in
 at one switch. The tiers above are the Clos's. The SU size U is a decision of the model.
 
 A rail-only fabric (one Clos per rail, no tier joining the rails) is the same model with n = 1
-over the E = gpus / n GPUs of one rail, its counts, cost and power multiplied by the ``copies``
-(the n identical rails); see ``RailProblem.copies``.
+over the E = gpus / R GPUs of one rail, its counts, cost and power multiplied by the ``copies``
+(the R identical rails); see ``RailProblem.copies``. Its rail period R is the rank of a GPU in a
+*rail group* of R consecutive GPUs: the rail of GPU g is g mod R. Rule for R (the adapter,
+``planner.sizing.rail.rail_counts``, makes one problem per candidate and keeps the cheapest): R
+is a multiple of the node's GPUs that divides the scale-up domain's GPUs (every domain holds
+whole rail groups, hence every rail, so cross-rail traffic can cross the domain) and the GPU
+count (every rail has gpus / R GPUs); R = n is always a candidate. In this model a rail-only
+problem's "nodes" are its rail groups (N = gpus / R: each holds one GPU of the rail), U counts
+rail groups, and R_n is the rail groups one rack holds (floor(nodes_per_rack n / R)); with
+R = n they are nodes.
 
 Data (beyond the Clos model's): n rails, N nodes, R_n nodes per rack, the copies c of the sized
 fabric, and for every candidate U the class 0 (GPU to leaf) cabling plans priced on the rail
@@ -100,11 +108,12 @@ class RailProblem:
     rails: int
     """Rail leaves per SU, n (1 for one rail of a rail-only fabric)."""
     nodes: int
-    """Nodes N whose NICs the leaves take (each node has one GPU on every rail)."""
+    """Nodes N whose NICs the leaves take (each node has one GPU on every rail); rail-only: the
+    rail groups of R GPUs (each has one GPU on the rail)."""
     nodes_per_rack: int
-    """Nodes one rack holds, R_n."""
+    """Nodes one rack holds, R_n (rail-only: whole rail groups one rack holds, may be 0)."""
     copies: int = 1
-    """Identical fabrics the sized one stands for (rail-only: the n rails)."""
+    """Identical fabrics the sized one stands for (rail-only: the R rails)."""
 
 
 @dataclass

@@ -590,29 +590,56 @@ def _check_ocs_catalog(t: TierDesign, catalog: Catalog) -> list[Violation]:
 
 
 def _rail_wiring(d: Design) -> tuple[int, int] | None:
-    """(U, n) of a rail design's wiring, None when it has none."""
-    u, n = getattr(d.wiring, "su_nodes", None), getattr(d.wiring, "rails", None)
-    if isinstance(u, int) and isinstance(n, int) and u >= 1 and n >= 1:
-        return u, n
-    return None
+    """(U, R) of a rail design's wiring: SU size in rail groups, rails; None when it has none.
+
+    A rail group is R consecutive GPUs (R / n nodes); rail-optimized has R = n, where U is the
+    SU's nodes. Rail-only ``su_nodes`` counts nodes, U = su_nodes n / R (0 when not whole).
+    """
+    u, r = getattr(d.wiring, "su_nodes", None), getattr(d.wiring, "rails", None)
+    if not (isinstance(u, int) and isinstance(r, int) and u >= 1 and r >= 1):
+        return None
+    if d.family == "rail_only":
+        n = d.gpus_per_node
+        u = u * n // r if r % n == 0 and (u * n) % r == 0 else 0
+    return u, r
 
 
 def check_rail_wiring(d: Design) -> list[Violation]:
-    """Rail wiring: n = GPUs per node, leaves = n x SUs, U GPU ports a leaf, each copy fits together.
+    """Rail wiring: the rail count, leaves = R x SUs, U GPU ports a leaf, each copy fits together.
 
-    N = gpus / n nodes, s = ceil(N / U) SUs: leaves = n s. A rail-optimized design is one Clos
-    over all GPUs (pods hold whole SUs: L divisible by n); a rail-only design is n identical rail
-    Clos fabrics, each with s leaves, tiers / n switches and pods / n pods.
+    Rail-optimized: R = n (GPUs per node). Rail-only: R is a multiple of n dividing the scale-up
+    domain (every domain holds every rail) and the GPU count, and an SU is whole rail groups of
+    R / n nodes. N = gpus / R rail groups, s = ceil(N / U) SUs: leaves = R s. A rail-optimized
+    design is one Clos over all GPUs (pods hold whole SUs: L divisible by n); a rail-only design
+    is R identical rail Clos fabrics, each with s leaves, tiers / R switches and pods / R pods.
     """
     params = _rail_wiring(d)
     if params is None:
         return [Violation("wiring", f"a {d.family} design needs a rail wiring (su_nodes, rails)")]
     u, n = params
     out: list[Violation] = []
-    if n != d.gpus_per_node:
-        out.append(Violation("wiring", f"{n} rails, but a node has {d.gpus_per_node} GPUs"))
+    node = d.gpus_per_node
+    if d.family != "rail_only" and n != node:
+        out.append(Violation("wiring", f"{n} rails, but a node has {node} GPUs"))
+    if d.family == "rail_only":
+        domain = d.scale_up.gpus
+        if n % node or domain % n:
+            out.append(
+                Violation(
+                    "wiring",
+                    f"{n} rails: a rail-only fabric's rails are whole nodes of {node} GPUs "
+                    f"dividing the scale-up domain of {domain} GPUs (every domain holds every "
+                    f"rail)",
+                )
+            )
+        if u == 0:
+            su_nodes = getattr(d.wiring, "su_nodes", 0)
+            return [
+                *out,
+                Violation("wiring", f"an SU of {su_nodes} nodes is not whole groups of {n} GPUs"),
+            ]
     if d.gpus % n:
-        return [Violation("wiring", f"{d.gpus} GPUs are not whole nodes of {n} GPUs")]
+        return [*out, Violation("wiring", f"{d.gpus} GPUs do not split into {n} rails")]
     nodes = d.gpus // n
     units = -(-nodes // u)
     tiers = d.tiers
@@ -621,8 +648,9 @@ def check_rail_wiring(d: Design) -> list[Violation]:
         out.append(
             Violation(
                 "wiring",
-                f"{leaf.switches} leaves, expected {n} rails x {units} SUs of {u} nodes "
-                f"({nodes} nodes)",
+                f"{leaf.switches} leaves, expected {n} rails x {units} SUs of {u} "
+                f"{'nodes' if n == node else 'rail groups'} ({nodes} "
+                f"{'nodes' if n == node else 'groups'})",
             )
         )
     if leaf.downlinks != u:
@@ -679,11 +707,12 @@ def check_rail_wiring(d: Design) -> list[Violation]:
 def check_rail_fabric(d: Design) -> list[Violation]:
     """Every GPU's NIC on the leaf of its rail; rail-only: no switch joins two rails.
 
-    GPU g (node g // n, rail g % n) belongs on leaf (node // U) n + g % n. Rail-only: every
-    connected part of the switch graph holds the GPUs of one rail only.
+    GPU g (rail g % R, rail group g // R) belongs on leaf (g // R // U) R + g % R (R = n for
+    rail-optimized: (node // U) n + g % n). Rail-only: every connected part of the switch graph
+    holds the GPUs of one rail only.
     """
     params = _rail_wiring(d)
-    if params is None or d.gpus % params[1] or check_rail_wiring(d):
+    if params is None or not params[0] or d.gpus % params[1] or check_rail_wiring(d):
         return []  # check_rail_wiring says what is wrong
     import numpy as np
     from scipy.sparse import coo_matrix

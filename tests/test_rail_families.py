@@ -486,7 +486,15 @@ def test_the_model_optimum_equals_brute_force_on_small_switches(name: str) -> No
     inst = Instance.model_validate(
         {
             "name": name,
-            "cluster": {"gpus": gpus, "gpus_per_node": 2, "nic_gbps": 400, "nic_ports": [1]},
+            # A domain of one node keeps rail-only at R = n rails (tests/test_rail_count.py checks
+            # larger rail counts against the enumeration).
+            "cluster": {
+                "gpus": gpus,
+                "gpus_per_node": 2,
+                "nic_gbps": 400,
+                "nic_ports": [1],
+                "scale_up": {"gpus": 2},
+            },
             "constraints": constraints,
             "search": {"families": [family], "pin": {"tiers": tiers}},
             "layout": {"nodes_per_rack": 2, "racks_per_row": 4},

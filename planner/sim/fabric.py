@@ -102,6 +102,9 @@ class Fabric:
     """True when the scale-out wiring joins only GPUs of one rail (rail-only fabrics): GPUs whose
     NIC indices in their node differ share no switch, so traffic between them must cross the
     scale-up domain to the GPU on the destination's rail first (PXN)."""
+    rails: int = 0
+    """rail period of the scale-out wiring: GPU g's rail is g % rails (its rank in a rail group
+    that sits inside one scale-up domain); 0 = the node's NIC index (g % gpus_per_node)"""
 
     # ---- sizes and derived arrays ----------------------------------------------------------
     @property
@@ -463,13 +466,17 @@ def torus_fabric(
 
 
 def rail_leaf_of(gpus: IntArray, rails: int, su_nodes: int) -> IntArray:
-    """Rail leaf of each GPU: (node // U) * n + g % n with node = g // n (leaf first = 0)."""
+    """Rail leaf of each GPU: (g // R // U) * R + g % R (leaf first = 0).
+
+    ``rails`` R is the rail period and ``su_nodes`` U the SU in rail groups of R GPUs; with
+    R = n (rail-optimized) a group is a node: (node // U) * n + g % n.
+    """
     g = np.asarray(gpus, dtype=np.int64)
     return (g // rails // su_nodes) * rails + g % rails
 
 
 def _rail_params(design: Design) -> tuple[int, int]:
-    """(U, n) of a rail design's wiring."""
+    """(su_nodes, rails) of a rail design's wiring."""
     u = getattr(design.wiring, "su_nodes", None)
     n = getattr(design.wiring, "rails", None)
     if not isinstance(u, int) or not isinstance(n, int):
@@ -492,31 +499,41 @@ def rail_optimized_fabric(design: Design) -> Fabric:
 
 
 def rail_only_fabric(design: Design) -> Fabric:
-    """One plane of a rail-only design: n disjoint rail Clos fabrics, flagged ``rail_only``.
+    """One plane of a rail-only design: R disjoint rail Clos fabrics, flagged ``rail_only``.
 
-    Nodes: the GPUs, then every rail's leaves, spines and cores by tier. Leaf su * n + r is SU
-    su's leaf of rail r (GPU g on leaf (node // U) * n + g % n, as in the rail-optimized wiring);
+    R = the wiring's ``rails``: GPU g is on rail g % R (its rank in a rail group of R GPUs, R / n
+    nodes inside one scale-up domain), and an SU is U_g = su_nodes n / R rail groups. Nodes: the
+    GPUs, then every rail's leaves, spines and cores by tier. Leaf su * R + r is SU su's leaf of
+    rail r (GPU g on leaf (g // R // U_g) * R + g % R; with R = n the rail-optimized rule);
     rail r's spines are r * S + j and its cores r * C + c (S, C: per rail). Within a rail, the
     wiring is ``clos_fabric``'s over the rail's GPUs (its leaf su in pod su // L). Link classes
-    by tier; physical link g is GPU g's NIC link.
+    by tier; physical link g is GPU g's NIC link. ``Fabric.rails`` = R.
     """
-    u, n = _rail_params(design)
-    per_rail = [replace(t, switches=t.switches // n) for t in design.tiers]
-    nodes = design.gpus // n
-    one = clos_fabric(replace(design, gpus=nodes, tiers=tuple(per_rail), pods=design.pods // n))
+    su_nodes, rails = _rail_params(design)
+    n = design.gpus_per_node
+    if rails % n or su_nodes * n % rails or design.gpus % rails:
+        raise ValueError(
+            f"{rails} rails of {design.gpus} GPUs, SUs of {su_nodes} nodes of {n}: not whole "
+            f"rail groups"
+        )
+    per_rail = [replace(t, switches=t.switches // rails) for t in design.tiers]
+    members = design.gpus // rails
+    one = clos_fabric(
+        replace(design, gpus=members, tiers=tuple(per_rail), pods=design.pods // rails)
+    )
     counts = [design.gpus] + [t.switches for t in design.tiers]
     offsets = tuple(int(x) for x in np.concatenate([[0], np.cumsum(counts)]))
     local_tier = one.tier_of(np.arange(one.nodes))
     local_index = np.arange(one.nodes) - np.asarray(one.tier_offsets)[local_tier]
     lowers, uppers, classes = [], [], []
-    for r in range(n):
-        # Map rail r's local node ids to global ones: GPU k -> k n + r, leaf su -> su n + r,
+    for r in range(rails):
+        # Map rail r's local node ids to global ones: GPU k -> k R + r, leaf su -> su R + r,
         # spine/core j -> r * (per rail) + j.
         glob = np.empty(one.nodes, dtype=np.int64)
         is_gpu = local_tier == 0
-        glob[is_gpu] = local_index[is_gpu] * n + r
+        glob[is_gpu] = local_index[is_gpu] * rails + r
         is_leaf = local_tier == 1
-        glob[is_leaf] = offsets[1] + local_index[is_leaf] * n + r
+        glob[is_leaf] = offsets[1] + local_index[is_leaf] * rails + r
         for t in range(2, len(counts)):
             here = local_tier == t
             glob[here] = offsets[t] + r * per_rail[t - 1].switches + local_index[here]
@@ -545,4 +562,5 @@ def rail_only_fabric(design: Design) -> Fabric:
         alive=np.ones(2 * lower.size, dtype=bool),
         roles=("gpu",) + tuple(t.role for t in design.tiers),
         rail_only=True,
+        rails=rails,
     )

@@ -4,9 +4,18 @@ Both rail families size with ``models.rail_sizing`` (the Clos model plus the rai
 ``Family.size``: the SU size U is a decision of the model, and the GPU-to-leaf lengths it prices
 depend on U, so every candidate U brings its own class 0 plans (``rail_gpu_leaf_lengths``).
 
+Rail count (rail-only). The rail of GPU g is g mod R, its rank in a *rail group* of R
+consecutive GPUs (R / n nodes). Rail-optimized: R = n, a group is a node. Rail-only: R is a
+decision among ``rail_counts``: a multiple of n that divides the scale-up domain D and the GPU
+count G, so every domain holds whole rail groups (every rail) and every rail has G / R GPUs.
+Each candidate R is its own ``RailProblem`` (one rail of G / R endpoints, R copies); the family
+keeps the cheapest per structure (``size_rail``).
+
 Rail geometry (class 0). Nodes stand in racks as ``planner.layout`` places them: node k in rack
-``k // nodes_per_rack``, racks filling rows and rows filling columns. SU ``su`` holds nodes
-``su U .. su U + U - 1`` (the last may hold fewer). Its n rail leaves stand together:
+``k // nodes_per_rack``, racks filling rows and rows filling columns. Rank r of rail group j sits
+in node j (R / n) + r // n (= g // n), so an SU of U groups holds the U R / n consecutive nodes
+``su U R / n ..`` (the last may hold fewer), and every GPU of those nodes is on one of the SU's
+R rail leaves. They stand together:
 
 - ``top_of_rack``: in the rack of the SU's first node; a GPU in that rack takes
   ``in_rack_cable_m``, a GPU in another rack ``a (|dx| + |dy|) + cable_slack_m``;
@@ -86,13 +95,22 @@ def _site_x(layout: Layout, placement: str, rack_x: np.ndarray, rack: np.ndarray
 
 
 def rail_gpu_leaf_lengths(
-    layout: Layout, gpus: int, gpus_per_node: int, su_nodes: int, placement: str
+    layout: Layout,
+    gpus: int,
+    gpus_per_node: int,
+    su_groups: int,
+    placement: str,
+    group_nodes: int = 1,
 ) -> LengthDistribution:
-    """Class 0 lengths of the rail wiring with SUs of ``su_nodes`` nodes (module docstring).
+    """Class 0 lengths of the rail wiring with SUs of ``su_groups`` rail groups (module docstring).
 
-    Weighted by GPUs (one link per GPU and plane); whole centimetres, rounded up.
+    A rail group is ``group_nodes`` = R / n consecutive nodes (1: rail-optimized, R = n). Rank r
+    of group j is in node j R / n + r // n, so SU su holds nodes su U R / n .. (su + 1) U R / n - 1
+    and every GPU of a node is cabled to its SU's leaves. Weighted by GPUs (one link per GPU and
+    plane); whole centimetres, rounded up.
     """
     nodes = gpus // gpus_per_node
+    su_nodes = su_groups * group_nodes
     x, y, rack = _node_xy(layout, nodes)
     node = np.arange(nodes, dtype=np.int64)
     first = (node // su_nodes) * su_nodes
@@ -112,10 +130,21 @@ def rail_gpu_leaf_lengths(
     return LengthDistribution(tuple((where / 100.0).tolist()), tuple(counts[where].tolist()))
 
 
-def su_candidates(nodes: int, leaf_options: tuple[cs.SwitchOption, ...]) -> list[int]:
-    """Every SU size a leaf can serve: 1 .. min(nodes, largest leaf radix)."""
+def su_candidates(groups: int, leaf_options: tuple[cs.SwitchOption, ...]) -> list[int]:
+    """Every SU size (in rail groups) a leaf can serve: 1 .. min(groups, largest leaf radix)."""
     radix = max((o.radix for o in leaf_options), default=0)
-    return list(range(1, min(nodes, radix) + 1))
+    return list(range(1, min(groups, radix) + 1))
+
+
+def rail_counts(gpus: int, gpus_per_node: int, domain_gpus: int) -> list[int]:
+    """The rail counts R a rail-only fabric may take, ascending (empty when D < n).
+
+    R is a multiple of the node's n GPUs that divides the scale-up domain's D GPUs (every domain
+    holds whole rail groups, so every rail) and the G GPUs (every rail has G / R GPUs). R = n is
+    one whenever D >= n (D is whole nodes, G whole nodes).
+    """
+    n = gpus_per_node
+    return [r for r in range(n, domain_gpus + 1, n) if domain_gpus % r == 0 and gpus % r == 0]
 
 
 def _su_cabling(
@@ -124,16 +153,21 @@ def _su_cabling(
     media: list[cb.MediumOption],
     criteria: cb.Criteria,
     nic: cb.PortKind,
+    rails: int | None = None,
 ) -> rs.SuCabling:
-    """Class 0 plans of every candidate SU size, on the rail geometry (``rail_gpu_leaf_lengths``)."""
+    """Class 0 plans of every candidate SU size, on the rail geometry (``rail_gpu_leaf_lengths``).
+
+    ``rails``: the rail period R (None: the node's n GPUs); SU sizes count rail groups.
+    """
     cl, lay = inst.cluster, inst.layout
-    nodes = cl.gpus // cl.gpus_per_node
+    group_nodes = (rails or cl.gpus_per_node) // cl.gpus_per_node
+    groups = cl.gpus // cl.gpus_per_node // group_nodes
     thresholds = cs.reach_thresholds(media, None, leaf_options)
     per_su = {}
-    for u in su_candidates(nodes, leaf_options):
+    for u in su_candidates(groups, leaf_options):
         tails: dict[str | None, cb.LengthTails] = {}
         for placement in lay.leaf_placement:
-            dist = rail_gpu_leaf_lengths(lay, cl.gpus, cl.gpus_per_node, u, placement)
+            dist = rail_gpu_leaf_lengths(lay, cl.gpus, cl.gpus_per_node, u, placement, group_nodes)
             tails[placement] = cb.LengthTails(
                 dist.total,
                 thresholds,
@@ -149,7 +183,9 @@ def rail_only_refusal(inst: Instance) -> str:
 
     Rule: every node's GPUs share one scale-up domain (``scale_up.gpus >= gpus_per_node``, so
     every domain holds every rail) and a GPU's scale-up link feeds its NIC at line rate with
-    traffic forwarded from the other rails (``scale_up.gbps_per_gpu >= nic_gbps``).
+    traffic forwarded from the other rails (``scale_up.gbps_per_gpu >= nic_gbps``). When it
+    holds, R = n rails is always possible; larger rail counts R (``rail_counts``: multiples of n
+    dividing the domain and the GPU count) are candidates beside it.
     """
     cl = inst.cluster
     su = cl.scale_up
@@ -169,10 +205,14 @@ def rail_only_refusal(inst: Instance) -> str:
 def rail_problems(
     inst: Instance, catalog: Catalog, family: str, rail_only: bool
 ) -> list[tuple[Structure, rs.RailProblem | None]]:
-    """Every rail structure (planes x tiers) of the family, with its model data or why none."""
+    """Every rail structure (planes x tiers) of the family, with its model data or why none.
+
+    Rail-optimized: one entry per structure. Rail-only: one entry per structure and candidate
+    rail count R (``rail_counts``, ascending; ``RailProblem.copies`` = R), each one rail of G / R
+    GPUs whose "nodes" are its G / R rail groups.
+    """
     cl, lay = inst.cluster, inst.layout
     n = cl.gpus_per_node
-    nodes = cl.gpus // n
     hall = hall_of(lay, cl.gpus, n)
     pin = inst.search.pin
     planes_options = [pin.planes] if pin.planes else sorted(cl.nic_ports)
@@ -183,6 +223,7 @@ def rail_problems(
     ]
     all_media = allowed_media(inst, catalog)
     criteria = criteria_of(inst)
+    counts = rail_counts(cl.gpus, n, cl.scale_up.gpus) if rail_only else [n]
     out: list[tuple[Structure, rs.RailProblem | None]] = []
     for p in planes_options:
         speed = cl.nic_gbps // p
@@ -194,24 +235,26 @@ def rail_problems(
             if st.problem is None:
                 out.append((st, None))
                 continue
-            cab0 = _su_cabling(inst, per_tier[0], media, criteria, nic_port(nic))
-            if not cab0.plans:
-                why = "no allowed medium cables the GPU links to their rail leaves"
-                out.append((replace(st, problem=None, impossible=why), None))
-                continue
-            clos = replace(
-                st.problem,
-                cabling=(cab0, *st.problem.cabling[1:]),
-                endpoints=nodes if rail_only else cl.gpus,
-            )
-            rp = rs.RailProblem(
-                clos,
-                rails=1 if rail_only else n,
-                nodes=nodes,
-                nodes_per_rack=lay.nodes_per_rack,
-                copies=n if rail_only else 1,
-            )
-            out.append((replace(st, problem=clos), rp))
+            for rails in counts:
+                cab0 = _su_cabling(inst, per_tier[0], media, criteria, nic_port(nic), rails)
+                if not cab0.plans:
+                    why = "no allowed medium cables the GPU links to their rail leaves"
+                    out.append((replace(st, problem=None, impossible=why), None))
+                    continue
+                groups = cl.gpus // rails
+                clos = replace(
+                    st.problem,
+                    cabling=(cab0, *st.problem.cabling[1:]),
+                    endpoints=groups if rail_only else cl.gpus,
+                )
+                rp = rs.RailProblem(
+                    clos,
+                    rails=1 if rail_only else n,
+                    nodes=groups,
+                    nodes_per_rack=lay.nodes_per_rack * n // rails,
+                    copies=rails if rail_only else 1,
+                )
+                out.append((replace(st, problem=clos), rp))
     return out
 
 
@@ -230,7 +273,11 @@ def size_rail(
     *,
     rail_only: bool,
 ) -> list[Sized]:
-    """Size every rail structure of the family, best design of each (``Family.size``)."""
+    """Size every rail structure of the family, best design of each (``Family.size``).
+
+    Rail-only: every candidate rail count R of a structure is solved and the structure keeps
+    the cheapest (``_best_over_rails``; ties go to the smaller R).
+    """
     if rail_only:
         why = rail_only_refusal(inst)
         if why:
@@ -238,11 +285,13 @@ def size_rail(
             return [Sized(Status.INFEASIBLE, inst.search.pin.planes or 1, tiers, reason=why)]
     pairs = rail_problems(inst, catalog, family, rail_only)
     pin = inst.search.pin
-    out: list[Sized] = []
+    per_structure: dict[tuple[int, int], list[tuple[Structure, rs.RailProblem | None, Sized]]] = {}
     jobs: list[tuple[Structure, rs.RailProblem]] = []
     for st, rp in pairs:
+        key = (st.planes, st.tiers)
         if rp is None:
-            out.append(Sized(Status.INFEASIBLE, st.planes, st.tiers, reason=st.impossible or ""))
+            sized = Sized(Status.INFEASIBLE, st.planes, st.tiers, reason=st.impossible or "")
+            per_structure.setdefault(key, []).append((st, None, sized))
             continue
         if switch_model is not None:
             if any(pin.model_for(t) not in (None, switch_model) for t in range(1, st.tiers + 1)):
@@ -262,21 +311,53 @@ def size_rail(
         design = None
         if sol.status.has_solution:
             design = rail_design(inst, st, rp, sol, catalog)
-        out.append(
-            Sized(
-                sol.status,
-                st.planes,
-                st.tiers,
-                objective_usd=rsol.total(sol.objective_usd),
-                bound_usd=rsol.total(sol.bound_usd),
-                capex_usd=rsol.total(sol.capex_usd),
-                power_w=rsol.total(sol.power_w),
-                wall_s=sol.wall_s,
-                design=design,
-                reason="" if sol.status is not Status.INFEASIBLE else _infeasible_reason(st, rp),
-            )
+        sized = Sized(
+            sol.status,
+            st.planes,
+            st.tiers,
+            objective_usd=rsol.total(sol.objective_usd),
+            bound_usd=rsol.total(sol.bound_usd),
+            capex_usd=rsol.total(sol.capex_usd),
+            power_w=rsol.total(sol.power_w),
+            wall_s=sol.wall_s,
+            design=design,
         )
-    return out
+        per_structure.setdefault((st.planes, st.tiers), []).append((st, rp, sized))
+    return [_best_over_rails(tried) for tried in per_structure.values()]
+
+
+def _best_over_rails(tried: list[tuple[Structure, rs.RailProblem | None, Sized]]) -> Sized:
+    """One structure's outcome over its rail counts: the cheapest design, the least bound.
+
+    The structure is optimal when every rail count was solved to optimality or proved
+    infeasible; its bound is the least over the rail counts (an infeasible one bounds nothing).
+    With no design, an infeasible structure says why for its first rail count (R = n).
+    """
+    sized = [s for _, _, s in tried]
+    if len(sized) == 1 and sized[0].status is not Status.INFEASIBLE:
+        return sized[0]
+    wall = sum(s.wall_s for s in sized)
+    with_design = [s for s in sized if s.design is not None and s.objective_usd is not None]
+    if with_design:
+        best = min(with_design, key=lambda s: s.objective_usd or 0.0)  # first (smaller R) on ties
+        proven = all(s.status in (Status.OPTIMAL, Status.INFEASIBLE) for s in sized)
+        bounds = [math.inf if s.status is Status.INFEASIBLE else s.bound_usd for s in sized]
+        bound = None if any(b is None for b in bounds) else min(b for b in bounds if b is not None)
+        return replace(
+            best,
+            status=Status.OPTIMAL if proven else Status.FEASIBLE,
+            bound_usd=bound,
+            wall_s=wall,
+        )
+    open_ = [s for s in sized if s.status is not Status.INFEASIBLE]
+    if open_:
+        return replace(open_[0], wall_s=wall)
+    st, rp, first = tried[0]
+    reason = first.reason if rp is None else _infeasible_reason(st, rp)
+    if len(tried) > 1:
+        rails = ", ".join(str(p.copies) for _, p, _ in tried if p is not None)
+        reason = f"{reason} (rail counts tried: {rails})"
+    return replace(first, reason=reason, wall_s=wall)
 
 
 #: Time for each trial that relaxes one constraint family of an infeasible rail structure.
@@ -295,11 +376,17 @@ RELAXED_WORDS = {
 
 def _infeasible_reason(st: Structure, rp: rs.RailProblem) -> str:
     """Why a rail structure has no design: the constraints whose relaxation alone would give one."""
-    what = "rail-only" if rp.copies > 1 else "rail-optimized"
-    head = (
-        f"no {what} fabric of {st.planes} plane(s) x {st.tiers} tier(s) meets the constraints "
-        f"with whole scalable units of {rp.rails} rail lea{'ves' if rp.rails > 1 else 'f'} each"
-    )
+    if st.family == "rail_only":
+        head = (
+            f"no rail-only fabric of {st.planes} plane(s) x {st.tiers} tier(s) meets the "
+            f"constraints with {rp.copies} rails of {rp.nodes} GPUs each"
+        )
+    else:
+        head = (
+            f"no rail-optimized fabric of {st.planes} plane(s) x {st.tiers} tier(s) meets the "
+            f"constraints with whole scalable units of {rp.rails} rail "
+            f"lea{'ves' if rp.rails > 1 else 'f'} each"
+        )
     options = cs.SolveOptions(time_limit_s=DIAGNOSIS_TIME_S)
     freeing = [
         RELAXED_WORDS.get(f, f)
@@ -324,13 +411,19 @@ def rail_design(
 
     su = rs.su_of(rp, sol)
     cl = inst.cluster
-    lengths = {0: rail_gpu_leaf_lengths(inst.layout, cl.gpus, cl.gpus_per_node, su, sol.placement)}
+    rail_only = st.family == "rail_only"
+    rails = rp.copies if rail_only else rp.rails
+    group_nodes = rails // cl.gpus_per_node
+    lengths = {
+        0: rail_gpu_leaf_lengths(
+            inst.layout, cl.gpus, cl.gpus_per_node, su, sol.placement, group_nodes
+        )
+    }
     d = design_of(inst, st, sol, catalog, lengths=lengths)
-    if rp.copies == 1:
+    if not rail_only:
         return replace(d, wiring=RailOptimizedWiring(su_nodes=su, rails=rp.rails))
-    return times(
-        replace(d, wiring=RailOnlyWiring(su_nodes=su, rails=rp.copies)), rp.copies, cl.gpus
-    )
+    wiring = RailOnlyWiring(su_nodes=su * group_nodes, rails=rails)
+    return times(replace(d, wiring=wiring), rails, cl.gpus)
 
 
 def times(d: Design, copies: int, gpus: int) -> Design:
