@@ -11,8 +11,9 @@ validator keeps its own, independent recomputation.
 A family with another wiring registers its kind here with ``register_wiring`` when its module is
 imported (``planner.families`` imports every family module), and ``wiring_from_dict`` reads it
 back from a design.json. The rail families register ``rail_optimized`` and ``rail_only``: the
-up-down figures with two parameters, the SU size ``su_nodes`` and the ``rails`` (GPUs per node),
-which say which rail leaf every GPU's NIC is on.
+up-down figures with two parameters, the SU size ``su_nodes`` and the ``rails`` (the node's GPUs
+for rail-optimized; for rail-only a multiple of them that divides the scale-up domain), which
+say which rail leaf every GPU's NIC is on.
 """
 
 from __future__ import annotations

@@ -124,7 +124,8 @@ def test_rail_only_pays_the_detour_only_when_the_domain_is_slower_than_the_nic()
             }
         )
         d = plan(inst, alternatives=False, verify=False).design
-        assert d is not None and d.family == family
+        assert d is not None
+        assert d.family == family
         return replace(d, scale_up=ScaleUpDomain(gpus=4, gbps_per_gpu=200.0))
 
     size = 16 * 2**20
@@ -157,12 +158,39 @@ def test_pxn_keeps_a_rail_optimized_all_to_all_off_the_spine(pxn: bool, spine_by
             "single_switch_failures": False,
             "bound_max_variables": 0,
             "pxn": pxn,
-            "traffic": [
-                {"kind": "all_to_all", "groups": "consecutive", "group_size": unit_gpus}
-            ],
+            "traffic": [{"kind": "all_to_all", "groups": "consecutive", "group_size": unit_gpus}],
         }
     )
     links = simulate(d, verify).links
     spine = links.filter(pl.col("tier").str.contains("spine"))
     assert len(spine) > 0
     assert (spine["max_utilisation"].max() > 0.0) is spine_bytes
+
+
+def test_rail_only_with_more_rails_than_a_node_relays_within_its_domain() -> None:
+    """1,152 GPUs in 16 NVL72-like domains of 18 nodes of 4: rail-only takes R > 4 rails (a rail
+    group of R GPUs spans R / 4 nodes of one domain; tests/test_rail_count.py); PXN relays
+    through the GPU of the sender's rail group on the destination's rail, so every flow of an
+    all-to-all across two domains arrives (none is cut off)."""
+    inst = Instance.model_validate(
+        {
+            "name": "rails-72",
+            "cluster": {
+                "gpus": 1152,
+                "gpus_per_node": 4,
+                "nic_gbps": 400,
+                "scale_up": {"gpus": 72, "gbps_per_gpu": 7200},
+            },
+            "search": {"families": ["rail_only"]},
+        }
+    )
+    d = plan(inst, alternatives=False, verify=False).design
+    assert d is not None
+    rails = d.wiring.params()["rails"]
+    assert rails > 4
+    sim = simulate(
+        d, _verify(kind="all_to_all", groups="consecutive", group_size=144, size_bytes=GIB)
+    )
+    row = sim.collectives.row(0, named=True)
+    assert row["disconnected_flows"] == 0
+    assert math.isfinite(row["time_s"])

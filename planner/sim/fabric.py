@@ -100,11 +100,11 @@ class Fabric:
     (a chip's own injection port, a mesh link inside a cube); None: ``link_class``."""
     rail_only: bool = False
     """True when the scale-out wiring joins only GPUs of one rail (rail-only fabrics): GPUs whose
-    NIC indices in their node differ share no switch, so traffic between them must cross the
-    scale-up domain to the GPU on the destination's rail first (PXN)."""
+    rails (``rails``) differ share no switch, so traffic between them must cross the scale-up
+    domain to the GPU on the destination's rail first (PXN)."""
     rails: int = 0
-    """rail period of the scale-out wiring: GPU g's rail is g % rails (its rank in a rail group
-    that sits inside one scale-up domain); 0 = the node's NIC index (g % gpus_per_node)"""
+    """Rail period of the scale-out wiring: GPU g's rail is g % rails (its rank in a rail group
+    that sits inside one scale-up domain); 0 = the node's NIC index (g % gpus_per_node)."""
 
     # ---- sizes and derived arrays ----------------------------------------------------------
     @property

@@ -16,9 +16,10 @@ Every phase splits (``split_phase``) into
   replaced by its proxy.
 
 PXN (NCCL's "PCI x NVLink"): a flow from GPU s to GPU d in another domain whose rails differ
-(the rail of g is its NIC index ``g % gpus_per_node``) goes s -> p over the scale-up domain and
-p -> d over the scale-out fabric, where p = ``(s // gpus_per_node) * gpus_per_node +
-d % gpus_per_node`` is the GPU of s's node on d's rail. It is pipelined: both hops run at once in
+(the rail of g is ``g % R``: R is the node's GPU count, its NIC index, unless the fabric sets its
+own rail period ``Fabric.rails``, a rail-only fabric's rail groups inside a domain) goes s -> p
+over the scale-up domain and p -> d over the scale-out fabric, where p = ``(s // R) * R + d % R``
+is the GPU of s's node (or rail group) on d's rail. It is pipelined: both hops run at once in
 the phase, and the flow ends when the slower hop ends. A rail-only fabric (``Fabric.rail_only``)
 forces PXN on every cross-rail flow between domains whatever ``Verify.pxn`` says: its rails share
 no switch, so the direct path does not exist.
@@ -146,6 +147,7 @@ class ScaleUp:
     """The domains as a fabric (``scale_up_fabric``): one plane at the scale-up rate."""
     domain_gpus: int
     gpus_per_node: int
+    """The rail period R (the rail of g is g % R): the node's GPUs, or ``Fabric.rails``."""
     pxn: bool
     """Cross-rail flows between domains take PXN (``Verify.pxn``, or forced by a rail-only
     scale-out fabric)."""
@@ -185,14 +187,15 @@ def scale_up_for(
     None when the domain holds one GPU, or when the fabric's switches are the chips' routers
     (``NodeKind.ROUTER``, the switchless ``ocs_torus`` chip tori): there the scale-out fabric is
     all the chip has and the simulation runs as it did without a domain. PXN is on when ``pxn``
-    asks for it or the fabric is rail-only (``Fabric.rail_only``: forced).
+    asks for it or the fabric is rail-only (``Fabric.rail_only``: forced). The rail period is the
+    fabric's (``Fabric.rails``) when it sets one, else ``gpus_per_node``.
     """
     if domain.gpus <= 1 or NodeKind.ROUTER in (fabric.group_kinds or ()):
         return None
     return ScaleUp(
         scale_up_fabric(fabric.gpus, domain.gpus, domain.gbps_per_gpu),
         domain.gpus,
-        gpus_per_node,
+        fabric.rails or gpus_per_node,
         pxn or fabric.rail_only,
         forced=fabric.rail_only and not pxn,
     )
