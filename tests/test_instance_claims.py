@@ -36,3 +36,22 @@ def test_oversubscribed_example_meets_its_own_verification(tmp_path: Path) -> No
 @pytest.mark.parametrize("path", sorted(INSTANCES.glob("*.toml")), ids=lambda p: p.name)
 def test_instances_cite_no_document_the_repository_lacks(path: Path) -> None:
     assert "DESIGN section" not in path.read_text()
+
+
+@pytest.mark.slow
+def test_moe_example_takes_more_rails_with_a_larger_scale_up_domain() -> None:
+    """instances/moe-16k.toml (README): 72-GPU domains let rail-only take 12 rails, two-tray
+    domains only 8, and the larger domain's design is cheaper (README: $61.12 M vs $61.83 M)."""
+    from planner import api
+
+    inst = api.load_instance(INSTANCES / "moe-16k.toml")
+    chosen = {}
+    for domain in (72, 8):
+        variant = inst.with_changes({"cluster.scale_up.gpus": domain})
+        d = api.plan(variant, verify=False, alternatives=False).design
+        assert d is not None
+        assert d.family == "rail_only"
+        chosen[domain] = (d.wiring.params()["rails"], d.tco_usd)
+    assert chosen[72][0] == 12
+    assert chosen[8][0] == 8
+    assert chosen[72][1] < chosen[8][1]
