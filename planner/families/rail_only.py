@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from planner.families.rail_optimized import (
     RAILS_TABLE,
+    RailOptimized,
     parse_rail_params,
     rail_sentence,
     rail_table,
@@ -38,13 +39,11 @@ from planner.wiring import UpDown, register_wiring
 if TYPE_CHECKING:
     import polars as pl
 
-    from models import clos_sizing as cs
-    from planner.design import Design, TierDesign
-    from planner.families.base import DemandOf, PerTier, Sized
+    from planner.design import Design
+    from planner.families.base import Sized
     from planner.schema.catalog import Catalog
     from planner.schema.instance import Instance
     from planner.sim.fabric import Fabric
-    from planner.validation import Violation
 
 #: The family's name in instances and designs.
 RAIL_ONLY = "rail_only"
@@ -146,20 +145,14 @@ def rail_only_table(d: Design) -> pl.DataFrame:
 
 
 @dataclass(frozen=True)
-class RailOnly:
-    """Rail-only: R identical rail Clos fabrics, cross-rail traffic over the scale-up domain."""
+class RailOnly(RailOptimized):
+    """Rail-only: R identical rail Clos fabrics, cross-rail traffic over the scale-up domain.
+
+    The rail-optimized family's hooks, but for its sizing (one rail per rail count, times R),
+    its names and sentence, and its fabric (R disjoint rails).
+    """
 
     name: str = RAIL_ONLY
-
-    def shapes(
-        self,
-        catalog: Catalog,
-        options: tuple[cs.SwitchOption, ...],
-        tier_options: list[int],
-        pinned_tiers: int | None,
-    ) -> list[tuple[int, PerTier]]:
-        """None: the structures are sized by ``size`` (the rail model), not the Clos model."""
-        return []
 
     def size(
         self, inst: Instance, catalog: Catalog, switch_model: str | None, time_limit_s: float
@@ -181,58 +174,16 @@ class RailOnly:
         """Rail leaf, rail spine, rail core: every switch belongs to one rail."""
         return ("rail_leaf", "rail_spine", "rail_core")[:tiers]
 
-    def circuit_level(self, tiers: int) -> int | None:
-        """None: every tier is packet switches."""
-        return None
-
-    def missing_tier_reason(self, index: int, speed_gbps: int) -> str:
-        """No switch at the plane's port speed."""
-        return f"allowed switch runs {speed_gbps}G ports"
-
     def class_note(self, link_class: int, tiers: int) -> str:
         """The GPU links go to the rail leaves of the node's scalable unit."""
         return " (rank r of each rail group to rail leaf r of its unit)" if link_class == 0 else ""
 
-    def tier_design(
-        self, catalog: Catalog, ts: cs.TierSolution, speed_gbps: int
-    ) -> TierDesign | None:
-        """None: no special tier."""
-        return None
-
-    def after_solve(
-        self, design: Design, inst: Instance, time_limit_s: float, demand_of: DemandOf
-    ) -> Design:
-        """The design as solved."""
-        return design
-
-    def search_tables(self, design: Design) -> dict[str, pl.DataFrame]:
-        """None."""
-        return {}
-
     def extra_tables(self, design: Design) -> dict[str, pl.DataFrame]:
         """``rails``: SU size, rails, and the sentence to check against a reference design."""
         return {RAILS_TABLE: rail_only_table(design)}
-
-    def throughput_scale(self, design: Design, inst: Instance, demand_of: DemandOf) -> float | None:
-        """Not predicted."""
-        return None
 
     def build_fabric(self, design: Design) -> Fabric:
         """R disjoint rail Clos fabrics (``planner.sim.fabric.rail_only_fabric``)."""
         from planner.sim.fabric import rail_only_fabric
 
         return rail_only_fabric(design)
-
-    def check_structure(self, design: Design) -> list[Violation]:
-        """Packet tiers only, even spread, whole rails and SUs, NICs on their rail, rails apart."""
-        from planner.validation import RAIL_STRUCTURE, Violation
-
-        if any(t.ocs for t in design.tiers) or design.circuits:
-            return [Violation("wiring", "a rail design has no OCS tier and no circuits")]
-        return [v for check in RAIL_STRUCTURE for v in check(design)]
-
-    def check_design(self, design: Design) -> list[Violation]:
-        """Ratios, paths and failure tolerance (the tiered checks on one rail)."""
-        from planner.validation import UP_DOWN_DESIGN
-
-        return [v for check in UP_DOWN_DESIGN for v in check(design)]
