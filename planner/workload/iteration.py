@@ -179,14 +179,14 @@ def pipeline_parallel(w: Workload, domain_gpus: int) -> list[Collective]:
     where = placement(stride, 2, domain_gpus)
     return [
         Collective(
-            "pp_send",
-            "point_to_point",
-            2,
-            (p - 1) * stride,
-            stride,
-            size_bytes,
-            2 * w.microbatches,
-            where,
+            name="pp_send",
+            kind="point_to_point",
+            group_size=2,
+            groups=(p - 1) * stride,
+            stride_gpus=stride,
+            size_bytes=size_bytes,
+            calls=2 * w.microbatches,
+            placement=where,
         )
     ]
 
