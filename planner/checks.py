@@ -87,8 +87,26 @@ def check_pins(inst: Instance) -> None:
                 )
 
 
+def check_workload(inst: Instance) -> None:
+    """The workload's parallel degrees occupy exactly the cluster's GPUs.
+
+    tensor x pipeline x data = cluster.gpus
+    """
+    work = inst.workload
+    if work is None:
+        return
+    par = work.parallelism
+    if par.gpus != inst.cluster.gpus:
+        raise InputError(
+            f"workload.parallelism: tensor x pipeline x data = {par.tensor} x {par.pipeline} x "
+            f"{par.data} = {par.gpus:,} GPUs, but cluster.gpus is {inst.cluster.gpus:,}: the "
+            "parallel degrees must multiply to the cluster's GPUs"
+        )
+
+
 def check_instance(inst: Instance, catalog: Catalog) -> None:
     """All cheap checks; raises InputError on the first problem."""
     check_references(inst, catalog)
     check_scale_up(inst, catalog)
     check_pins(inst)
+    check_workload(inst)

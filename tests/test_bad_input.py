@@ -120,6 +120,22 @@ CASES: dict[str, tuple[str | None, list[str], list[str]]] = {
         ['verify.traffic=[{kind="all_reduce_ring",groups="tensor_parallel"}]'],
         ["verify.traffic.0", "tensor_parallel groups need group_size"],
     ),
+    "workload-degrees-not-the-cluster": (
+        GOOD
+        + '\n[workload]\npreset = "gpt3-175b"\n'
+        + "parallelism = { tensor = 8, pipeline = 16, data = 8 }\n"
+        + "gpu = { peak_flops = 989e12, price_usd_per_hour = 2.0 }\n",
+        [],
+        ["workload.parallelism", "8 x 16 x 8 = 1,024 GPUs", "cluster.gpus is 256"],
+    ),
+    "workload-expert-not-dividing-data": (
+        GOOD
+        + '\n[workload]\npreset = "mixtral-8x7b"\n'
+        + "parallelism = { data = 256, expert = 3 }\n"
+        + "gpu = { peak_flops = 989e12, price_usd_per_hour = 2.0 }\n",
+        [],
+        ["line 19", "workload.parallelism", "expert (3) must divide data (256)"],
+    ),
     "set-without-value": (GOOD, ["nonsense"], ["nonsense", "path=value"]),
     "missing-file": (None, [], ["file not found", "does-not-exist.toml"]),
 }

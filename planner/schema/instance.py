@@ -13,6 +13,7 @@ from pydantic import Field, model_validator
 from planner.schema.catalog import MediumKind
 from planner.schema.instance_base import Strict
 from planner.schema.verify import Verify
+from planner.schema.workload import Workload
 
 #: Families the planner can size today (dragonfly comes later).
 #: ``torus`` is a torus of packet switches (``planner.families.torus``); ``ocs_torus`` is the
@@ -348,6 +349,9 @@ class Instance(Strict):
     """Simulation of the chosen design: traffic, routing, failures and the verdict's threshold."""
     torus: Torus | None = None
     """A TPU-style torus pod planned with 'fabric-planner torus' (cluster is then ignored)."""
+    workload: Workload | None = None
+    """What the cluster trains (a preset or a model, its parallelism and GPU); its parallel
+    degrees multiply to cluster.gpus. None: the fabric is planned for the [verify] traffic alone."""
 
     @model_validator(mode="after")
     def _check_hall(self) -> Instance:

@@ -1,0 +1,1 @@
+"""Training workloads: documented model presets and the traffic of one iteration."""
