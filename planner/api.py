@@ -8,7 +8,7 @@ Planning: ``plan``, ``evaluate``, ``compare_optics``, ``compare_fabrics``, ``pla
 ``simulate``, ``validate``, ``verify_demand``. Input: ``load_instance``, ``load_catalog``,
 ``catalog_for``, ``load_design``, ``parse_override``, ``DEFAULT_CATALOG``. Output:
 ``write_reports``, ``write_table``, ``write_sim_reports``, ``write_set``, ``prepare_outdir``,
-``claimed``, ``export_htsim``, ``headline``, ``catalog_table``, ``catalog_entries``,
+``claimed``, ``export_htsim``, ``headline``, ``bandwidth_loop_lines``, ``catalog_table``, ``catalog_entries``,
 ``catalog_csv``, ``catalog_lines``,
 ``json_text``, ``safe_name``. Types: ``Instance``, ``Catalog``, ``Verify``, ``Design``,
 ``Status``, ``InputError``, ``PlanResult``. Running a command: ``interruptible`` (Ctrl-C stops
@@ -45,6 +45,7 @@ from planner.output import json_text as json_text
 from planner.output import safe_name as safe_name
 from planner.output import write_set as write_set
 from planner.quiet import silence_highs_banner
+from planner.report import bandwidth_loop_lines as bandwidth_loop_lines
 from planner.report import catalog_csv as catalog_csv
 from planner.report import catalog_entries as catalog_entries
 from planner.report import catalog_lines as catalog_lines

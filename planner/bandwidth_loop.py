@@ -117,7 +117,7 @@ class Cut:
     def text(self) -> str:
         """One line: what was tightened and why."""
         return (
-            f"{self.tier} {self.ratio_before:.3g}:1 -> <= {self.ratio_after:.3g}:1 "
+            f"{self.tier} {self.ratio_before:.4g}:1 -> <= {self.ratio_after:.4g}:1 "
             f"({self.source}: {self.reason})"
         )
 
@@ -358,7 +358,7 @@ def _judge(inst: Instance, sim: SimResult | None, iteration: int) -> tuple[LoopS
     if sim is None:
         return None
     if sim.verdict == "meets":
-        return LoopStatus.MEETS, f"meets after {iteration} iteration(s)"
+        return LoopStatus.MEETS, f"the design of iteration {iteration} meets [verify]"
     if sim.verdict != "fails":
         return LoopStatus.INCOMPLETE, f"simulation {sim.verdict}: the verdict is unknown"
     if not _failing(inst, sim):
