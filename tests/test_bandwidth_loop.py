@@ -282,3 +282,24 @@ def test_structural_cut_leaves_a_compliant_design_alone(inst: api.Instance) -> N
 
 def test_collectives_schema_has_what_the_cut_reads() -> None:
     assert {"pattern", "routing", "scenario", "fraction_of_ideal"} <= set(COLLECTIVES_SCHEMA)
+
+
+def test_shipped_instance_meets_after_the_iterations_its_description_states(
+    repo_root: Path,
+) -> None:
+    inst = api.load_instance(repo_root / "instances" / "oversubscribed-4k-a2a256.toml")
+    result = api.plan(inst)
+    loop = result.bandwidth_loop
+    assert loop is not None
+    assert loop.status is LoopStatus.MEETS
+    assert [s.verdict for s in loop.steps] == [
+        "not simulated",
+        "not simulated",
+        "fails",
+        "fails",
+        "meets",
+    ]
+    assert [s.cut.source for s in loop.steps if s.cut] == ["structural"] * 2 + ["simulation"] * 2
+    assert loop.steps[0].capex_usd == pytest.approx(9_533_650)
+    assert loop.steps[-1].capex_usd == pytest.approx(12_146_920)
+    assert result.instance.constraints.oversubscription(2) == 1.0  # the spine was never cut
