@@ -28,14 +28,15 @@ accepts it exactly and it never exceeds what the scaling asks. Where another tie
 first the next iteration's simulation finds it.
 
 **Structural cut.** A uniform all-to-all in groups of g GPUs, on leaves of d1 GPUs (per plane)
-and scale-up domains of k GPUs (k = 1: none; flows inside a domain never reach a NIC): each
-GPU has at most d1 - k group-mates reached through its leaf without crossing its up-links, so at
-least the share s = (g - d1) / (g - k) of what it sends through its NIC crosses the leaf's
-up-links (with k = 1: (g - d1) / (g - 1)). A leaf then offers at least d1 s of a NIC's load to
-u1 up-links, so the fraction of ideal (the NIC time, as whenever the domain is faster than
-the NIC) is at most u1 / (d1 s) = 1 / (r1 s), whatever the routing. Meeting F needs
-r1 <= 1 / (F s): a design above that fails without simulation. The bound holds for every leaf
-of d1 GPUs; a later design with larger leaves is judged again by the same rule.
+and scale-up domains of k GPUs (k = 1: none; flows inside a domain never reach a NIC; k divides
+g): each GPU has at most d1 - k group-mates reached through its leaf without crossing its
+up-links, so at least the share s = (g - d1) / (g - k) of what it sends through its NIC crosses
+the leaf's up-links (with k = 1: (g - d1) / (g - 1); ``leaf_uplink_share`` also counts domains
+that straddle two leaves). A leaf then offers at least d1 s of a NIC's load to u1 up-links, so
+the fraction of ideal (the NIC time, checked to be the ideal's larger part) is at most
+u1 / (d1 s) = 1 / (r1 s), whatever the routing. Meeting F needs r1 <= 1 / (F s): a design
+above that fails without simulation. The bound is for leaves of d1 GPUs; a later design with
+other leaves is judged again by the same rule.
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 from planner.schema.instance import Instance
 from planner.schema.verify import TrafficSpec
+from planner.sim.simulate import FRACTION_RTOL  # the verdict's slack, so both judge alike
+from planner.sizing.problems import RATIO_DENOMINATOR  # the grid the model reads ratios on
 
 if TYPE_CHECKING:
     from planner.design import Design
@@ -58,11 +61,6 @@ if TYPE_CHECKING:
 MAX_LOOP_ITERATIONS = 6
 #: A link class whose most loaded link is at least 1 - this is saturated (binds).
 SATURATION_TOL = 1e-3
-#: Relative slack when a simulated fraction is compared with the required one (the verdict's).
-FRACTION_RTOL = 1e-6
-#: The grid a new ratio is rounded down to: the denominator limit the model reads ratios with
-#: (``planner.sizing.problems.RATIO_DENOMINATOR``).
-RATIO_DENOMINATOR = 1000
 #: Smallest ratio the instance schema accepts (``Constraints.max_oversubscription``).
 MIN_RATIO = 0.1
 #: Tiers below the top whose ratio the instance can set (leaf, spine).
@@ -176,14 +174,40 @@ def grid_ratio(ratio: float) -> float:
     return math.floor(ratio * RATIO_DENOMINATOR) / RATIO_DENOMINATOR
 
 
-def leaf_uplink_share(group_gpus: int, leaf_gpus: int, domain_gpus: int = 1) -> Fraction:
-    """Least share of a GPU's NIC bytes that crosses its leaf's up-links in a group all-to-all.
+def domain_pairs_on_leaf(leaf_gpus: int, domain_gpus: int) -> int:
+    """Fewest ordered pairs of GPUs that share a scale-up domain, over the leaves of a plane.
 
-    s = (g - d1) / (g - k), 0 when the group fits under a leaf (module docstring).
+    GPU i sits on leaf i // d1 and in domain i // k (``planner.sim.fabric.build_fabric``); a
+    leaf holding fragments of m_1, m_2, ... GPUs of its domains holds sum m (m - 1) such pairs:
+    d1 (k - 1) when k divides d1, fewer when a domain straddles two leaves.
     """
-    if group_gpus <= leaf_gpus:
+    d1, k = leaf_gpus, domain_gpus
+    least = d1 * (k - 1)
+    for leaf in range(k):  # fragments repeat with period k / gcd(d1, k)
+        first, end, pairs = leaf * d1, (leaf + 1) * d1, 0
+        while first < end:
+            m = min(end, (first // k + 1) * k) - first
+            pairs += m * (m - 1)
+            first += m
+        least = min(least, pairs)
+    return least
+
+
+def leaf_uplink_share(group_gpus: int, leaf_gpus: int, domain_gpus: int = 1) -> Fraction:
+    """Least share of a leaf's NIC bytes that crosses its up-links in a group all-to-all.
+
+    Groups of g consecutive GPUs (whole domains of k: k divides g), leaves of d1. A GPU sends
+    through its NIC to the g - k mates outside its domain; at most d1 - 1 - dm of them sit on its
+    leaf (dm: its domain mates there), so the leaf's up-links carry at least
+    (d1 (g - k - d1 + 1) + P) / (d1 (g - k)) of what its GPUs' NICs send, P =
+    ``domain_pairs_on_leaf``: (g - d1) / (g - k) when k divides d1, (g - d1) / (g - 1) without
+    a domain (module docstring); 0 when the bound is empty.
+    """
+    g, d1, k = group_gpus, leaf_gpus, domain_gpus
+    if g <= k:
         return Fraction(0)
-    return Fraction(group_gpus - leaf_gpus, group_gpus - domain_gpus)
+    pairs = domain_pairs_on_leaf(d1, k)
+    return max(Fraction(0), Fraction(d1 * (g - k - d1 + 1) + pairs, d1 * (g - k)))
 
 
 def _group_gpus(spec: TrafficSpec, gpus: int) -> int | None:
@@ -205,13 +229,16 @@ def structural_cut(inst: Instance, design: Design) -> Cut | None:
         return None
     required = inst.verify.min_throughput_fraction
     leaf = design.tiers[0]
-    domain = design.scale_up.gpus if design.scale_up.gpus <= leaf.downlinks else 1
+    domain = design.scale_up.gpus
     ratio = leaf.downlinks / leaf.uplinks
+    nic_gbps = design.planes * design.link_speed_gbps
     best: Cut | None = None
     for spec in inst.verify.traffic:
         g = _group_gpus(spec, design.gpus)
-        if g is None:
-            continue
+        if g is None or g % domain:
+            continue  # not a group all-to-all of whole domains: no closed form here
+        if (domain - 1) * nic_gbps > (g - domain) * design.scale_up.gbps_per_gpu:
+            continue  # the ideal is the domain's time, not the NIC's: the bound is not F's
         share = leaf_uplink_share(g, leaf.downlinks, domain)
         if share <= 0:
             continue
@@ -227,7 +254,7 @@ def structural_cut(inst: Instance, design: Design) -> Cut | None:
                 after,
                 "structural",
                 f"{spec.label} sends >= {float(share):.3f} of its NIC bytes over the leaf "
-                f"up-links ((g - d1)/(g - k), g={g}, d1={leaf.downlinks}, k={domain}), so "
+                f"up-links (about (g - d1)/(g - k), g={g}, d1={leaf.downlinks}, k={domain}), so "
                 f"{required} of ideal needs r1 <= 1/({required} x {float(share):.3f})",
             )
     return best

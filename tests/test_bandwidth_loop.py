@@ -22,6 +22,7 @@ from planner.bandwidth_loop import (
     LoopStatus,
     Planned,
     binding_level,
+    domain_pairs_on_leaf,
     grid_ratio,
     leaf_uplink_share,
     run_loop,
@@ -181,7 +182,9 @@ def _design(*tiers: tuple[str, int, int], gpus: int = 4096, domain: int = 8) -> 
             tiers=tuple(SimpleNamespace(role=r, downlinks=d, uplinks=u) for r, d, u in tiers),
             num_tiers=len(tiers),
             gpus=gpus,
-            scale_up=SimpleNamespace(gpus=domain),
+            planes=1,
+            link_speed_gbps=400,
+            scale_up=SimpleNamespace(gpus=domain, gbps_per_gpu=3600.0),
         ),
     )
 
@@ -252,8 +255,11 @@ def test_a_design_that_meets_gets_no_cut(inst: api.Instance) -> None:
     ("group", "leaf", "domain", "expected"),
     [
         (256, 84, 1, Fraction(256 - 84, 256 - 1)),  # (g - d1)/(g - 1)
-        (256, 84, 8, Fraction(256 - 84, 256 - 8)),  # a domain's mates ride NVLink
-        (64, 84, 8, Fraction(0)),  # the group fits under a leaf
+        (256, 80, 8, Fraction(256 - 80, 256 - 8)),  # a domain's mates ride NVLink
+        # 84 = 10 domains and a half: leaves hold fragments 8 x 10 + 4 (or 4 + 8 x 10), 572
+        # ordered domain pairs instead of 84 x 7 = 588.
+        (256, 84, 8, Fraction(84 * (256 - 8 - 84 + 1) + 572, 84 * (256 - 8))),
+        (64, 80, 8, Fraction(0)),  # the group fits under a leaf
         (512, 32, 1, Fraction(480, 511)),
     ],
 )
@@ -263,13 +269,18 @@ def test_leaf_uplink_share_closed_form(
     assert leaf_uplink_share(group, leaf, domain) == expected
 
 
+@pytest.mark.parametrize(("leaf", "domain", "pairs"), [(84, 8, 572), (80, 8, 560), (84, 1, 0)])
+def test_domain_pairs_on_leaf(leaf: int, domain: int, pairs: int) -> None:
+    assert domain_pairs_on_leaf(leaf, domain) == pairs
+
+
 def test_structural_cut_is_the_closed_form(inst: api.Instance) -> None:
-    # groups of 256, leaves of 84 GPUs at 2:1, domains of 8: s = 172/248, r1 <= 1/(0.9 s).
-    design = _design(("leaf", 84, 42), ("spine", 98, 0), gpus=4096, domain=8)
+    # groups of 256, leaves of 80 GPUs at 2:1, domains of 8: s = 176/248, r1 <= 1/(0.9 s).
+    design = _design(("leaf", 80, 40), ("spine", 98, 0), gpus=4096, domain=8)
     cut = structural_cut(inst, design)
     assert cut is not None
     assert (cut.level, cut.tier, cut.source) == (1, "leaf-spine", "structural")
-    limit = 248 / (0.9 * 172)
+    limit = 248 / (0.9 * 176)
     assert cut.ratio_after == pytest.approx(grid_ratio(limit), rel=RATIO_RTOL)
     assert limit - 1e-3 < cut.ratio_after <= limit
 
