@@ -285,6 +285,13 @@ def test_structural_cut_is_the_closed_form(inst: api.Instance) -> None:
     assert limit - 1e-3 < cut.ratio_after <= limit
 
 
+def test_structural_cut_needs_the_nic_to_set_the_ideal(inst: api.Instance) -> None:
+    design = _design(("leaf", 80, 40), ("spine", 98, 0), gpus=4096, domain=8)
+    slow_domain = cast(Any, design).scale_up
+    slow_domain.gbps_per_gpu = 10.0  # 7 mates at 10 Gb/s take longer than 248 at 400 Gb/s
+    assert structural_cut(inst, design) is None
+
+
 def test_structural_cut_leaves_a_compliant_design_alone(inst: api.Instance) -> None:
     design = _design(("leaf", 84, 84), ("spine", 168, 0))
     assert structural_cut(inst, design) is None
