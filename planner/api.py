@@ -8,7 +8,7 @@ Planning: ``plan``, ``evaluate``, ``compare_optics``, ``compare_fabrics``, ``pla
 ``simulate``, ``validate``, ``verify_demand``. Input: ``load_instance``, ``load_catalog``,
 ``catalog_for``, ``load_design``, ``parse_override``, ``DEFAULT_CATALOG``. Output:
 ``write_reports``, ``write_table``, ``write_sim_reports``, ``write_set``, ``prepare_outdir``,
-``claimed``, ``export_htsim``, ``headline``, ``catalog_table``, ``catalog_entries``,
+``claimed``, ``export_htsim``, ``headline``, ``bandwidth_loop_lines``, ``catalog_table``, ``catalog_entries``,
 ``catalog_csv``, ``catalog_lines``,
 ``json_text``, ``safe_name``. Types: ``Instance``, ``Catalog``, ``Verify``, ``Design``,
 ``Status``, ``InputError``, ``PlanResult``. Running a command: ``interruptible`` (Ctrl-C stops
@@ -45,6 +45,7 @@ from planner.output import json_text as json_text
 from planner.output import safe_name as safe_name
 from planner.output import write_set as write_set
 from planner.quiet import silence_highs_banner
+from planner.report import bandwidth_loop_lines as bandwidth_loop_lines
 from planner.report import catalog_csv as catalog_csv
 from planner.report import catalog_entries as catalog_entries
 from planner.report import catalog_lines as catalog_lines
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from planner.bandwidth_loop import LoopResult
     from planner.sim.simulate import SimProgress, SimResult
     from planner.sizing import Progress, SizingResult
     from planner.torus import TorusPlan
@@ -104,6 +106,9 @@ class PlanResult:
     family_sims: dict[str, SimResult] = field(default_factory=dict)
     """A plan over several families, verified: the healthy simulation of each family's best design
     (the chosen design's is ``sim``), by family name."""
+    bandwidth_loop: LoopResult[Any] | None = None
+    """Under ``search.until_verified``: every plan-simulate-tighten iteration, how the loop ended
+    and why (``planner.bandwidth_loop``); ``instance`` is then the last, tightened instance."""
 
     @property
     def found(self) -> bool:
@@ -198,31 +203,19 @@ def plan(
     when given, is a command's shared end instead (the search then gets what is left of it).
     """
     deadline = deadline or Deadline.after(time_limit_s)
-    time_limit_s = min(time_limit_s, deadline.step_s())
     catalog = catalog or catalog_for(inst)
     check_instance(inst, catalog)
     _load_solvers()
-    from planner.sim.simulate import simulate as _simulate
-    from planner.sizing import search
-
-    result = search(
-        inst, catalog, time_limit_s=time_limit_s, progress=progress, alternatives=alternatives
-    )
-    reconfiguration = None
-    if result.design is not None:
-        family = family_of(result.design.family)
-        design = family.after_solve(result.design, inst, deadline.step_s(), verify_demand)
-        result = replace(result, design=design)
-        reconfiguration = family.search_tables(design).get("reconfiguration")
+    verifying = inst.verify.enabled if verify is None else verify
+    if verifying and inst.search.until_verified:
+        return _plan_until_verified(
+            inst, catalog, time_limit_s, progress, alternatives, sim_progress, deadline
+        )
+    result, reconfiguration = _search(inst, catalog, time_limit_s, progress, alternatives, deadline)
     sim = None
     family_sims: dict[str, SimResult] = {}
-    if result.design is not None and (inst.verify.enabled if verify is None else verify):
-        try:
-            sim = _simulate(result.design, inst.verify, progress=sim_progress, deadline=deadline)
-            if len(inst.search.families) > 1:
-                family_sims = _family_sims(inst, catalog, result, sim, sim_progress, deadline)
-        except ValueError as exc:  # traffic that does not fit the cluster (group sizes, ...)
-            raise InputError(f"verify: {exc}") from None
+    if result.design is not None and verifying:
+        sim, family_sims = _verify(inst, catalog, result, sim_progress, deadline)
     return PlanResult(
         inst,
         result.status,
@@ -232,6 +225,110 @@ def plan(
         sim,
         reconfiguration=reconfiguration,
         family_sims=family_sims,
+    )
+
+
+def _search(
+    inst: Instance,
+    catalog: Catalog,
+    time_limit_s: float,
+    progress: Progress | None,
+    alternatives: bool,
+    deadline: Deadline,
+) -> tuple[SizingResult, pl.DataFrame | None]:
+    """The search and the chosen design's post-solve steps: the result and its reconfiguration."""
+    from planner.sizing import search
+
+    result = search(
+        inst,
+        catalog,
+        time_limit_s=min(time_limit_s, deadline.step_s()),
+        progress=progress,
+        alternatives=alternatives,
+    )
+    reconfiguration = None
+    if result.design is not None:
+        family = family_of(result.design.family)
+        design = family.after_solve(result.design, inst, deadline.step_s(), verify_demand)
+        result = replace(result, design=design)
+        reconfiguration = family.search_tables(design).get("reconfiguration")
+    return result, reconfiguration
+
+
+def _verify(
+    inst: Instance,
+    catalog: Catalog,
+    result: SizingResult,
+    sim_progress: SimProgress | None,
+    deadline: Deadline,
+    sim: SimResult | None = None,
+) -> tuple[SimResult, dict[str, SimResult]]:
+    """The chosen design simulated under [verify] (unless ``sim`` is given), and the families'."""
+    from planner.sim.simulate import simulate as _simulate
+
+    assert result.design is not None
+    family_sims: dict[str, SimResult] = {}
+    try:
+        if sim is None:
+            sim = _simulate(result.design, inst.verify, progress=sim_progress, deadline=deadline)
+        if len(inst.search.families) > 1:
+            family_sims = _family_sims(inst, catalog, result, sim, sim_progress, deadline)
+    except ValueError as exc:  # traffic that does not fit the cluster (group sizes, ...)
+        raise InputError(f"verify: {exc}") from None
+    return sim, family_sims
+
+
+def _plan_until_verified(
+    inst: Instance,
+    catalog: Catalog,
+    time_limit_s: float,
+    progress: Progress | None,
+    alternatives: bool,
+    sim_progress: SimProgress | None,
+    deadline: Deadline,
+) -> PlanResult:
+    """``plan`` under ``search.until_verified``: the bandwidth loop, then the last plan's tables.
+
+    Every iteration's search gets what is left of the time limit (capped at ``time_limit_s``);
+    the simulations share the same deadline.
+    """
+    from planner.bandwidth_loop import Planned, run_loop
+    from planner.sim.simulate import simulate as _simulate
+
+    def plan_once(current: Instance) -> Planned[tuple[SizingResult, pl.DataFrame | None]]:
+        found = _search(current, catalog, time_limit_s, progress, alternatives, deadline)
+        return Planned(found, found[0].design, found[0].explanation)
+
+    def simulate_once(current: Instance, design: Design) -> SimResult:
+        try:
+            return _simulate(design, current.verify, progress=sim_progress, deadline=deadline)
+        except ValueError as exc:  # traffic that does not fit the cluster (group sizes, ...)
+            raise InputError(f"verify: {exc}") from None
+
+    loop = run_loop(inst, plan_once, simulate_once)
+    result, reconfiguration = loop.planned.result
+    last = loop.instance
+    sim: SimResult | None = None
+    family_sims: dict[str, SimResult] = {}
+    if result.design is not None:
+        sim, family_sims = _verify(last, catalog, result, sim_progress, deadline, loop.sim)
+    explanation = result.explanation
+    if result.design is None:
+        explanation = (
+            f"bandwidth loop: no design after tightening max_oversubscription to "
+            f"{last.constraints.max_oversubscription}",
+            *explanation,
+        )
+    return PlanResult(
+        last,
+        result.status,
+        result.design,
+        explanation,
+        result,
+        sim,
+        reconfiguration=reconfiguration,
+        family_sims=family_sims,
+        bandwidth_loop=loop,
     )
 
 

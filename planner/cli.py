@@ -33,6 +33,7 @@ from planner.api import (
     Instance,
     Status,
     Verify,
+    bandwidth_loop_lines,
     catalog_csv,
     catalog_entries,
     catalog_lines,
@@ -278,6 +279,9 @@ def run_plan(
             for line in optics_lines(result.optics_comparison):
                 typer.echo(line)
         typer.echo(f"reports: {outdir}")
+    if result.bandwidth_loop is not None and not quiet:
+        for line in bandwidth_loop_lines(result.bandwidth_loop):
+            typer.echo(f"bandwidth loop: {line}", err=True)
     if result.found:
         if result.sim is not None:
             for note in result.sim.notes:

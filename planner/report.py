@@ -36,6 +36,7 @@ from planner.schema.instance import Instance
 
 if TYPE_CHECKING:
     from planner.api import PlanResult
+    from planner.bandwidth_loop import LoopResult
     from planner.sim.simulate import SimResult
 
 #: Report tables written as CSV and Parquet, in this order.
@@ -45,7 +46,36 @@ SIM_TABLES = ("sim_collectives", "sim_links", "sim_failures")
 #: The optics comparison (pluggable only, LPO allowed, CPO allowed), when asked for.
 OPTICS_TABLE = "optics_comparison"
 #: Tables written only when they apply (a stale one from an earlier run is removed).
-OPTIONAL_TABLES = (OPTICS_TABLE, "circuits", "ocs", "reconfiguration", "alternatives_sim")
+#: The bandwidth loop's iterations (``search.until_verified``).
+BANDWIDTH_LOOP_TABLE = "bandwidth_loop"
+OPTIONAL_TABLES = (
+    OPTICS_TABLE,
+    "circuits",
+    "ocs",
+    "reconfiguration",
+    "alternatives_sim",
+    BANDWIDTH_LOOP_TABLE,
+)
+#: One row per iteration of the bandwidth loop; ratios are down:up per tier (leaf, spine), the
+#: allowed ones those the plan ran under, ``extra_capex_usd`` the capex over the first design's.
+BANDWIDTH_LOOP_SCHEMA: dict[str, Any] = {
+    "iteration": pl.Int64,
+    "allowed_leaf_ratio": pl.Float64,
+    "allowed_spine_ratio": pl.Float64,
+    "leaf_ratio": pl.Float64,
+    "spine_ratio": pl.Float64,
+    "objective_usd": pl.Float64,
+    "capex_usd": pl.Float64,
+    "extra_capex_usd": pl.Float64,
+    "verdict": pl.Utf8,
+    "fraction_of_ideal": pl.Float64,
+    "sim_fraction_ecmp": pl.Float64,
+    "sim_fraction_spray": pl.Float64,
+    "cut_tier": pl.Utf8,
+    "cut_source": pl.Utf8,
+    "cut_ratio": pl.Float64,
+    "cut": pl.Utf8,
+}
 
 SUMMARY_SCHEMA: dict[str, Any] = {
     "instance": pl.Utf8,
@@ -359,7 +389,69 @@ def plan_tables(plan_result: PlanResult) -> dict[str, pl.DataFrame]:
         tables["reconfiguration"] = plan_result.reconfiguration
     if plan_result.family_sims:
         tables["alternatives_sim"] = plan_result.alternatives_sim
+    if plan_result.bandwidth_loop is not None:
+        tables[BANDWIDTH_LOOP_TABLE] = bandwidth_loop_table(plan_result.bandwidth_loop)
     return tables
+
+
+def _at(values: tuple[float, ...], i: int) -> float | None:
+    return values[i] if i < len(values) else None
+
+
+def bandwidth_loop_table(loop: LoopResult[Any]) -> pl.DataFrame:
+    """The bandwidth loop's iterations, one row each (``BANDWIDTH_LOOP_SCHEMA``)."""
+    first = next((s.capex_usd for s in loop.steps if s.capex_usd is not None), None)
+    rows = [
+        {
+            "iteration": s.iteration,
+            "allowed_leaf_ratio": _at(s.allowed_ratios, 0),
+            "allowed_spine_ratio": _at(s.allowed_ratios, 1),
+            "leaf_ratio": _at(s.tier_ratios, 0),
+            "spine_ratio": _at(s.tier_ratios, 1),
+            "objective_usd": s.objective_usd,
+            "capex_usd": s.capex_usd,
+            "extra_capex_usd": None
+            if s.capex_usd is None or first is None
+            else s.capex_usd - first,
+            "verdict": s.verdict,
+            "fraction_of_ideal": s.fraction,
+            "sim_fraction_ecmp": s.fractions.get("sim_fraction_ecmp"),
+            "sim_fraction_spray": s.fractions.get("sim_fraction_spray"),
+            "cut_tier": None if s.cut is None else s.cut.tier,
+            "cut_source": None if s.cut is None else s.cut.source,
+            "cut_ratio": None if s.cut is None else s.cut.ratio_after,
+            "cut": None if s.cut is None else s.cut.text,
+        }
+        for s in loop.steps
+    ]
+    return pl.DataFrame(rows, schema=BANDWIDTH_LOOP_SCHEMA)
+
+
+def _ratio_text(ratio: float | None) -> str:
+    return "-" if ratio is None else f"{ratio:.4g}:1"
+
+
+def bandwidth_loop_lines(loop: LoopResult[Any]) -> list[str]:
+    """One line per iteration of the bandwidth loop and one for how it ended (CLI, report.md)."""
+    lines = []
+    for s in loop.steps:
+        design = (
+            "no design"
+            if s.capex_usd is None
+            else f"leaf {_ratio_text(_at(s.tier_ratios, 0))}, capex {_money(s.capex_usd)}"
+        )
+        judged = s.verdict if s.fraction is None else f"{s.verdict} ({s.fraction:.3f} of ideal)"
+        cut = "" if s.cut is None else f" -> {s.cut.text}"
+        allowed = ", ".join(_ratio_text(r) for r in s.allowed_ratios)
+        lines.append(f"iteration {s.iteration} (allowed {allowed}): {design}, {judged}{cut}")
+    capex = [s.capex_usd for s in loop.steps if s.capex_usd is not None]
+    extra = (
+        f"; capex {_money(capex[-1] - capex[0])} over the first design"
+        if len(capex) > 1 and loop.status == "meets"
+        else ""
+    )
+    lines.append(f"ended ({loop.status}): {loop.message}{extra}")
+    return lines
 
 
 def set_files(
@@ -701,6 +793,8 @@ def render_markdown(plan_result: PlanResult, tables: dict[str, pl.DataFrame]) ->
         out += _design_section(d, tables)
     if plan_result.sim is not None:
         out += _sim_section(plan_result.sim, tables)
+    if plan_result.bandwidth_loop is not None:
+        out += _bandwidth_loop_section(plan_result.bandwidth_loop, tables)
     if OPTICS_TABLE in tables:
         cols = [
             "scenario",
@@ -723,6 +817,22 @@ def render_markdown(plan_result: PlanResult, tables: dict[str, pl.DataFrame]) ->
         ]
     out += _alternatives_section(tables)
     return "\n".join(out)
+
+
+def _bandwidth_loop_section(loop: LoopResult[Any], tables: dict[str, pl.DataFrame]) -> list[str]:
+    """The iterations of ``search.until_verified``: plan, simulate, tighten the binding tier."""
+    table = tables[BANDWIDTH_LOOP_TABLE]
+    cols = [c for c in table.columns if c not in ("cut", "sim_fraction_ecmp", "sim_fraction_spray")]
+    return (
+        [
+            "## Bandwidth loop: planned until the [verify] traffic is met",
+            "",
+            markdown_table(table, cols),
+            "",
+        ]
+        + [f"- {line}" for line in bandwidth_loop_lines(loop)]
+        + [""]
+    )
 
 
 def _alternatives_section(tables: dict[str, pl.DataFrame]) -> list[str]:

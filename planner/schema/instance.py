@@ -288,6 +288,12 @@ class Search(Strict):
     blocks, or the block-level demand of the [verify] traffic (summed over its patterns)."""
     pin: Pin = Field(default_factory=Pin)
     """Pinned decisions."""
+    until_verified: bool = False
+    """Close the loop with the simulator: when the chosen design fails a healthy [verify]
+    traffic, tighten the binding tier's allowed oversubscription and plan again, until the design
+    meets, the search proves the tightened instance infeasible or 6 iterations have run
+    (``planner.bandwidth_loop``; the iterations are the report's ``bandwidth_loop`` table).
+    Off when the design is not verified (``verify.enabled = false``, --no-verify)."""
 
     @model_validator(mode="after")
     def _check(self) -> Search:
