@@ -61,6 +61,10 @@ from planner.schema.instance import DEFAULT_TIME_LIMIT_S as DEFAULT_TIME_LIMIT_S
 from planner.schema.instance import Instance as Instance
 from planner.schema.verify import Verify as Verify
 from planner.validation import Violation, validate_design
+from planner.workload.step import verify_with_workload
+
+if TYPE_CHECKING:
+    from planner.workload.step import StepTime
 
 if TYPE_CHECKING:
     import numpy as np
@@ -136,6 +140,22 @@ class PlanResult:
         return alternatives_sim_table(family_bests(self.search), self.family_sims)
 
     @property
+    def workload(self) -> pl.DataFrame | None:
+        """The collectives of one training iteration on the design (None without a workload)."""
+        from planner.report import workload_step
+
+        step = workload_step(self.instance, self.design, self.sim)
+        return None if step is None else step[0]
+
+    @property
+    def step(self) -> StepTime | None:
+        """The step of the workload on the design, once the simulation timed every collective."""
+        from planner.report import workload_step
+
+        step = workload_step(self.instance, self.design, self.sim)
+        return None if step is None else step[1]
+
+    @property
     def bom(self) -> pl.DataFrame:
         """Bill of materials of the chosen design (empty when none)."""
         from planner.design import BOM_SCHEMA
@@ -169,6 +189,16 @@ class PlanResult:
         from planner.design import LINKS_SCHEMA
 
         return self.design.links_table() if self.design else pl.DataFrame(schema=LINKS_SCHEMA)
+
+
+def verify_for(inst: Instance, design: Design) -> Verify:
+    """The ``[verify]`` section a design of ``inst`` is simulated under: the workload's included.
+
+    With a ``[workload]``, one call of each collective of its iteration is simulated
+    (``planner.workload.step.verify_with_workload``): instead of the default traffic when
+    ``[verify]`` lists none, after it when it does. Groups are placed in the design's domain.
+    """
+    return verify_with_workload(inst.verify, inst.workload, design.scale_up.gpus)
 
 
 def load_instance(path: str | Path) -> Instance:
@@ -270,7 +300,8 @@ def _verify(
     family_sims: dict[str, SimResult] = {}
     try:
         if sim is None:
-            sim = _simulate(result.design, inst.verify, progress=sim_progress, deadline=deadline)
+            verify = verify_for(inst, result.design)
+            sim = _simulate(result.design, verify, progress=sim_progress, deadline=deadline)
         if len(inst.search.families) > 1:
             family_sims = _family_sims(inst, catalog, result, sim, sim_progress, deadline)
     except ValueError as exc:  # traffic that does not fit the cluster (group sizes, ...)
@@ -301,7 +332,8 @@ def _plan_until_verified(
 
     def simulate_once(current: Instance, design: Design) -> SimResult:
         try:
-            return _simulate(design, current.verify, progress=sim_progress, deadline=deadline)
+            verify = verify_for(current, design)
+            return _simulate(design, verify, progress=sim_progress, deadline=deadline)
         except ValueError as exc:  # traffic that does not fit the cluster (group sizes, ...)
             raise InputError(f"verify: {exc}") from None
 
@@ -350,9 +382,7 @@ def _family_sims(
     from planner.sizing.search_loop import TIE_BREAK_TIME_S
 
     assert result.design is not None
-    healthy = inst.verify.model_copy(
-        update={"failures": [], "single_switch_failures": False, "monte_carlo_trials": 0}
-    )
+    healthy_update = {"failures": [], "single_switch_failures": False, "monte_carlo_trials": 0}
     sims = {result.design.family: sim}
     for name, outcome in family_bests(result).items():
         if name in sims:
@@ -360,6 +390,7 @@ def _family_sims(
         design = design_of_outcome(inst, outcome, catalog, min(TIE_BREAK_TIME_S, deadline.step_s()))
         design = family_of(name).after_solve(design, inst, deadline.step_s(), verify_demand)
         say = None if progress is None else (lambda text, n=name: progress(f"{n}: {text}"))
+        healthy = verify_for(inst, design).model_copy(update=healthy_update)
         sims[name] = _simulate(design, healthy, progress=say, deadline=deadline)
     return sims
 
@@ -578,7 +609,7 @@ def compare_fabrics(
         try:
             sim = _simulate(
                 d,
-                inst.verify.model_copy(
+                verify_for(inst, d).model_copy(
                     update={
                         "failures": [],
                         "single_switch_failures": False,

@@ -33,6 +33,14 @@ from planner.output import (
 )
 from planner.schema.catalog import Cage, Catalog
 from planner.schema.instance import Instance
+from planner.schema.workload import Workload
+from planner.workload.step import (
+    StepTime,
+    call_times,
+    step_time,
+    workload_table,
+    workload_traffic,
+)
 
 if TYPE_CHECKING:
     from planner.api import PlanResult
@@ -55,6 +63,7 @@ OPTIONAL_TABLES = (
     "reconfiguration",
     "alternatives_sim",
     BANDWIDTH_LOOP_TABLE,
+    "workload",
 )
 #: One row per iteration of the bandwidth loop; ratios are down:up per tier (leaf, spine), the
 #: allowed ones those the plan ran under, ``extra_capex_usd`` the capex over the first design's.
@@ -118,6 +127,15 @@ SUMMARY_SCHEMA: dict[str, Any] = {
     "sim_fraction_ecmp": pl.Float64,
     "sim_fraction_spray": pl.Float64,
     "sim_fraction_after_failure": pl.Float64,
+    "step_time_s": pl.Float64,
+    "compute_s": pl.Float64,
+    "comm_s": pl.Float64,
+    "exposed_comm_s": pl.Float64,
+    "idle_fraction": pl.Float64,
+    "tokens_per_s": pl.Float64,
+    "usd_per_million_tokens": pl.Float64,
+    "gpu_power_kw": pl.Float64,
+    "network_power_share": pl.Float64,
 }
 
 
@@ -140,9 +158,39 @@ def summary_table(
     ``status``, ``bound_usd`` and ``solve_s`` are the search's (``PlanResult.summary`` hands
     them over). With a simulation, the row also gives its verdict and the simulated throughput
     fractions (the least over the traffic of each routing, healthy; the least kept under a
-    failure).
+    failure). With a ``[workload]``, the step figures (``planner.workload.step``) when the
+    simulation timed every collective of the iteration, and the GPUs' power beside the network's
+    when the GPU gives its ``power_w``.
     """
-    return _summary(inst.name, status, inst.cluster.gpus, bound_usd, solve_s, design, sim)
+    step = workload_step(inst, design, sim)
+    return _summary(
+        inst.name,
+        status,
+        inst.cluster.gpus,
+        bound_usd,
+        solve_s,
+        design,
+        sim,
+        inst.workload,
+        None if step is None else step[1],
+    )
+
+
+def workload_step(
+    inst: Instance, design: Design | None, sim: SimResult | None
+) -> tuple[pl.DataFrame, StepTime | None] | None:
+    """The ``workload`` table and the step of an instance's workload on a design.
+
+    None without a workload or a design; the step is None (and the table's times null) until the
+    simulation has timed every collective of the iteration, healthy, under the verdict's routing.
+    """
+    w = inst.workload
+    if w is None or design is None:
+        return None
+    pairs = workload_traffic(w, design.scale_up.gpus)
+    times = call_times(pairs, None if sim is None else sim.collectives, inst.verify.verdict_routing)
+    step = step_time(w, times)
+    return workload_table(times, step), step
 
 
 def design_summary(design: Design, sim: SimResult | None = None) -> pl.DataFrame:
@@ -166,6 +214,8 @@ def _summary(
     solve_s: float | None,
     d: Design | None,
     sim: SimResult | None,
+    workload: Workload | None = None,
+    step: StepTime | None = None,
 ) -> pl.DataFrame:
     row: dict[str, Any] = dict.fromkeys(SUMMARY_SCHEMA)
     row["verdict"] = "not verified"
@@ -207,6 +257,23 @@ def _summary(
             max_latency_ns=d.max_latency_ns,
             expected_link_failures_per_day=d.expected_link_failures_per_day,
             blast_radius_gpus=d.blast_radius_gpus,
+        )
+        if workload is not None and workload.gpu.power_w is not None:
+            # The network is the whole interconnect (scale-out fabric and scale-up switches).
+            gpu_w = workload.gpu.power_w * d.gpus
+            row.update(
+                gpu_power_kw=gpu_w / 1000.0,
+                network_power_share=d.interconnect_power_w / (d.interconnect_power_w + gpu_w),
+            )
+    if step is not None:
+        row.update(
+            step_time_s=step.step_s,
+            compute_s=step.compute_s,
+            comm_s=step.comm_s,
+            exposed_comm_s=step.exposed_comm_s,
+            idle_fraction=step.idle_fraction,
+            tokens_per_s=step.tokens_per_s,
+            usd_per_million_tokens=step.usd_per_million_tokens,
         )
     return pl.DataFrame([row], schema=SUMMARY_SCHEMA)
 
@@ -391,6 +458,9 @@ def plan_tables(plan_result: PlanResult) -> dict[str, pl.DataFrame]:
         tables["alternatives_sim"] = plan_result.alternatives_sim
     if plan_result.bandwidth_loop is not None:
         tables[BANDWIDTH_LOOP_TABLE] = bandwidth_loop_table(plan_result.bandwidth_loop)
+    step = workload_step(plan_result.instance, d, plan_result.sim)
+    if step is not None:
+        tables["workload"] = step[0]
     return tables
 
 
@@ -662,6 +732,26 @@ def headline(summary: pl.DataFrame) -> list[str]:
             if figures
             else f"simulation: {s['verdict']} (no throughput figure: no traffic was simulated)"
         )
+    return lines + _workload_lines(s)
+
+
+def _workload_lines(s: dict[str, Any]) -> list[str]:
+    """The step of the workload and the GPUs' power, when the summary row has them."""
+    lines = []
+    if s["step_time_s"] is not None:
+        hidden = s["comm_s"] - s["exposed_comm_s"]
+        lines += [
+            f"step: {s['step_time_s']:,.3f} s = compute {s['compute_s']:,.3f} s + exposed "
+            f"communication {s['exposed_comm_s']:,.3f} s (of {s['comm_s']:,.3f} s; "
+            f"{hidden:,.3f} s hidden); GPUs idle {s['idle_fraction']:.1%} of the step",
+            f"throughput: {s['tokens_per_s']:,.0f} tokens/s, "
+            f"${s['usd_per_million_tokens']:,.3f} per million tokens (GPU time)",
+        ]
+    if s["gpu_power_kw"] is not None:
+        lines.append(
+            f"power beside the GPUs: GPUs {s['gpu_power_kw']:,.1f} kW, whole interconnect "
+            f"{s['interconnect_power_kw']:,.1f} kW ({s['network_power_share']:.1%} of the two)"
+        )
     return lines
 
 
@@ -793,6 +883,8 @@ def render_markdown(plan_result: PlanResult, tables: dict[str, pl.DataFrame]) ->
         out += _design_section(d, tables)
     if plan_result.sim is not None:
         out += _sim_section(plan_result.sim, tables)
+    if "workload" in tables:
+        out += _workload_section(tables["workload"])
     if plan_result.bandwidth_loop is not None:
         out += _bandwidth_loop_section(plan_result.bandwidth_loop, tables)
     if OPTICS_TABLE in tables:
@@ -817,6 +909,31 @@ def render_markdown(plan_result: PlanResult, tables: dict[str, pl.DataFrame]) ->
         ]
     out += _alternatives_section(tables)
     return "\n".join(out)
+
+
+def _workload_section(table: pl.DataFrame) -> list[str]:
+    """The collectives of one training iteration: bytes, simulated time and share of the step."""
+    cols = [
+        "collective",
+        "kind",
+        "group_size",
+        "bytes_per_gpu_per_iteration",
+        "time_per_call_s",
+        "calls",
+        "time_per_iteration_s",
+        "overlappable",
+        "share_of_step",
+    ]
+    return [
+        "## Workload: one training iteration",
+        "",
+        "Each collective simulated once (one call, healthy, the verdict's routing) and multiplied "
+        "by its calls per iteration; only data-parallel collectives may hide under compute "
+        "(`overlap_fraction`), the rest are exposed in full (`planner/workload/step.py`).",
+        "",
+        markdown_table(table, cols),
+        "",
+    ]
 
 
 def _bandwidth_loop_section(loop: LoopResult[Any], tables: dict[str, pl.DataFrame]) -> list[str]:

@@ -159,6 +159,9 @@ class Gpu(Strict):
     """Model FLOPs utilisation: achieved / peak FLOP/s over the compute of an iteration."""
     price_usd_per_hour: float = Field(ge=0, le=1e4)
     """Price of one GPU for one hour, in US dollars (rented, or amortised with its power)."""
+    power_w: float | None = Field(None, gt=0, le=1e5)
+    """Power of one GPU in watts (its board power, e.g. H100 SXM 700 W), optional: with it the
+    report sets the GPUs' power beside the network's (``network_power_share``)."""
 
 
 class Workload(Strict):

@@ -1,0 +1,250 @@
+"""Step time of one training iteration on a design: compute, plus the communication not hidden.
+
+Pure functions of a workload, its collectives (``planner.workload.iteration``) and the
+simulated time of one call of each (the ``collectives`` table of a ``SimResult``).
+
+How the traffic is simulated
+----------------------------
+``verify_with_workload`` gives the ``[verify]`` section a plan is verified under: each collective
+of the iteration becomes one traffic spec of **one call** at its nccl-tests size
+(``to_verify_traffic``). An instance whose ``[verify]`` names no traffic gets the workload's
+traffic *instead of* the default patterns (a random permutation and a 1 GiB all-reduce, which
+stand in for a workload the instance did not describe); one whose ``[verify]`` lists traffic
+explicitly keeps it, and the workload's is *appended* (specs equal to one already listed are
+simulated once). Simulating one call and multiplying by the calls per iteration is exact for a
+fluid model of identical, back-to-back calls that do not contend with one another, and costs
+one simulation per distinct collective rather than thousands; it ignores contention between
+different collectives running at once (TP inside NVLink and DP across the fabric share no links,
+so on the designs planned here the error is small), and per-call launch latency beyond what the
+simulator's fidelity charges.
+
+The step model
+--------------
+For collective i with simulated time per call t_i (healthy fabric, the verdict's routing) and
+c_i calls per iteration::
+
+    T_i      = t_i c_i                                 time per iteration
+    C        = Σ_i T_i                                 communication
+    C_o      = Σ_{i ∈ DP} T_i                          communication that can overlap compute
+    H        = min(f C_o, T_comp)                      communication hidden under compute
+    E        = C - H                                   exposed communication
+    T_step   = T_comp + E
+    idle     = E / T_step                              fraction of the step the GPUs wait
+    tok/s    = B s / T_step
+    $/Mtok   = G p / 3600 x T_step / (B s) x 1e6
+
+with T_comp = ``compute_time_s`` (6 N_a tokens over the achieved FLOP/s), f the workload's
+``overlap_fraction`` (its schema meaning: the fraction of communication time hidden under
+compute), G the GPUs and p their price per hour. Only data-parallel gradient synchronisation
+(``dp_*``, ``edp_*``: bucketed and issued during the backward pass, or prefetched under ZeRO 3)
+may overlap; tensor-parallel collectives sit between a layer's matrix multiplies, the expert
+all-to-alls between the router and the experts, and Megatron's default 1F1B schedule waits on
+its pipeline sends: all three are exposed in full. Hidden communication can never exceed the
+compute it hides under (the ``min``). Not modelled: the pipeline bubble ((P - 1) / m of the
+compute), activation recomputation and stragglers; the step time is therefore a lower bound on
+what the cluster reaches, and the communication part is the network's share of it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from planner.schema.verify import TrafficSpec, Verify
+from planner.schema.workload import Workload
+from planner.workload.iteration import Collective, collectives, compute_time_s, to_verify_traffic
+
+#: Collective names that may overlap compute (data-parallel gradient synchronisation).
+OVERLAPPABLE_PREFIXES = ("dp_", "edp_")
+#: Relative tolerance matching a simulated row's size to its spec's (sizes pass through floats).
+SIZE_REL_TOL = 1e-9
+#: The simulation scenario step times are read from.
+HEALTHY = "healthy"
+SECONDS_PER_HOUR = 3600.0
+TOKENS_PER_MILLION = 1e6
+
+#: Columns of the ``workload`` report table: one row per collective of an iteration.
+WORKLOAD_SCHEMA: dict[str, Any] = {
+    "collective": pl.Utf8,
+    "kind": pl.Utf8,
+    "pattern": pl.Utf8,
+    "placement": pl.Utf8,
+    "group_size": pl.Int64,
+    "groups": pl.Int64,
+    "bytes_per_gpu_per_iteration": pl.Float64,
+    "size_bytes": pl.Float64,
+    "time_per_call_s": pl.Float64,
+    "calls": pl.Int64,
+    "time_per_iteration_s": pl.Float64,
+    "overlappable": pl.Boolean,
+    "share_of_step": pl.Float64,
+}
+
+
+def overlappable(c: Collective) -> bool:
+    """Whether a collective may hide under compute: data-parallel gradient synchronisation only."""
+    return c.name.startswith(OVERLAPPABLE_PREFIXES)
+
+
+def workload_traffic(w: Workload, domain_gpus: int) -> list[tuple[Collective, TrafficSpec]]:
+    """Each collective of an iteration with the ``[verify]`` spec simulating one call of it."""
+    rows = collectives(w, domain_gpus)
+    specs = to_verify_traffic(rows, pipeline_stages=w.parallelism.pipeline)
+    return list(zip(rows, specs, strict=True))
+
+
+def verify_with_workload(verify: Verify, w: Workload | None, domain_gpus: int) -> Verify:
+    """The ``[verify]`` section a design is simulated under, the workload's traffic included.
+
+    traffic = (explicit [verify] traffic, or none) + the workload's specs not already listed.
+    Without a workload, or a workload with no collectives (one GPU), ``verify`` is returned as is.
+    """
+    if w is None:
+        return verify
+    ours = [spec for _, spec in workload_traffic(w, domain_gpus)]
+    if not ours:
+        return verify
+    traffic = list(verify.traffic) if "traffic" in verify.model_fields_set else []
+    for spec in ours:
+        if spec not in traffic:
+            traffic.append(spec)
+    return verify.model_copy(update={"traffic": traffic})
+
+
+@dataclass(frozen=True)
+class CollectiveTime:
+    """One collective of an iteration and its simulated time per call (None: not simulated)."""
+
+    collective: Collective
+    pattern: str
+    """The ``[verify]`` label of the traffic simulating it (the ``pattern`` of ``sim_collectives``)."""
+    time_per_call_s: float | None
+
+    @property
+    def time_per_iteration_s(self) -> float | None:
+        """T_i = t_i x c_i."""
+        if self.time_per_call_s is None:
+            return None
+        return self.time_per_call_s * self.collective.calls
+
+
+def call_times(
+    pairs: Sequence[tuple[Collective, TrafficSpec]],
+    sim_collectives: pl.DataFrame | None,
+    routing: str,
+) -> list[CollectiveTime]:
+    """The healthy simulated time of one call of each collective, under ``routing``.
+
+    A collective's row is the first of ``sim_collectives`` with its spec's label and size, the
+    routing given and the healthy scenario; without one (no simulation, or the time limit cut
+    it) its time is None.
+    """
+    rows: list[tuple[str, float, float]] = []
+    if sim_collectives is not None:
+        healthy = sim_collectives.filter(
+            (pl.col("scenario") == HEALTHY) & (pl.col("routing") == routing)
+        )
+        rows = list(healthy.select("pattern", "size_bytes", "time_s").iter_rows())
+    out = []
+    for c, spec in pairs:
+        found = next(
+            (
+                t
+                for pattern, size, t in rows
+                if pattern == spec.label
+                and math.isclose(size, spec.size_bytes, rel_tol=SIZE_REL_TOL)
+            ),
+            None,
+        )
+        out.append(CollectiveTime(c, spec.label, found))
+    return out
+
+
+@dataclass(frozen=True)
+class StepTime:
+    """The step of one training iteration (the module docstring gives the model)."""
+
+    compute_s: float
+    """T_comp: FLOPs per GPU over the achieved FLOP/s."""
+    comm_s: float
+    """C: every collective's time per iteration, summed."""
+    overlappable_comm_s: float
+    """C_o: the data-parallel part of C, which may hide under compute."""
+    hidden_comm_s: float
+    """H = min(f C_o, T_comp)."""
+    exposed_comm_s: float
+    """E = C - H: communication the GPUs wait for."""
+    step_s: float
+    """T_step = T_comp + E."""
+    idle_fraction: float
+    """E / T_step."""
+    tokens_per_s: float
+    """Global batch tokens / T_step."""
+    usd_per_million_tokens: float
+    """GPUs x price per hour / 3600 x T_step / tokens x 1e6 (GPU time only; the fabric is in TCO)."""
+
+
+def step_time(w: Workload, times: Sequence[CollectiveTime]) -> StepTime | None:
+    """The step of ``w`` from its collectives' times; None when one of them was not simulated."""
+    per_iteration = [t.time_per_iteration_s for t in times]
+    if any(t is None for t in per_iteration):
+        return None
+    comm = sum(t for t in per_iteration if t is not None)
+    over = sum(
+        t.time_per_iteration_s
+        for t in times
+        if overlappable(t.collective) and t.time_per_iteration_s is not None
+    )
+    compute = compute_time_s(w)
+    hidden = min(w.overlap_fraction * over, compute)
+    exposed = comm - hidden
+    step = compute + exposed
+    tokens = w.spec.global_batch_tokens
+    gpu_usd_per_s = w.parallelism.gpus * w.gpu.price_usd_per_hour / SECONDS_PER_HOUR
+    return StepTime(
+        compute_s=compute,
+        comm_s=comm,
+        overlappable_comm_s=over,
+        hidden_comm_s=hidden,
+        exposed_comm_s=exposed,
+        step_s=step,
+        idle_fraction=exposed / step,
+        tokens_per_s=tokens / step,
+        usd_per_million_tokens=gpu_usd_per_s * step / tokens * TOKENS_PER_MILLION,
+    )
+
+
+def workload_table(times: Sequence[CollectiveTime], step: StepTime | None) -> pl.DataFrame:
+    """One row per collective: its bytes, time per call and per iteration, and share of the step.
+
+    ``share_of_step`` = T_i / T_step (before overlap: the shares of data-parallel collectives that
+    hide under compute may add up to more than they cost the step).
+    """
+    rows = []
+    for t in times:
+        c = t.collective
+        per_iteration = t.time_per_iteration_s
+        rows.append(
+            {
+                "collective": c.name,
+                "kind": c.kind,
+                "pattern": t.pattern,
+                "placement": c.placement,
+                "group_size": c.group_size,
+                "groups": c.groups,
+                "bytes_per_gpu_per_iteration": c.total_bytes,
+                "size_bytes": c.size_bytes,
+                "time_per_call_s": t.time_per_call_s,
+                "calls": c.calls,
+                "time_per_iteration_s": per_iteration,
+                "overlappable": overlappable(c),
+                "share_of_step": (
+                    None if step is None or per_iteration is None else per_iteration / step.step_s
+                ),
+            }
+        )
+    return pl.DataFrame(rows, schema=WORKLOAD_SCHEMA)
