@@ -5,7 +5,8 @@ modules that use them load on the first call that needs them (``_load_solvers``)
 whose input is bad is reported before they load. The CLI imports nothing else from the planner.
 
 Planning: ``plan``, ``evaluate``, ``compare_optics``, ``compare_fabrics``, ``plan_torus``,
-``simulate``, ``validate``, ``verify_demand``. Input: ``load_instance``, ``load_catalog``,
+``simulate``, ``validate``, ``verify_demand``, ``verify_for`` (the ``[verify]`` section with
+the workload's traffic). Input: ``load_instance``, ``load_catalog``,
 ``catalog_for``, ``load_design``, ``parse_override``, ``DEFAULT_CATALOG``. Output:
 ``write_reports``, ``write_table``, ``write_sim_reports``, ``write_set``, ``prepare_outdir``,
 ``claimed``, ``export_htsim``, ``headline``, ``bandwidth_loop_lines``, ``catalog_table``, ``catalog_entries``,
