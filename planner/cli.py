@@ -29,6 +29,7 @@ from planner.api import (
     DEFAULT_CATALOG,
     DEFAULT_TIME_LIMIT_S,
     Catalog,
+    Design,
     InputError,
     Instance,
     Status,
@@ -525,14 +526,21 @@ def validate(
     raise typer.Exit(EXIT_NONE)
 
 
-def verify_settings(instance: Path | None, changes: list[str] | None) -> Verify:
-    """The [verify] section of an instance (or the defaults), with ``--set verify.*`` applied."""
+def verify_settings(
+    instance: Path | None, changes: list[str] | None, design: Design | None = None
+) -> Verify:
+    """The [verify] section of an instance (or the defaults), with ``--set verify.*`` applied.
+
+    With a ``design`` and an instance that has a ``[workload]``, the workload's traffic is
+    included as ``solve`` includes it (``api.verify_for``).
+    """
     inst_changes = dict(parse_override(item) for item in changes or [])
     bad = [k for k in inst_changes if not k.startswith("verify.")]
     if bad:
         raise InputError(f"--set {bad[0]}: simulate takes only verify.* fields")
     if instance is not None:
-        return load_with_changes(instance, changes).verify
+        inst = load_with_changes(instance, changes)
+        return inst.verify if design is None else api.verify_for(inst, design)
     base = Instance.model_validate({"name": "simulate", "cluster": {"gpus": 8}})
     return base.with_changes(inst_changes).verify if inst_changes else base.verify
 
@@ -590,7 +598,7 @@ def simulate_cmd(
     """Simulate a design under traffic, routing and failures; write the design's report set."""
     with user_errors():
         design = load_design(design_json)
-        verify = verify_settings(instance, set_)
+        verify = verify_settings(instance, set_, design)
         # The simulator loads (in api.simulate) only once the input is known to be good.
         outdir = output if output is not None else DEFAULT_REPORTS_DIR / safe_name(design.instance)
         prepare_outdir(outdir, force=force)

@@ -6,12 +6,15 @@ issue 13 plan and simulate small clusters (64 GPUs) at two NIC speeds.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
+from typer.testing import CliRunner
 
 from planner import api
+from planner.cli import app
 from planner.report import SUMMARY_SCHEMA
 from planner.schema.instance import Instance
 from planner.schema.verify import TrafficSpec, Verify
@@ -285,3 +288,22 @@ def test_summary_step_columns_are_null_without_a_workload() -> None:
     assert [s[c] for c in STEP_COLUMNS] == [None] * len(STEP_COLUMNS)
     assert result.workload is None
     assert result.step is None
+
+
+def test_simulate_command_with_the_instance_simulates_the_workload_traffic(
+    repo_root: Path, tmp_path: Path
+) -> None:
+    path = repo_root / "instances" / "workload-mixtral-8x7b.toml"
+    solved = CliRunner().invoke(app, ["solve", str(path), "-o", str(tmp_path / "s"), "--quiet"])
+    assert solved.exit_code == 0, solved.output
+    assert "step: " in solved.stdout
+    out = tmp_path / "sim"
+    design = tmp_path / "s" / "design.json"
+    args = ["simulate", str(design), "--instance", str(path), "-o", str(out), "--quiet"]
+    simulated = CliRunner().invoke(app, args)
+    assert simulated.exit_code == 0, simulated.output
+    inst = api.load_instance(path)
+    assert inst.workload is not None
+    labels = {spec.label for _, spec in workload_traffic(inst.workload, 8)}
+    patterns = set(pl.read_parquet(out / "sim_collectives.parquet")["pattern"].to_list())
+    assert patterns == labels

@@ -13,10 +13,11 @@ stand in for a workload the instance did not describe); one whose ``[verify]`` l
 explicitly keeps it, and the workload's is *appended* (specs equal to one already listed are
 simulated once). Simulating one call and multiplying by the calls per iteration is exact for a
 fluid model of identical, back-to-back calls that do not contend with one another, and costs
-one simulation per distinct collective rather than thousands; it ignores contention between
-different collectives running at once (TP inside NVLink and DP across the fabric share no links,
-so on the designs planned here the error is small), and per-call launch latency beyond what the
-simulator's fidelity charges.
+one simulation per distinct collective rather than thousands. It ignores contention between
+different collectives running at once: tensor-parallel traffic inside a scale-up domain shares
+no link with the fabric, but data-parallel gradients, pipeline sends and expert all-to-alls that
+all cross the fabric would slow one another if they overlapped in time. Per-call launch latency
+counts only as far as the simulator's fidelity charges it.
 
 The step model
 --------------
