@@ -307,3 +307,15 @@ def test_simulate_command_with_the_instance_simulates_the_workload_traffic(
     labels = {spec.label for _, spec in workload_traffic(inst.workload, 8)}
     patterns = set(pl.read_parquet(out / "sim_collectives.parquet")["pattern"].to_list())
     assert patterns == labels
+
+
+def test_gpu_power_sits_beside_the_network_power(repo_root: Path) -> None:
+    inst = api.load_instance(repo_root / "instances" / "workload-gpt3-175b.toml")
+    result = api.plan(inst, alternatives=False, verify=False)
+    s = result.summary.row(0, named=True)
+    # 128 GPUs x 700 W = 89.6 kW.
+    assert s["gpu_power_kw"] == pytest.approx(89.6, rel=REL)
+    network_kw = s["interconnect_power_kw"]
+    assert s["network_power_share"] == pytest.approx(network_kw / (network_kw + 89.6), rel=REL)
+    # Not verified: no simulated times, so no step.
+    assert s["step_time_s"] is None
