@@ -65,9 +65,6 @@ from planner.validation import Violation, validate_design
 from planner.workload.step import verify_with_workload
 
 if TYPE_CHECKING:
-    from planner.workload.step import StepTime
-
-if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
@@ -75,6 +72,7 @@ if TYPE_CHECKING:
     from planner.sim.simulate import SimProgress, SimResult
     from planner.sizing import Progress, SizingResult
     from planner.torus import TorusPlan
+    from planner.workload.step import StepTime
 
 
 def _load_solvers() -> None:
