@@ -166,6 +166,14 @@ def test_explicit_traffic_is_kept_and_the_workload_appended_once() -> None:
     assert all(spec in verify.traffic for spec in ours)
 
 
+def test_too_many_patterns_with_the_workload_are_refused() -> None:
+    """The schema caps [verify] at 32 patterns; the workload's appended ones count too."""
+    full = [TrafficSpec(kind="uniform_all_to_all", size_bytes=2**20 + i) for i in range(32)]
+    w = Workload.model_validate(MOE)
+    with pytest.raises(ValueError, match="at most 32 together"):
+        verify_with_workload(Verify(traffic=full), w, 8)
+
+
 def test_without_a_workload_verify_is_unchanged() -> None:
     verify = Verify()
     assert verify_with_workload(verify, None, 8) is verify

@@ -98,6 +98,12 @@ def workload_traffic(w: Workload, domain_gpus: int) -> list[tuple[Collective, Tr
     return list(zip(rows, specs, strict=True))
 
 
+#: Traffic patterns one [verify] section may hold (the schema's own cap, ``Verify.traffic``).
+MAX_TRAFFIC = next(
+    m.max_length for m in Verify.model_fields["traffic"].metadata if hasattr(m, "max_length")
+)
+
+
 def verify_with_workload(verify: Verify, w: Workload | None, domain_gpus: int) -> Verify:
     """The ``[verify]`` section a design is simulated under, the workload's traffic included.
 
@@ -110,9 +116,15 @@ def verify_with_workload(verify: Verify, w: Workload | None, domain_gpus: int) -
     if not ours:
         return verify
     traffic = list(verify.traffic) if "traffic" in verify.model_fields_set else []
+    listed = len(traffic)
     for spec in ours:
         if spec not in traffic:
             traffic.append(spec)
+    if len(traffic) > MAX_TRAFFIC:
+        raise ValueError(
+            f"[verify] lists {listed} traffic patterns and the workload adds "
+            f"{len(traffic) - listed}: at most {MAX_TRAFFIC} together; list fewer in [verify]"
+        )
     return verify.model_copy(update={"traffic": traffic})
 
 
