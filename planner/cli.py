@@ -540,7 +540,12 @@ def verify_settings(
         raise InputError(f"--set {bad[0]}: simulate takes only verify.* fields")
     if instance is not None:
         inst = load_with_changes(instance, changes)
-        return inst.verify if design is None else api.verify_for(inst, design)
+        if design is None:
+            return inst.verify
+        try:
+            return api.verify_for(inst, design)
+        except ValueError as exc:  # the workload's traffic beside [verify]'s: too many patterns
+            raise InputError(f"verify: {exc}") from None
     base = Instance.model_validate({"name": "simulate", "cluster": {"gpus": 8}})
     return base.with_changes(inst_changes).verify if inst_changes else base.verify
 
