@@ -52,6 +52,7 @@ from planner.report import catalog_entries as catalog_entries
 from planner.report import catalog_lines as catalog_lines
 from planner.report import catalog_table as catalog_table
 from planner.report import headline as headline
+from planner.report import idle_pricing_lines as idle_pricing_lines
 from planner.report import prepare_outdir as prepare_outdir
 from planner.report import summary_table
 from planner.report import write_reports as write_reports
@@ -69,6 +70,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from planner.bandwidth_loop import LoopResult
+    from planner.idle_pricing import PricedSearch
     from planner.sim.simulate import SimProgress, SimResult
     from planner.sizing import Progress, SizingResult
     from planner.torus import TorusPlan
@@ -112,6 +114,10 @@ class PlanResult:
     bandwidth_loop: LoopResult[Any] | None = None
     """Under ``search.until_verified``: every plan-simulate-tighten iteration, how the loop ended
     and why (``planner.bandwidth_loop``); ``instance`` is then the last, tightened instance."""
+    idle_pricing: PricedSearch[Any] | None = None
+    """Under ``objective.idle_gpu_weight > 0``: every rung of the ladder of allowed ratios, planned
+    and simulated, and the one of least network + idle GPU cost (``planner.idle_pricing``);
+    ``instance`` is then the chosen rung's."""
 
     @property
     def found(self) -> bool:
@@ -236,6 +242,16 @@ def plan(
     check_instance(inst, catalog)
     _load_solvers()
     verifying = inst.verify.enabled if verify is None else verify
+    if inst.objective.idle_gpu_weight > 0:
+        if not verifying:
+            raise InputError(
+                "objective.idle_gpu_weight prices idle GPU time, which the simulation measures: "
+                "plan with verification on (not --no-verify, verify.enabled = true), or set the "
+                "weight to 0"
+            )
+        return _plan_priced(
+            inst, catalog, time_limit_s, progress, alternatives, sim_progress, deadline
+        )
     if verifying and inst.search.until_verified:
         return _plan_until_verified(
             inst, catalog, time_limit_s, progress, alternatives, sim_progress, deadline
@@ -360,6 +376,67 @@ def _plan_until_verified(
         reconfiguration=reconfiguration,
         family_sims=family_sims,
         bandwidth_loop=loop,
+    )
+
+
+def _plan_priced(
+    inst: Instance,
+    catalog: Catalog,
+    time_limit_s: float,
+    progress: Progress | None,
+    alternatives: bool,
+    sim_progress: SimProgress | None,
+    deadline: Deadline,
+) -> PlanResult:
+    """``plan`` with idle GPU time priced: the ladder walk, then the chosen rung's tables."""
+    from planner.bandwidth_loop import Planned
+    from planner.idle_pricing import run_priced
+    from planner.report import workload_step
+    from planner.sim.simulate import simulate as _simulate
+
+    def plan_once(current: Instance) -> Planned[tuple[SizingResult, pl.DataFrame | None]]:
+        found = _search(current, catalog, time_limit_s, progress, alternatives, deadline)
+        return Planned(found, found[0].design, found[0].explanation)
+
+    def simulate_once(current: Instance, design: Design) -> SimResult:
+        try:
+            verify = verify_for(current, design)
+            return _simulate(design, verify, progress=sim_progress, deadline=deadline)
+        except ValueError as exc:  # traffic that does not fit the cluster (group sizes, ...)
+            raise InputError(f"verify: {exc}") from None
+
+    def step_of(current: Instance, design: Design, sim: SimResult) -> StepTime | None:
+        found = workload_step(current, design, sim)
+        return None if found is None else found[1]
+
+    priced = run_priced(inst, plan_once, simulate_once, step_of)
+    chosen = priced.chosen
+    if chosen is None or chosen.planned is None or chosen.design is None:
+        last = priced.rungs[0]
+        assert last.planned is not None
+        result, reconfiguration = last.planned.result
+        return PlanResult(
+            inst,
+            result.status,
+            None,
+            result.explanation,
+            result,
+            reconfiguration=reconfiguration,
+            idle_pricing=priced,
+        )
+    result, reconfiguration = chosen.planned.result
+    current = inst.with_changes({"constraints.max_oversubscription": list(chosen.caps)})
+    sim, family_sims = _verify(current, catalog, result, sim_progress, deadline, chosen.sim)
+    return PlanResult(
+        current,
+        result.status,
+        result.design,
+        result.explanation,
+        result,
+        sim,
+        reconfiguration=reconfiguration,
+        family_sims=family_sims,
+        idle_pricing=priced,
     )
 
 

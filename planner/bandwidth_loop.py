@@ -52,6 +52,7 @@ from planner.schema.instance import Instance
 from planner.schema.verify import TrafficSpec
 from planner.sim.simulate import FRACTION_RTOL  # the verdict's slack, so both judge alike
 from planner.sizing.problems import RATIO_DENOMINATOR  # the grid the model reads ratios on
+from planner.workload.step import verify_with_workload
 
 if TYPE_CHECKING:
     from planner.design import Design
@@ -223,7 +224,8 @@ def structural_cut(inst: Instance, design: Design) -> Cut | None:
     """The leaf cut a uniform all-to-all's closed form asks for, when the design breaks it.
 
     r1 <= 1 / (F s), s = ``leaf_uplink_share`` (module docstring); None when no traffic of
-    ``[verify]`` is such an all-to-all, the design has one tier, or it already complies.
+    the simulated traffic (``[verify]``'s and the workload's, ``verify_with_workload``) is such an
+    all-to-all, the design has one tier, or it already complies.
     """
     if design.num_tiers < 2 or not design.tiers[0].uplinks:
         return None
@@ -233,7 +235,7 @@ def structural_cut(inst: Instance, design: Design) -> Cut | None:
     ratio = leaf.downlinks / leaf.uplinks
     nic_gbps = design.planes * design.link_speed_gbps
     best: Cut | None = None
-    for spec in inst.verify.traffic:
+    for spec in verify_with_workload(inst.verify, inst.workload, domain).traffic:
         g = _group_gpus(spec, design.gpus)
         if g is None or g % domain:
             continue  # not a group all-to-all of whole domains: no closed form here

@@ -104,9 +104,31 @@ def check_workload(inst: Instance) -> None:
         )
 
 
+def check_idle_pricing(inst: Instance) -> None:
+    """Idle GPU time is priced only where there is a workload to time and a loop to run it in.
+
+    ``objective.idle_gpu_weight > 0`` needs a ``[workload]`` (its step gives the idle fraction)
+    and excludes ``search.until_verified`` (the priced search already prefers designs that meet
+    ``[verify]``, ``planner.idle_pricing``).
+    """
+    if inst.objective.idle_gpu_weight <= 0:
+        return
+    if inst.workload is None:
+        raise InputError(
+            f"objective.idle_gpu_weight = {inst.objective.idle_gpu_weight}: idle GPU time is "
+            "priced from the step of a [workload]; add one, or set the weight to 0"
+        )
+    if inst.search.until_verified:
+        raise InputError(
+            "objective.idle_gpu_weight and search.until_verified: choose one (the priced search "
+            "walks the allowed ratios itself and prefers the designs that meet [verify])"
+        )
+
+
 def check_instance(inst: Instance, catalog: Catalog) -> None:
     """All cheap checks; raises InputError on the first problem."""
     check_references(inst, catalog)
     check_scale_up(inst, catalog)
     check_pins(inst)
     check_workload(inst)
+    check_idle_pricing(inst)

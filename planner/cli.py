@@ -40,6 +40,7 @@ from planner.api import (
     catalog_lines,
     claimed,
     headline,
+    idle_pricing_lines,
     interruptible,
     json_text,
     load_catalog,
@@ -283,6 +284,9 @@ def run_plan(
     if result.bandwidth_loop is not None and not quiet:
         for line in bandwidth_loop_lines(result.bandwidth_loop):
             typer.echo(f"bandwidth loop: {line}", err=True)
+    if result.idle_pricing is not None and not quiet:
+        for line in idle_pricing_lines(result.idle_pricing):
+            typer.echo(f"idle GPUs priced: {line}", err=True)
     if result.found:
         if result.sim is not None:
             for note in result.sim.notes:

@@ -20,6 +20,7 @@ import polars as pl
 from models.status import Status
 from planner.design import Design
 from planner.families import family_of
+from planner.idle_pricing import idle_gpu_value_usd, priced_table
 from planner.output import MARKER as MARKER
 from planner.output import (
     Writer,
@@ -45,6 +46,7 @@ from planner.workload.step import (
 if TYPE_CHECKING:
     from planner.api import PlanResult
     from planner.bandwidth_loop import LoopResult
+    from planner.idle_pricing import PricedSearch
     from planner.sim.simulate import SimResult
 
 #: Report tables written as CSV and Parquet, in this order.
@@ -56,6 +58,8 @@ OPTICS_TABLE = "optics_comparison"
 #: Tables written only when they apply (a stale one from an earlier run is removed).
 #: The bandwidth loop's iterations (``search.until_verified``).
 BANDWIDTH_LOOP_TABLE = "bandwidth_loop"
+#: The ladder of allowed ratios walked when idle GPU time is priced (``planner.idle_pricing``).
+IDLE_PRICING_TABLE = "idle_pricing"
 OPTIONAL_TABLES = (
     OPTICS_TABLE,
     "circuits",
@@ -134,6 +138,8 @@ SUMMARY_SCHEMA: dict[str, Any] = {
     "idle_fraction": pl.Float64,
     "tokens_per_s": pl.Float64,
     "usd_per_million_tokens": pl.Float64,
+    "idle_gpu_value_usd": pl.Float64,
+    "tco_plus_idle_gpus_usd": pl.Float64,
     "gpu_power_kw": pl.Float64,
     "network_power_share": pl.Float64,
 }
@@ -163,7 +169,7 @@ def summary_table(
     when the GPU gives its ``power_w``.
     """
     step = workload_step(inst, design, sim)
-    return _summary(
+    row = _summary(
         inst.name,
         status,
         inst.cluster.gpus,
@@ -173,6 +179,13 @@ def summary_table(
         sim,
         inst.workload,
         None if step is None else step[1],
+    )
+    if step is None or step[1] is None or design is None:
+        return row
+    idle_usd = idle_gpu_value_usd(inst, step[1])
+    return row.with_columns(
+        idle_gpu_value_usd=pl.lit(idle_usd, pl.Float64),
+        tco_plus_idle_gpus_usd=pl.lit(design.tco_usd + idle_usd, pl.Float64),
     )
 
 
@@ -458,6 +471,8 @@ def plan_tables(plan_result: PlanResult) -> dict[str, pl.DataFrame]:
         tables["alternatives_sim"] = plan_result.alternatives_sim
     if plan_result.bandwidth_loop is not None:
         tables[BANDWIDTH_LOOP_TABLE] = bandwidth_loop_table(plan_result.bandwidth_loop)
+    if plan_result.idle_pricing is not None:
+        tables[IDLE_PRICING_TABLE] = priced_table(plan_result.idle_pricing)
     step = workload_step(plan_result.instance, d, plan_result.sim)
     if step is not None:
         tables["workload"] = step[0]
@@ -679,6 +694,11 @@ def markdown_table(df: pl.DataFrame, columns: list[str] | None = None) -> str:
     return "\n".join(lines)
 
 
+def _signed_money(x: float) -> str:
+    """'+$1,234' or '-$1,234'."""
+    return f"{'-' if x < 0 else '+'}${abs(x):,.0f}"
+
+
 def _money(x: float | None) -> str:
     return "n/a" if x is None else f"${x:,.0f}"
 
@@ -747,6 +767,11 @@ def _workload_lines(s: dict[str, Any]) -> list[str]:
             f"throughput: {s['tokens_per_s']:,.0f} tokens/s, "
             f"${s['usd_per_million_tokens']:,.3f} per million tokens (GPU time)",
         ]
+    if s["idle_gpu_value_usd"] is not None:
+        lines.append(
+            f"idle GPUs: ${s['idle_gpu_value_usd']:,.0f} of GPU time over the lifetime; network "
+            f"TCO + idle GPUs ${s['tco_plus_idle_gpus_usd']:,.0f}"
+        )
     if s["gpu_power_kw"] is not None:
         lines.append(
             f"power beside the GPUs: GPUs {s['gpu_power_kw']:,.1f} kW, whole interconnect "
@@ -887,6 +912,8 @@ def render_markdown(plan_result: PlanResult, tables: dict[str, pl.DataFrame]) ->
         out += _workload_section(tables["workload"])
     if plan_result.bandwidth_loop is not None:
         out += _bandwidth_loop_section(plan_result.bandwidth_loop, tables)
+    if plan_result.idle_pricing is not None:
+        out += _idle_pricing_section(plan_result.idle_pricing, tables)
     if OPTICS_TABLE in tables:
         cols = [
             "scenario",
@@ -934,6 +961,66 @@ def _workload_section(table: pl.DataFrame) -> list[str]:
         markdown_table(table, cols),
         "",
     ]
+
+
+def idle_pricing_lines(search: PricedSearch[Any]) -> list[str]:
+    """The priced walk in a few lines: each rung's ratio, network cost and idle GPU value."""
+    lines = []
+    for r in sorted(search.rungs, key=lambda r: -r.rung):
+        d = r.design
+        allowed = ", ".join(f"{c:g}:1" for c in r.caps)
+        if d is None or r.total_usd is None or r.idle_gpu_value_usd is None:
+            lines.append(f"rung {r.rung} (allowed {allowed}): {r.note}")
+            continue
+        ratio = _ratio_text(
+            d.tiers[0].downlinks / d.tiers[0].uplinks if d.tiers[0].uplinks else None
+        )
+        mark = "  <- chosen" if search.chosen is not None and r.rung == search.chosen.rung else ""
+        verdict = "" if r.sim is None else f", {r.sim.verdict}"
+        reused = f" ({r.note})" if r.note else ""
+        lines.append(
+            f"rung {r.rung} (allowed {allowed}): leaf {ratio}, network ${d.objective_usd:,.0f} + "
+            f"idle GPUs ${search.weight * r.idle_gpu_value_usd:,.0f} "
+            f"({r.step.idle_fraction:.1%} idle{verdict}) = ${r.total_usd:,.0f}{reused}{mark}"
+            if r.step is not None
+            else f"rung {r.rung}: {r.note}"
+        )
+    cheapest, chosen = search.cheapest, search.chosen
+    if (
+        cheapest is not None
+        and chosen is not None
+        and cheapest.total_usd is not None
+        and chosen.total_usd is not None
+        and cheapest.design is not None
+        and chosen.design is not None
+    ):
+        idle_change = (chosen.idle_gpu_value_usd or 0.0) - (cheapest.idle_gpu_value_usd or 0.0)
+        lines.append(
+            f"against the design network cost alone chooses (rung {cheapest.rung}): network "
+            f"{_signed_money(chosen.design.objective_usd - cheapest.design.objective_usd)}, idle "
+            f"GPUs {_signed_money(search.weight * idle_change)}, total "
+            f"{_signed_money(chosen.total_usd - cheapest.total_usd)}; {search.message}"
+        )
+    return lines
+
+
+def _idle_pricing_section(search: PricedSearch[Any], tables: dict[str, pl.DataFrame]) -> list[str]:
+    """The ladder walked when idle GPU time is priced (``planner.idle_pricing``)."""
+    table = tables[IDLE_PRICING_TABLE]
+    return (
+        [
+            "## Idle GPU time priced: network cost + the GPU time it leaves idle",
+            "",
+            f"total = network objective + {search.weight:g} x GPUs x price per GPU-hour x "
+            "lifetime hours x the simulated idle fraction of the step, at each rung of allowed "
+            "ratios from the instance's to non-blocking (`planner/idle_pricing.py`).",
+            "",
+            markdown_table(table),
+            "",
+        ]
+        + [f"- {line}" for line in idle_pricing_lines(search)]
+        + [""]
+    )
 
 
 def _bandwidth_loop_section(loop: LoopResult[Any], tables: dict[str, pl.DataFrame]) -> list[str]:

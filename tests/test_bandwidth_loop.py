@@ -321,3 +321,23 @@ def test_shipped_instance_meets_after_the_iterations_its_description_states(
     assert loop.steps[0].capex_usd == pytest.approx(9_533_650)
     assert loop.steps[-1].capex_usd == pytest.approx(12_146_920)
     assert result.instance.constraints.oversubscription(2) == 1.0  # the spine was never cut
+
+
+@pytest.mark.slow
+def test_workload_all_to_all_in_groups_of_256_ends_in_a_design_that_meets(
+    repo_root: Path,
+) -> None:
+    """Issue 13's acceptance: oversubscribed-4k with an expert all-to-all in groups of 256 as its
+    [workload] (no [verify] traffic of its own): the loop's cuts read the workload's traffic."""
+    inst = api.load_instance(repo_root / "instances" / "oversubscribed-4k-moe256.toml")
+    assert "traffic" not in inst.verify.model_fields_set
+    result = api.plan(inst)
+    loop = result.bandwidth_loop
+    assert loop is not None
+    assert loop.status is LoopStatus.MEETS
+    assert result.summary["verdict"][0] == "meets"
+    sources = [s.cut.source for s in loop.steps if s.cut]
+    assert sources[0] == "structural"  # the closed form saw the workload's all-to-all
+    assert "all_to_all/groups-of-256" in loop.steps[0].cut.reason  # type: ignore[union-attr]
+    assert loop.steps[-1].capex_usd > loop.steps[0].capex_usd
+    assert result.summary["step_time_s"][0] is not None  # the step is timed on the last design

@@ -207,6 +207,15 @@ class Objective(Strict):
     """Weight of capex in the objective."""
     energy_weight: float = Field(1.0, ge=0, le=1000)
     """Weight of lifetime energy cost in the objective."""
+    idle_gpu_weight: float = Field(0.0, ge=0, le=1000)
+    """Weight of the value of idle GPU time in the objective: GPUs x price per GPU-hour x
+    lifetime hours x the simulated idle fraction of the [workload]'s step. 0 (the default) plans
+    on network TCO alone; 1 counts GPU time at its price (``planner.idle_pricing``)."""
+
+    @property
+    def lifetime_hours(self) -> float:
+        """Hours over which energy (and idle GPU time) is counted."""
+        return self.lifetime_years * HOURS_PER_YEAR
 
     @property
     def energy_usd_per_w(self) -> float:
