@@ -633,7 +633,15 @@ def simulate_cmd(
                 if htsim is not None
                 else {}
             )
-            write_sim_reports(sim, outdir, design, force=force, extra=htsim_files if same else None)
+            source = None if instance is None else load_with_changes(instance, set_)
+            write_sim_reports(
+                sim,
+                outdir,
+                design,
+                force=force,
+                extra=htsim_files if same else None,
+                instance=source,
+            )
             if htsim is not None and not same:
                 write_set(htsim, htsim_files, force=force, command="simulate --htsim")
         cols = ["pattern", "routing", "scenario", "time_s", "busbw_gbps", "fraction_of_ideal"]

@@ -180,9 +180,16 @@ def summary_table(
         inst.workload,
         None if step is None else step[1],
     )
-    if step is None or step[1] is None or design is None:
+    return _with_idle_value(row, inst, design, None if step is None else step[1])
+
+
+def _with_idle_value(
+    row: pl.DataFrame, inst: Instance, design: Design | None, step: StepTime | None
+) -> pl.DataFrame:
+    """The summary row with the lifetime value of idle GPU time, when the step is known."""
+    if step is None or design is None:
         return row
-    idle_usd = idle_gpu_value_usd(inst, step[1])
+    idle_usd = idle_gpu_value_usd(inst, step)
     return row.with_columns(
         idle_gpu_value_usd=pl.lit(idle_usd, pl.Float64),
         tco_plus_idle_gpus_usd=pl.lit(design.tco_usd + idle_usd, pl.Float64),
@@ -206,9 +213,15 @@ def workload_step(
     return workload_table(times, step), step
 
 
-def design_summary(design: Design, sim: SimResult | None = None) -> pl.DataFrame:
-    """The summary row of a saved design (``simulate``): its status, bound and solve time as saved."""
-    return _summary(
+def design_summary(
+    design: Design, sim: SimResult | None = None, inst: Instance | None = None
+) -> pl.DataFrame:
+    """The summary row of a saved design (``simulate``): its status, bound and solve time as saved.
+
+    With the instance (``simulate --instance``), its workload's step figures as well.
+    """
+    step = None if inst is None else workload_step(inst, design, sim)
+    row = _summary(
         design.instance,
         design.status,
         design.gpus,
@@ -216,7 +229,12 @@ def design_summary(design: Design, sim: SimResult | None = None) -> pl.DataFrame
         design.solve_s,
         design,
         sim,
+        None if inst is None else inst.workload,
+        None if step is None else step[1],
     )
+    if inst is None:
+        return row
+    return _with_idle_value(row, inst, design, None if step is None else step[1])
 
 
 def _summary(
@@ -612,6 +630,7 @@ def write_sim_reports(
     *,
     force: bool = False,
     extra: dict[str, Writer] | None = None,
+    instance: Instance | None = None,
 ) -> list[Path]:
     """Write a simulation of a design as a whole set; returns the files written.
 
@@ -619,11 +638,13 @@ def write_sim_reports(
     fractions, ``bom``, ``links``, and ``circuits``/``ocs`` for OCS designs), the ``sim_*``
     tables and a ``report.md`` of both. When the folder held a set of the same design (a
     solve's), its search tables (``alternatives``, ``optics_comparison``, ``reconfiguration``)
-    are carried over unchanged; every other file of the old set is replaced or removed.
+    are carried over unchanged; every other file of the old set is replaced or removed. With
+    ``instance`` (``simulate --instance``), its workload's step is in the summary and a
+    ``workload`` table.
     """
     outdir = Path(outdir)
     tables: dict[str, pl.DataFrame] = {
-        "summary": design_summary(design, sim),
+        "summary": design_summary(design, sim, instance),
         "bom": design.bom(),
         "links": design.links_table(),
         "sim_collectives": sim.collectives,
@@ -631,6 +652,9 @@ def write_sim_reports(
         "sim_failures": sim.failures,
     }
     tables.update(family_of(design.family).extra_tables(design))
+    step = None if instance is None else workload_step(instance, design, sim)
+    if step is not None:
+        tables["workload"] = step[0]
     carried = _carried(outdir, design)
     if "alternatives.parquet" in carried:  # same design: report.md shows the search's options too
         tables["alternatives"] = pl.read_parquet(outdir / "alternatives.parquet")
@@ -884,6 +908,8 @@ def render_sim_markdown(design: Design, sim: SimResult, tables: dict[str, pl.Dat
     out += ["## Result", ""] + [f"- {line}" for line in headline(tables["summary"])] + [""]
     out += _design_section(design, tables)
     out += _sim_section(sim, tables)
+    if "workload" in tables:
+        out += _workload_section(tables["workload"])
     out += _alternatives_section(tables)
     return "\n".join(out)
 

@@ -36,6 +36,22 @@ if TYPE_CHECKING:
     DemandOf = Callable[[Design, Verify], npt.NDArray[np.float64]]
 
 
+def simulated_verify(inst: Instance, design: Design) -> Verify:
+    """The [verify] section the design is simulated under: the workload's traffic included.
+
+    What a family engineers for (OCS circuits for the demand) or predicts (a closed-form
+    throughput) is the traffic the simulator will judge: ``verify_with_workload``, as
+    ``planner.api.verify_for`` builds it. Too many patterns together are bad input.
+    """
+    from planner.errors import InputError
+    from planner.workload.step import verify_with_workload
+
+    try:
+        return verify_with_workload(inst.verify, inst.workload, design.scale_up.gpus)
+    except ValueError as exc:
+        raise InputError(f"verify: {exc}") from None
+
+
 @dataclass(frozen=True)
 class Sized:
     """One structure sized by a family's own model (a family the Clos model does not size).

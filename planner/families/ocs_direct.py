@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from planner.families.base import simulated_verify
+
 if TYPE_CHECKING:
     import polars as pl
 
@@ -118,7 +120,8 @@ class OcsDirect:
         """Engineer the circuits (uniform or the [verify] demand) and assign them to devices."""
         from planner import ocs
 
-        demand = None if inst.search.ocs_demand == "uniform" else demand_of(design, inst.verify)
+        uniform = inst.search.ocs_demand == "uniform"
+        demand = None if uniform else demand_of(design, simulated_verify(inst, design))
         circuits = ocs.engineer(design, demand, time_limit_s=time_limit_s).circuits
         return ocs.with_circuits(design, circuits)
 
@@ -138,7 +141,7 @@ class OcsDirect:
         """Predicted fraction of ideal of the [verify] block demand on the design's circuits."""
         from planner import ocs
 
-        return ocs.throughput_fraction(design, demand_of(design, inst.verify))
+        return ocs.throughput_fraction(design, demand_of(design, simulated_verify(inst, design)))
 
     def build_fabric(self, design: Design) -> Fabric:
         """Blocks joined by circuit pseudo-nodes (``planner.sim.fabric.ocs_fabric``)."""

@@ -19,6 +19,7 @@ from collections import deque
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from planner.families.base import simulated_verify
 from planner.wiring import register_wiring
 
 if TYPE_CHECKING:
@@ -292,7 +293,7 @@ class Torus:
         from models import torus_fabric as tf
 
         w = design.wiring
-        kinds = {t.kind for t in inst.verify.traffic}
+        kinds = {t.kind for t in simulated_verify(inst, design).traffic}
         if not isinstance(w, TorusWiring) or kinds != {"uniform_all_to_all"}:
             return None
         return tf.throughput_fraction(w.dims, w.gpus_per_switch, w.parallel_links, design.gpus)
