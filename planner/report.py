@@ -142,6 +142,7 @@ SUMMARY_SCHEMA: dict[str, Any] = {
     "tco_plus_idle_gpus_usd": pl.Float64,
     "gpu_power_kw": pl.Float64,
     "network_power_share": pl.Float64,
+    "facility_power_kw": pl.Float64,
 }
 
 
@@ -186,8 +187,18 @@ def summary_table(
 def _with_idle_value(
     row: pl.DataFrame, inst: Instance, design: Design | None, step: StepTime | None
 ) -> pl.DataFrame:
-    """The summary row with the lifetime value of idle GPU time, when the step is known."""
-    if step is None or design is None:
+    """The summary row with the figures that need the instance's objective.
+
+    The lifetime value of idle GPU time when the step is known; the facility's power,
+    (GPUs + interconnect) x PUE, when the GPU gives its power.
+    """
+    if design is None:
+        return row
+    gpu_kw = row["gpu_power_kw"][0]
+    if gpu_kw is not None:
+        it_kw = gpu_kw + design.interconnect_power_w / 1000.0
+        row = row.with_columns(facility_power_kw=pl.lit(it_kw * inst.objective.pue, pl.Float64))
+    if step is None:
         return row
     idle_usd = idle_gpu_value_usd(inst, step)
     return row.with_columns(
@@ -800,6 +811,11 @@ def _workload_lines(s: dict[str, Any]) -> list[str]:
         lines.append(
             f"power beside the GPUs: GPUs {s['gpu_power_kw']:,.1f} kW, whole interconnect "
             f"{s['interconnect_power_kw']:,.1f} kW ({s['network_power_share']:.1%} of the two)"
+            + (
+                ""
+                if s["facility_power_kw"] is None
+                else f"; facility {s['facility_power_kw']:,.1f} kW with cooling (PUE)"
+            )
         )
     return lines
 

@@ -334,6 +334,8 @@ def test_gpu_power_sits_beside_the_network_power(repo_root: Path) -> None:
     assert s["gpu_power_kw"] == pytest.approx(89.6, rel=REL)
     network_kw = s["interconnect_power_kw"]
     assert s["network_power_share"] == pytest.approx(network_kw / (network_kw + 89.6), rel=REL)
+    # The facility: (GPUs + interconnect) x PUE.
+    assert s["facility_power_kw"] == pytest.approx((89.6 + network_kw) * inst.objective.pue)
     # Not verified: no simulated times, so no step.
     assert s["step_time_s"] is None
 
