@@ -20,7 +20,6 @@ import polars as pl
 from models.status import Status
 from planner.design import Design
 from planner.families import family_of
-from planner.idle_pricing import idle_gpu_value_usd, priced_table
 from planner.output import MARKER as MARKER
 from planner.output import (
     Writer,
@@ -200,6 +199,8 @@ def _with_idle_value(
         row = row.with_columns(facility_power_kw=pl.lit(it_kw * inst.objective.pue, pl.Float64))
     if step is None:
         return row
+    from planner.idle_pricing import idle_gpu_value_usd  # its loop imports the sizing model
+
     idle_usd = idle_gpu_value_usd(inst, step)
     return row.with_columns(
         idle_gpu_value_usd=pl.lit(idle_usd, pl.Float64),
@@ -501,6 +502,8 @@ def plan_tables(plan_result: PlanResult) -> dict[str, pl.DataFrame]:
     if plan_result.bandwidth_loop is not None:
         tables[BANDWIDTH_LOOP_TABLE] = bandwidth_loop_table(plan_result.bandwidth_loop)
     if plan_result.idle_pricing is not None:
+        from planner.idle_pricing import priced_table  # its loop imports the sizing model
+
         tables[IDLE_PRICING_TABLE] = priced_table(plan_result.idle_pricing)
     step = workload_step(plan_result.instance, d, plan_result.sim)
     if step is not None:
