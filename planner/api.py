@@ -61,6 +61,7 @@ from planner.schema.catalog import Catalog as Catalog
 from planner.schema.instance import DEFAULT_TIME_LIMIT_S as DEFAULT_TIME_LIMIT_S
 from planner.schema.instance import Instance as Instance
 from planner.schema.verify import Verify as Verify
+from planner.study import sweep as sweep
 from planner.validation import Violation, validate_design
 from planner.workload.step import verify_with_workload
 

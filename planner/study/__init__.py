@@ -8,6 +8,8 @@ library and no Dask.
 
 from __future__ import annotations
 
+from planner.study.folder import open_study as open_study
+from planner.study.folder import write_study as write_study
 from planner.study.pareto import DEFAULT_MAXIMISE as DEFAULT_MAXIMISE
 from planner.study.pareto import DEFAULT_MINIMISE as DEFAULT_MINIMISE
 from planner.study.pareto import pareto_front as pareto_front

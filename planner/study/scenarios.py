@@ -155,9 +155,11 @@ def build_study(
         # The name enters the key: a part holds the scenario's name and its instance's.
         key = _digest({"study": common, "name": name, "changes": sorted(changes.items())})
         try:
-            inst = base.with_changes({**changes, "name": instance_name(base.name, name, key)})
+            inst = base.with_changes(changes)
         except InputError as exc:
             raise InputError(f"scenario {name}: {exc}") from None
+        # A name the schema accepts by construction (instance_name checks it).
+        inst = inst.model_copy(update={"name": instance_name(base.name, name, key)})
         scenarios.append(Scenario(name, changes, inst, key))
     schema: dict[str, Any] = {SCENARIO_COLUMN: pl.Utf8}
     for key in keys:
