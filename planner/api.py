@@ -114,10 +114,63 @@ class PlanResult:
     """Under ``search.until_verified``: every plan-simulate-tighten iteration, how the loop ended
     and why (``planner.bandwidth_loop``); ``instance`` is then the last, tightened instance."""
 
+    #: Summary columns of the notebook views (``__repr__``, ``_repr_html_``), when not null.
+    HEADLINE_COLUMNS = (
+        "instance",
+        "status",
+        "family",
+        "gpus",
+        "capex_usd",
+        "tco_usd",
+        "power_kw",
+        "switches",
+        "verdict",
+        "sim_fraction_ecmp",
+        "sim_fraction_spray",
+        "step_time_s",
+    )
+
     @property
     def found(self) -> bool:
         """Whether a design was found."""
         return self.design is not None
+
+    def __repr__(self) -> str:
+        """A few lines: instance, status, family, GPUs, capex, power and verdict (not the tables)."""
+        s = self.summary.row(0, named=True)
+        lines = [f"PlanResult({s['instance']!r}: {s['status']}, {s['gpus']:,} GPUs"]
+        if s["capex_usd"] is not None:
+            lines.append(
+                f"  {s['family']}, capex ${s['capex_usd']:,.0f}, power {s['power_kw']:,.1f} kW"
+            )
+        lines.append(f"  verdict: {s['verdict']})")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """The headline summary as a small HTML table (Jupyter shows it for the result)."""
+        import html
+
+        s = self.summary.row(0, named=True)
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(name)}</th>"
+            f"<td>{html.escape(self._cell(s[name]))}</td></tr>"
+            for name in self.HEADLINE_COLUMNS
+            if s.get(name) is not None
+        )
+        return f"<table><caption>PlanResult</caption>{rows}</table>"
+
+    @staticmethod
+    def _cell(value: Any) -> str:
+        """A summary value as a table cell: thousands separated, fractions to 3 digits."""
+        if isinstance(value, float):
+            return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+        if isinstance(value, int):
+            return f"{value:,}"
+        return str(value)
+
+    def to_pandas(self) -> Any:
+        """The summary row as a pandas DataFrame (needs pandas and pyarrow)."""
+        return self.summary.to_pandas()
 
     @property
     def summary(self) -> pl.DataFrame:
