@@ -4,7 +4,7 @@ and resumes from its parts."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from pathlib import Path
 from typing import Any
@@ -147,12 +147,12 @@ class NoExecutor(Executor):
 
 
 @pytest.fixture
-def finished(tmp_path: Path) -> Iterator[tuple[Path, pl.DataFrame]]:
+def finished(tmp_path: Path) -> tuple[Path, pl.DataFrame]:
     """A study run to the end into a results folder: the folder and the table."""
     df = sweep(
         tiny(), GRID_4, SerialExecutor(), verify=False, time_limit_s=TIME_LIMIT_S, results=tmp_path
     )
-    yield tmp_path, df
+    return tmp_path, df
 
 
 def test_each_finished_scenario_is_one_part(finished: tuple[Path, pl.DataFrame]) -> None:
