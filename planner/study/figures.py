@@ -8,6 +8,7 @@ Each function returns the ``Figure``; :func:`figure_files` renders them to PNG a
 from __future__ import annotations
 
 import io
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,12 @@ LOG_RATIO = 30.0
 MAX_LINES = 12
 #: Most swept values written out as ticks (more: matplotlib's own ticks).
 MAX_TICKS = 10
+#: Most points of the front named on the Pareto scatter, and the title's width in characters.
+MAX_LABELS = 10
+TITLE_CHARS = 70
+#: A label's line height, and how far apart (horizontally) two labels may share a line, in points.
+LINE_PT = 9.0
+LABEL_SPREAD_PT = 150.0
 #: Formats :func:`figure_files` writes.
 FORMATS = ("png", "svg")
 
@@ -150,25 +157,59 @@ def pareto_scatter(
     ax = fig.add_subplot()
     ax.scatter(rest[x], rest[y], color="0.6", s=18, label="dominated")
     ax.scatter(front[x], front[y], color="tab:red", s=36, zorder=3, label="Pareto front")
-    if front.height > 1:
-        ax.plot(front[x], front[y], color="tab:red", alpha=0.4, zorder=2)
-    for r in front.iter_rows(named=True):
-        ax.annotate(
-            r["scenario"],
-            (r[x], r[y]),
-            fontsize="x-small",
-            xytext=(4, 4),
-            textcoords="offset points",
-        )
+    if front.height > 1 and sorted([*minimise, *maximise]) == sorted([x, y]):
+        ax.plot(front[x], front[y], color="tab:red", alpha=0.4, zorder=2)  # the 2-D front
+    _label_points(ax, front, x, y)
+    ax.margins(0.12)
     ax.set_xlabel(_label(x))
     ax.set_ylabel(_label(y))
     _thousands(ax.xaxis)
     _thousands(ax.yaxis)
     over = [f"min {c}" for c in minimise] + [f"max {c}" for c in maximise]
-    ax.set_title("Pareto front over " + ", ".join(over), fontsize="small")
+    ax.set_title(
+        "\n".join(textwrap.wrap("Pareto front over " + ", ".join(over), TITLE_CHARS)),
+        fontsize="small",
+    )
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small")
     return fig
+
+
+def _label_points(ax: Any, front: pl.DataFrame, x: str, y: str) -> None:
+    """Name the front's points (those at one spot once, with how many more share it).
+
+    Labels go right of points in the left half and left of those in the right half, so they
+    stay inside the axes; past :data:`MAX_LABELS` spots the rest stay unnamed.
+    """
+    spots: dict[tuple[Any, Any], list[str]] = {}
+    for r in front.iter_rows(named=True):
+        spots.setdefault((r[x], r[y]), []).append(r["scenario"])
+    if not spots:
+        return
+    xs = [float(px) for px, _ in spots]
+    middle = (min(xs) + max(xs)) / 2
+    ax.autoscale_view()
+    placed: list[tuple[float, float]] = []  # label anchors so far, in points on the figure
+    scale = 72.0 / ax.figure.dpi
+    for (px, py), names in list(spots.items())[:MAX_LABELS]:
+        text = names[0] + (f" (+{len(names) - 1})" if len(names) > 1 else "")
+        right = float(px) > middle
+        at_x, at_y = (v * scale for v in ax.transData.transform((float(px), float(py))))
+        dy = 4.0
+        # Step down past labels already placed near this one (greedy, one line per step).
+        while any(
+            abs(at_x - qx) < LABEL_SPREAD_PT and abs(at_y + dy - qy) < LINE_PT for qx, qy in placed
+        ):
+            dy -= LINE_PT
+        placed.append((at_x, at_y + dy))
+        ax.annotate(
+            text,
+            (px, py),
+            fontsize="x-small",
+            xytext=(-5 if right else 5, dy),
+            textcoords="offset points",
+            ha="right" if right else "left",
+        )
 
 
 def render(fig: Figure, fmt: str) -> bytes:
