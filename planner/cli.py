@@ -675,9 +675,12 @@ def run_study(
             if progress is not None:
                 progress.close()
         table = study.write_study(outdir, inst.name, the_study, run, force=force)
-    shown = [c for c in PRINTED_COLUMNS if c in table.columns]
+    # The headline (the scenario names the keys' values); columns with no value left out.
+    printed = table.select(
+        c for c in PRINTED_COLUMNS if c in table.columns and table[c].null_count() < table.height
+    )
     with pl_config():
-        typer.echo(str(table.select(shown).head(MAX_PRINTED_ROWS)))
+        typer.echo(str(printed.head(MAX_PRINTED_ROWS)))
     if table.height > MAX_PRINTED_ROWS:
         typer.echo(f"... {table.height - MAX_PRINTED_ROWS} more scenarios in study.csv")
     front = table.filter(table["pareto"])["scenario"].to_list()
@@ -710,9 +713,12 @@ def pl_config() -> Iterator[None]:
         tbl_cols=-1,
         tbl_rows=-1,
         tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
         fmt_str_lengths=60,
         tbl_width_chars=200,
-        tbl_hide_column_data_types=True,
+        fmt_float="full",
+        float_precision=3,
+        thousands_separator=",",
     ):
         yield
 
