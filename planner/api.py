@@ -284,6 +284,12 @@ def plan(
     ``planner.deadline.MIN_STEP_S`` each, as the design needs them) and the simulation, whose
     steps not started in time are listed in ``sim.cut`` (verdict ``incomplete``). ``deadline``,
     when given, is a command's shared end instead (the search then gets what is left of it).
+
+    Progress, both optional and called from the calling thread between steps:
+    ``progress(done, total, label)`` after every sub-solve of the search (``done`` of ``total``
+    structures, the last being ``label``), and ``sim_progress(label)`` after every simulation
+    step (a bound, a traffic under a routing, a failure scenario, a Monte Carlo trial). A study
+    of many plans (``sweep``) reports per scenario instead: ``progress(done, total, scenario)``.
     """
     deadline = deadline or Deadline.after(time_limit_s)
     catalog = catalog or catalog_for(inst)

@@ -656,21 +656,22 @@ def run_study(
     if dask is not None and workers is not None:
         raise InputError("--dask and --workers: choose one (a Dask cluster has its own workers)")
     outdir = output if output is not None else DEFAULT_REPORTS_DIR / f"{safe_name(inst.name)}-study"
-    with claimed(outdir, force=force):
+    # Connect to Dask (or make the pool) before the folder is touched: a wrong address is bad
+    # input that leaves nothing behind.
+    with study_executor(workers, dask) as executor, claimed(outdir, force=force):
         resuming = study.open_study(outdir, inst.name, the_study, force=force)
         progress = None if quiet else ProgressLine()
         try:
-            with study_executor(workers, dask) as executor:
-                run = study.run_sweep(
-                    inst,
-                    {},
-                    executor,
-                    verify=verify,
-                    time_limit_s=time_limit,
-                    results=outdir,
-                    progress=progress,
-                    study=the_study,
-                )
+            run = study.run_sweep(
+                inst,
+                {},
+                executor,
+                verify=verify,
+                time_limit_s=time_limit,
+                results=outdir,
+                progress=progress,
+                study=the_study,
+            )
         finally:
             if progress is not None:
                 progress.close()

@@ -247,3 +247,31 @@ def test_a_killed_study_resumes_without_recomputing_finished_scenarios(
     assert study["scenario"].n_unique() == KILL_TOTAL
     assert study["status"].to_list() == ["ok"] * KILL_TOTAL
     assert f"{KILL_TOTAL - len(before)} computed, {len(before)} reused" in second.stdout
+
+
+@pytest.mark.slow
+def test_dask_address_plans_on_that_cluster(swept: Path, tiny_toml: Path, tmp_path: Path) -> None:
+    from distributed import LocalCluster
+
+    out = tmp_path / "on-dask"
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        args = ["sweep", str(tiny_toml), *GRID, "--dask", cluster.scheduler_address]
+        result = runner.invoke(app, [*args, "--no-verify", "-q", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    local = pl.read_parquet(swept / "study.parquet").drop("solve_s")
+    assert pl.read_parquet(out / "study.parquet").drop("solve_s").equals(local)
+
+
+def test_an_unreachable_dask_scheduler_is_bad_input(
+    tiny_toml: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import planner.cli
+
+    monkeypatch.setattr(planner.cli, "DASK_CONNECT_S", 1)
+    args = ["sweep", str(tiny_toml), "--grid", "cluster.gpus=16", "--dask", "tcp://127.0.0.1:9"]
+    result = runner.invoke(app, [*args, "-q", "-o", str(tmp_path / "o")])
+    assert result.exit_code == 2, result.output
+    assert "cannot connect" in result.output
+    assert not (tmp_path / "o").exists()
