@@ -672,6 +672,15 @@ def run_study(
                 progress=progress,
                 study=the_study,
             )
+        except KeyboardInterrupt:
+            if progress is not None:
+                progress.close()
+            typer.echo(
+                f"\nthe finished scenarios are kept in {outdir / 'parts'}: run the same "
+                "command again to resume",
+                err=True,
+            )
+            raise
         finally:
             if progress is not None:
                 progress.close()

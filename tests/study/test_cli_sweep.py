@@ -247,6 +247,19 @@ def test_a_killed_study_resumes_without_recomputing_finished_scenarios(
     assert study["scenario"].n_unique() == KILL_TOTAL
     assert study["status"].to_list() == ["ok"] * KILL_TOTAL
     assert f"{KILL_TOTAL - len(before)} computed, {len(before)} reused" in second.stdout
+    # The same rows as a study that was never interrupted (but for wall-clock time).
+    from planner.api import load_instance
+    from planner.study import SerialExecutor, sweep
+
+    grid = parse_grid_args(KILL_GRID)
+    serial = sweep(load_instance(tiny_toml), grid, SerialExecutor(), verify=False)
+    assert study.drop("pareto", "solve_s").equals(serial.drop("solve_s"))
+
+
+def parse_grid_args(args: list[str]) -> dict[str, list[int]]:
+    """``--grid PATH=1,2 ...`` arguments as a grid of integers."""
+    pairs = [a.split("=", 1) for a in args if a != "--grid"]
+    return {key: [int(v) for v in values.split(",")] for key, values in pairs}
 
 
 @pytest.mark.slow
