@@ -235,7 +235,7 @@ def instance_name(base: str, scenario: str, key: str) -> str:
     tail = _NOT_IN_INSTANCE_NAME.sub("_", scenario.replace("=", "-").replace("+", "."))
     name = f"{base}.{tail}"
     if len(name) > MAX_INSTANCE_NAME:
-        name = f"{name[: MAX_INSTANCE_NAME - 9]}~{key[:8]}".replace("~", "-")
+        name = f"{name[: MAX_INSTANCE_NAME - 9]}-{key[:8]}"
     assert _INSTANCE_NAME.match(name), name
     return name
 
