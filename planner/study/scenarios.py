@@ -29,6 +29,8 @@ from planner.schema.instance import INSTANCE_NAME_PATTERN, Instance
 
 #: Version of the part files' content: a change here makes old parts miss (recomputed).
 PART_FORMAT = 1
+#: Most scenarios in one study (each is validated, keyed and kept in memory before any runs).
+MAX_SCENARIOS = 100_000
 #: Longest shown value of a change in a scenario name (longer ones are cut and hashed).
 MAX_VALUE_CHARS = 24
 #: Longest instance name the schema allows.
@@ -95,6 +97,13 @@ def change_sets(grid_or_change_sets: GridOrChanges) -> list[Changes]:
                 raise InputError(f"grid {key}: expected a list of values, got {values!r:.80}")
             if not values:
                 raise InputError(f"grid {key}: no values")
+        count = math.prod(len(values) for values in grid.values())
+        if count > MAX_SCENARIOS:
+            sizes = " x ".join(f"{len(v):,} {k}" for k, v in grid.items())
+            raise InputError(
+                f"the grid makes {count:,} scenarios ({sizes}); a study takes at most "
+                f"{MAX_SCENARIOS:,}"
+            )
         keys = list(grid)
         return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*grid.values())]
     if isinstance(grid_or_change_sets, str | bytes) or not isinstance(
@@ -104,6 +113,8 @@ def change_sets(grid_or_change_sets: GridOrChanges) -> list[Changes]:
     sets = list(grid_or_change_sets)
     if not sets:
         raise InputError("the study has no scenarios: the list of change sets is empty")
+    if len(sets) > MAX_SCENARIOS:
+        raise InputError(f"{len(sets):,} change sets; a study takes at most {MAX_SCENARIOS:,}")
     out = []
     for i, changes in enumerate(sets):
         if not isinstance(changes, Mapping):

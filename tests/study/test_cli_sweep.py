@@ -164,6 +164,14 @@ def test_a_scenario_in_error_makes_exit_1_and_is_named(tiny_toml: Path, tmp_path
             ["--dask", "--workers"],
         ),
         (["--grid", "cluster.gpus=16", "--workers", "0"], ["--workers"]),
+        (
+            [
+                arg
+                for k in ("gpus", "nic_gbps", "gpus_per_node")
+                for arg in ("--grid", f"cluster.{k}=" + ",".join(map(str, range(1, 101))))
+            ],
+            ["1,000,000 scenarios", "100 cluster.gpus", "at most 100,000"],
+        ),
     ],
     ids=str,
 )
