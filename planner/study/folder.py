@@ -68,6 +68,13 @@ def read_record(folder: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def _names(record: dict[str, Any]) -> list[Any]:
+    scenarios = record.get("scenarios")
+    if not isinstance(scenarios, list):
+        return []
+    return [s.get("name") if isinstance(s, dict) else None for s in scenarios]
+
+
 def open_study(folder: Path, instance_name: str, study: Study, *, force: bool = False) -> bool:
     """Make ``folder`` this study's (call it inside ``planner.output.claimed``); True to resume.
 
@@ -86,7 +93,13 @@ def open_study(folder: Path, instance_name: str, study: Study, *, force: bool = 
         and record.get("study") == study_id(study)
     )
     if manifest is not None and manifest.files and not same and not force:
-        if manifest.command == COMMAND and record is not None:
+        names = [s.name for s in study.scenarios]
+        if manifest.command == COMMAND and record is not None and _names(record) == names:
+            what = (
+                "this study's scenarios planned under other settings (the instance's or the "
+                "catalog's content, --set, --time-limit or --no-verify)"
+            )
+        elif manifest.command == COMMAND and record is not None:
             what = (
                 f"another study (of {record.get('instance')}, "
                 f"{len(record.get('scenarios') or [])} scenarios over "

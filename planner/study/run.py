@@ -155,7 +155,8 @@ def sweep(
         ``Instance.with_changes`` takes them. Every change is validated before anything runs:
         a bad key or value is an InputError naming the scenario and the key.
     executor
-        Any ``concurrent.futures.Executor``; default a local process pool, one worker per core.
+        Any ``concurrent.futures.Executor``; default a local pool of fresh processes, one per
+        core (a script calls ``sweep`` under ``if __name__ == "__main__":``: they import it).
         For Dask: ``distributed.Client(address).get_executor()``. ``SerialExecutor()`` runs
         the scenarios one after the other in this process.
     verify
@@ -167,7 +168,10 @@ def sweep(
         A folder: each finished scenario is written there as ``parts/<key>.parquet``, and a
         re-run with the same folder reuses the scenarios whose part exists.
     progress
-        ``progress(done, total, scenario)`` after each scenario that finishes or is reused.
+        ``progress(done, total, scenario)``, called in this process after each scenario that
+        finishes or is found in ``results`` (``done`` of ``total``, the last one's name). The
+        plans' own progress (``plan``'s ``progress``/``sim_progress``) is not shown: they run
+        in other processes.
     catalog
         The catalog of every scenario; default the one each scenario's instance names.
 

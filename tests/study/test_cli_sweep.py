@@ -110,6 +110,13 @@ def test_another_study_in_the_folder_needs_force(swept: Path, tiny_toml: Path) -
     assert pl.read_parquet(swept / "study.parquet")["scenario"].to_list() == ["gpus=16"]
 
 
+def test_other_settings_in_the_folder_need_force(swept: Path, tiny_toml: Path) -> None:
+    args = ["sweep", str(tiny_toml), *GRID, "--workers", "1", "--no-verify", "-q", "-o", str(swept)]
+    refused = runner.invoke(app, [*args, "--time-limit", "7"])
+    assert refused.exit_code == 2
+    assert "under other settings" in refused.output
+
+
 def test_a_folder_of_another_command_needs_force(tiny_toml: Path, tmp_path: Path) -> None:
     out = tmp_path / "solved"
     solved = runner.invoke(app, ["solve", str(tiny_toml), "--no-verify", "-q", "-o", str(out)])
