@@ -104,7 +104,11 @@ def sweep_curves(
         xs = group[x].to_list()
         xs_plot = xs if numeric else [position[v] for v in xs]
         order = sorted(range(len(xs_plot)), key=xs_plot.__getitem__)
-        label = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in zip(others, values, strict=True))
+        # The legend's title names the other keys: one key's lines are labelled by value alone.
+        label = ", ".join(
+            str(v) if len(others) == 1 else f"{k.split('.')[-1]}={v}"
+            for k, v in zip(others, values, strict=True)
+        )
         ax.plot(
             [xs_plot[i] for i in order],
             [group[metric][i] for i in order],
