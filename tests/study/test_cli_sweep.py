@@ -303,3 +303,21 @@ def test_an_unreachable_dask_scheduler_is_bad_input(
     assert result.exit_code == 2, result.output
     assert "cannot connect" in result.output
     assert not (tmp_path / "o").exists()
+
+
+def test_progress_counts_the_scenarios_on_stderr(tiny_toml: Path, tmp_path: Path) -> None:
+    args = [
+        "sweep",
+        str(tiny_toml),
+        *GRID,
+        "--workers",
+        "1",
+        "--no-verify",
+        "-o",
+        str(tmp_path / "o"),
+    ]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stderr.splitlines() if line.startswith("[")]
+    assert [line.split()[0] for line in lines] == ["[1/4]", "[2/4]", "[3/4]", "[4/4]"]
+    assert "[1/4]" not in result.stdout
