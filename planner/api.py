@@ -62,6 +62,7 @@ from planner.schema.catalog import Catalog as Catalog
 from planner.schema.instance import DEFAULT_TIME_LIMIT_S as DEFAULT_TIME_LIMIT_S
 from planner.schema.instance import Instance as Instance
 from planner.schema.verify import Verify as Verify
+from planner.study import sweep as sweep
 from planner.validation import Violation, validate_design
 from planner.workload.step import verify_with_workload
 
@@ -119,10 +120,63 @@ class PlanResult:
     and simulated, and the one of least network + idle GPU cost (``planner.idle_pricing``);
     ``instance`` is then the chosen rung's."""
 
+    #: Summary columns of the notebook views (``__repr__``, ``_repr_html_``), when not null.
+    HEADLINE_COLUMNS = (
+        "instance",
+        "status",
+        "family",
+        "gpus",
+        "capex_usd",
+        "tco_usd",
+        "power_kw",
+        "switches",
+        "verdict",
+        "sim_fraction_ecmp",
+        "sim_fraction_spray",
+        "step_time_s",
+    )
+
     @property
     def found(self) -> bool:
         """Whether a design was found."""
         return self.design is not None
+
+    def __repr__(self) -> str:
+        """A few lines: instance, status, family, GPUs, capex, power and verdict (not the tables)."""
+        s = self.summary.row(0, named=True)
+        lines = [f"PlanResult({s['instance']!r}: {s['status']}, {s['gpus']:,} GPUs"]
+        if s["capex_usd"] is not None:
+            lines.append(
+                f"  {s['family']}, capex ${s['capex_usd']:,.0f}, power {s['power_kw']:,.1f} kW"
+            )
+        lines.append(f"  verdict: {s['verdict']})")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """The headline summary as a small HTML table (Jupyter shows it for the result)."""
+        import html
+
+        s = self.summary.row(0, named=True)
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(name)}</th>"
+            f"<td>{html.escape(self._cell(s[name]))}</td></tr>"
+            for name in self.HEADLINE_COLUMNS
+            if s.get(name) is not None
+        )
+        return f"<table><caption>PlanResult</caption>{rows}</table>"
+
+    @staticmethod
+    def _cell(value: Any) -> str:
+        """A summary value as a table cell: thousands separated, fractions to 3 digits."""
+        if isinstance(value, float):
+            return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+        if isinstance(value, int):
+            return f"{value:,}"
+        return str(value)
+
+    def to_pandas(self) -> Any:
+        """The summary row as a pandas DataFrame (needs pandas and pyarrow)."""
+        return self.summary.to_pandas()
 
     @property
     def summary(self) -> pl.DataFrame:
@@ -236,6 +290,12 @@ def plan(
     ``planner.deadline.MIN_STEP_S`` each, as the design needs them) and the simulation, whose
     steps not started in time are listed in ``sim.cut`` (verdict ``incomplete``). ``deadline``,
     when given, is a command's shared end instead (the search then gets what is left of it).
+
+    Progress, both optional and called from the calling thread between steps:
+    ``progress(done, total, label)`` after every sub-solve of the search (``done`` of ``total``
+    structures, the last being ``label``), and ``sim_progress(label)`` after every simulation
+    step (a bound, a traffic under a routing, a failure scenario, a Monte Carlo trial). A study
+    of many plans (``sweep``) reports per scenario instead: ``progress(done, total, scenario)``.
     """
     deadline = deadline or Deadline.after(time_limit_s)
     catalog = catalog or catalog_for(inst)

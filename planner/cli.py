@@ -24,7 +24,7 @@ import typer
 
 # planner.api is cheap to import: the solver libraries load on its first call that needs them,
 # so bad input is reported before they load.
-from planner import api
+from planner import api, study
 from planner.api import (
     DEFAULT_CATALOG,
     DEFAULT_TIME_LIMIT_S,
@@ -496,6 +496,245 @@ def evaluate(
             allow_fail=allow_fail,
         )
     raise typer.Exit(code)
+
+
+# ---- sweep: a what-if study ----------------------------------------------------------------
+GridOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--grid",
+        help="A swept field and its values, PATH=V1,V2,... (each value read as TOML, as --set "
+        "reads it), e.g. cluster.gpus=8192,32768. Repeatable: the study is every combination.",
+        show_default=False,
+    ),
+]
+
+
+def parse_grid(items: list[str] | None) -> dict[str, list[Any]]:
+    """``--grid PATH=V1,V2,...`` options as a grid; values are read like ``--set``'s."""
+    if not items:
+        raise InputError(
+            "sweep needs at least one --grid PATH=V1,V2,..., e.g. --grid cluster.gpus=8192,32768"
+        )
+    grid: dict[str, list[Any]] = {}
+    for item in items:
+        if "=" not in item:
+            raise InputError(
+                f"--grid {item[:80]!r}: expected PATH=V1,V2,..., for example cluster.gpus=8192,32768"
+            )
+        key, raw = (part.strip() for part in item.split("=", 1))
+        if key in grid:
+            raise InputError(f"--grid {key[:80]}: given twice; list all its values in one --grid")
+        try:
+            # As a TOML array first (values may be lists, quoted strings with commas), else
+            # word by word (bare words such as clos,rail_only).
+            _, values = parse_override(f"{key}=[{raw}]")
+            if not isinstance(values, list):
+                values = [parse_override(f"{key}={word}")[1] for word in raw.split(",")]
+        except InputError as exc:
+            raise InputError(str(exc).replace("--set", "--grid", 1)) from None
+        grid[key] = values
+    return grid
+
+
+@contextmanager
+def study_executor(workers: int | None, dask: str | None) -> Iterator[Any]:
+    """The executor of a study: Dask's, one process per worker, or this process alone."""
+    if dask is not None and workers is not None:
+        raise InputError("--dask and --workers: choose one (a Dask cluster has its own workers)")
+    if dask is None:
+        if workers == 1:
+            yield study.SerialExecutor()
+            return
+        pool = study.process_pool(workers)
+        try:
+            yield pool
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+        return
+    from distributed import Client
+
+    try:
+        client = Client(dask, timeout=DASK_CONNECT_S)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise InputError(f"--dask {dask[:80]}: cannot connect to the scheduler ({exc})") from None
+    try:
+        yield client.get_executor()
+    finally:
+        client.close()
+
+
+#: How long ``--dask`` waits for the scheduler.
+DASK_CONNECT_S = 20
+#: Most rows of the study table printed (the rest are in study.csv).
+MAX_PRINTED_ROWS = 40
+#: Columns of the study table printed, when the table has them.
+PRINTED_COLUMNS = (
+    "scenario",
+    "status",
+    "plan_status",
+    "family",
+    "capex_usd",
+    "power_kw",
+    "verdict",
+    "step_time_s",
+    "pareto",
+)
+
+
+@app.command("sweep")
+def sweep_cmd(
+    instance: InstanceArg,
+    grid: GridOpt = None,
+    set_: SetOpt = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            min=1,
+            help="Processes that plan scenarios side by side (default: one per core; 1: this "
+            "process alone).",
+            show_default=False,
+        ),
+    ] = None,
+    dask: Annotated[
+        str | None,
+        typer.Option(
+            "--dask",
+            help="Plan the scenarios on a running Dask cluster: its scheduler's address, e.g. "
+            "tcp://10.0.0.5:8786.",
+            show_default=False,
+        ),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Study folder (default: reports/<instance name>-study/).",
+            show_default=False,
+        ),
+    ] = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Write into a folder that holds other files, another study or another "
+            "command's output.",
+        ),
+    ] = False,
+    quiet: QuietOpt = False,
+    verify: VerifyOpt = True,
+    time_limit: Annotated[
+        float,
+        typer.Option("--time-limit", min=0.1, help="Time limit of each scenario, in seconds."),
+    ] = DEFAULT_TIME_LIMIT_S,
+) -> None:
+    """Plan an instance once per combination of --grid values; write the study and its Pareto front.
+
+    A study killed midway resumes when the same command runs again: finished scenarios are kept
+    in the folder's parts/ and not planned again.
+    """
+    with user_errors():
+        code = run_study(
+            instance, grid, set_, workers, dask, output, force, quiet, verify, time_limit
+        )
+    raise typer.Exit(code)
+
+
+def run_study(
+    instance: Path,
+    grid: list[str] | None,
+    changes: list[str] | None,
+    workers: int | None,
+    dask: str | None,
+    output: Path | None,
+    force: bool,
+    quiet: bool,
+    verify: bool,
+    time_limit: float,
+) -> int:
+    """Load, validate every scenario, run the study into its folder, print it; the exit status."""
+    inst = load_with_changes(instance, changes)
+    the_study = study.study_of(inst, parse_grid(grid), verify, time_limit)
+    if dask is not None and workers is not None:
+        raise InputError("--dask and --workers: choose one (a Dask cluster has its own workers)")
+    outdir = output if output is not None else DEFAULT_REPORTS_DIR / f"{safe_name(inst.name)}-study"
+    # Connect to Dask (or make the pool) before the folder is touched: a wrong address is bad
+    # input that leaves nothing behind.
+    with study_executor(workers, dask) as executor, claimed(outdir, force=force):
+        resuming = study.open_study(outdir, inst.name, the_study, force=force)
+        progress = None if quiet else ProgressLine()
+        try:
+            run = study.run_sweep(
+                inst,
+                {},
+                executor,
+                verify=verify,
+                time_limit_s=time_limit,
+                results=outdir,
+                progress=progress,
+                study=the_study,
+            )
+        except KeyboardInterrupt:
+            if progress is not None:
+                progress.close()
+            typer.echo(
+                f"\nthe finished scenarios are kept in {outdir / 'parts'}: run the same "
+                "command again to resume",
+                err=True,
+            )
+            raise
+        finally:
+            if progress is not None:
+                progress.close()
+        table = study.write_study(outdir, inst.name, the_study, run, force=force)
+    # The headline (the scenario names the keys' values); columns with no value left out.
+    printed = table.select(
+        c for c in PRINTED_COLUMNS if c in table.columns and table[c].null_count() < table.height
+    )
+    with pl_config():
+        typer.echo(str(printed.head(MAX_PRINTED_ROWS)))
+    if table.height > MAX_PRINTED_ROWS:
+        typer.echo(f"... {table.height - MAX_PRINTED_ROWS} more scenarios in study.csv")
+    front = table.filter(table["pareto"])["scenario"].to_list()
+    typer.echo(f"pareto front: {', '.join(front) if front else 'none'}")
+    typer.echo(
+        f"scenarios: {run.computed} computed, {run.reused} reused"
+        + (" (resumed)" if resuming and run.reused else "")
+    )
+    typer.echo(f"reports: {outdir}")
+    errors = table.filter(table["status"] != "ok")
+    if errors.is_empty():
+        return EXIT_FOUND
+    typer.echo(f"{errors.height} of {table.height} scenarios ended in error:", err=True)
+    for r in errors.head(5).iter_rows(named=True):
+        typer.echo(f"  - {r['scenario']}: {r['error']}", err=True)
+    if run.lost:
+        typer.echo(
+            f"{run.lost} were lost by the executor and not kept: run the command again to plan them",
+            err=True,
+        )
+    return EXIT_NONE
+
+
+@contextmanager
+def pl_config() -> Iterator[None]:
+    """Polars' table printing for the study: every column, no type row, long enough strings."""
+    import polars as pl
+
+    with pl.Config(
+        tbl_cols=-1,
+        tbl_rows=-1,
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+        fmt_str_lengths=60,
+        tbl_width_chars=200,
+        fmt_float="full",
+        float_precision=3,
+        thousands_separator=",",
+    ):
+        yield
 
 
 @app.command()

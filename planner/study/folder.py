@@ -1,0 +1,152 @@
+"""A study's folder: its record, its tables and figures, and the parts that let it resume.
+
+The folder follows ``planner.output``'s rules (one set of files, a manifest, a lock) with one
+addition: ``parts/``, the finished scenarios (``planner.study.parts``), which no set lists and no
+set replaces. ``study.json`` says which study the folder holds (the instance, every scenario's
+name, changes and key) and whether it finished; it is written first, as the folder's set, before
+any scenario runs. So a run killed midway leaves a folder the planner recognises: the same
+command run again finds the same study and resumes it, with or without ``--force``; a folder
+holding another study or another command's output is replaced only with ``--force``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from planner.errors import InputError
+from planner.output import Writer, read_manifest, table_writers, text_writer, write_set
+from planner.study.pareto import PARETO, default_objectives, with_pareto
+from planner.study.parts import PARTS_DIR
+from planner.study.run import StudyRun
+from planner.study.scenarios import Study
+
+#: The study's record in its folder.
+STUDY_FILE = "study.json"
+#: The command a study's manifest names.
+COMMAND = "sweep"
+#: Format of ``study.json``.
+STUDY_FORMAT = 1
+
+
+def study_id(study: Study) -> str:
+    """One hash of every scenario's key, in order: the same study, the same id."""
+    return hashlib.sha256("\n".join(s.key for s in study.scenarios).encode()).hexdigest()[:20]
+
+
+def study_record(instance_name: str, study: Study, run: StudyRun | None = None) -> dict[str, Any]:
+    """``study.json``: the study's id, instance, keys and scenarios; after a run, its counts."""
+    record: dict[str, Any] = {
+        "format": STUDY_FORMAT,
+        "study": study_id(study),
+        "instance": instance_name,
+        "keys": list(study.keys),
+        "complete": run is not None and run.lost == 0,
+        "scenarios": [
+            {"name": s.name, "key": s.key, "changes": s.changes} for s in study.scenarios
+        ],
+    }
+    if run is not None:
+        record |= {"computed": run.computed, "reused": run.reused, "lost": run.lost}
+    return record
+
+
+def _record_writer(record: dict[str, Any]) -> Writer:
+    return text_writer(json.dumps(record, indent=2, default=str) + "\n")
+
+
+def read_record(folder: Path) -> dict[str, Any] | None:
+    """The folder's ``study.json``, or None when it has none (or one that is not a record)."""
+    try:
+        data = json.loads((Path(folder) / STUDY_FILE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _names(record: dict[str, Any]) -> list[Any]:
+    scenarios = record.get("scenarios")
+    if not isinstance(scenarios, list):
+        return []
+    return [s.get("name") if isinstance(s, dict) else None for s in scenarios]
+
+
+def open_study(folder: Path, instance_name: str, study: Study, *, force: bool = False) -> bool:
+    """Make ``folder`` this study's (call it inside ``planner.output.claimed``); True to resume.
+
+    Returns True when the folder already holds this study (finished or not): its parts are
+    reused. Raises InputError, unless ``force``, when the folder holds another command's output
+    or another study. Then writes ``study.json`` (not complete) as the folder's set, so that a
+    run killed from here on leaves a folder the next run recognises.
+    """
+    folder = Path(folder)
+    manifest = read_manifest(folder)
+    record = read_record(folder)
+    same = (
+        manifest is not None
+        and manifest.command == COMMAND
+        and record is not None
+        and record.get("study") == study_id(study)
+    )
+    if manifest is not None and manifest.files and not same and not force:
+        names = [s.name for s in study.scenarios]
+        if manifest.command == COMMAND and record is not None and _names(record) == names:
+            what = (
+                "this study's scenarios planned under other settings (the instance's or the "
+                "catalog's content, --set, --time-limit or --no-verify)"
+            )
+        elif manifest.command == COMMAND and record is not None:
+            what = (
+                f"another study (of {record.get('instance')}, "
+                f"{len(record.get('scenarios') or [])} scenarios over "
+                f"{', '.join(map(str, record.get('keys') or []))})"
+            )
+        else:
+            what = f"the output of `{manifest.command or 'fabric-planner'}`"
+        raise InputError(
+            f"{folder} holds {what}; pass --force to replace it with this study, "
+            "or choose another -o"
+        )
+    for tmp in (folder / PARTS_DIR).glob(".*.tmp"):  # parts a killed run was writing
+        tmp.unlink(missing_ok=True)
+    write_set(
+        folder,
+        {STUDY_FILE: _record_writer(study_record(instance_name, study))},
+        force=force,
+        command=COMMAND,
+        # Resuming: the last run's tables and figures stay until this run replaces them.
+        carry=(lambda name: True) if same else None,
+    )
+    return same
+
+
+def flagged(table: pl.DataFrame) -> pl.DataFrame:
+    """The study table with its ``pareto`` column (all false when no scenario has figures)."""
+    minimise, maximise = default_objectives(table)
+    if not minimise and not maximise:
+        return table.with_columns(pl.lit(False).alias(PARETO))
+    return with_pareto(table, minimise, maximise)
+
+
+def write_study(
+    folder: Path, instance_name: str, study: Study, run: StudyRun, *, force: bool = False
+) -> pl.DataFrame:
+    """Write the study's set: ``study.json`` (complete), tables, Pareto front and figures.
+
+    ``study.csv``/``.parquet`` hold every scenario with its ``pareto`` flag,
+    ``pareto.csv``/``.parquet`` the front alone, and the figures
+    (``planner.study.figures.figure_files``) PNG and SVG. Returns the flagged table.
+    """
+    from planner.study.figures import figure_files
+
+    table = flagged(run.table)
+    files: dict[str, Writer] = {STUDY_FILE: _record_writer(study_record(instance_name, study, run))}
+    files |= table_writers("study", table)
+    files |= table_writers("pareto", table.filter(pl.col(PARETO)))
+    files |= figure_files(table, study.keys)
+    write_set(folder, files, force=force, command=COMMAND)
+    return table
