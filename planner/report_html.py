@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 #: Rows of a table shown on the page; longer tables are cut with a note naming their file.
 MAX_ROWS = 30
+#: Cells longer than this many characters wrap; shorter ones keep to one line.
+LONG_TEXT = 32
 #: Headings of the tables a solve writes (a table without one is titled by its name).
 TABLE_TITLES = {
     "summary": "Summary",
@@ -80,7 +82,8 @@ th, td { padding: .28rem .55rem; border-bottom: 1px solid #e3e6eb; text-align: l
 th { background: #eef1f5; font-weight: 600; white-space: nowrap; }
 tbody tr:nth-child(even) { background: #f8f9fb; }
 td.num { text-align: right; white-space: nowrap; }
-td.text { max-width: 28rem; overflow-wrap: anywhere; }
+td.text { white-space: nowrap; }
+td.long { min-width: 16rem; max-width: 30rem; overflow-wrap: break-word; }
 p.note { color: #666; font-size: .8rem; margin: .2rem 0 1rem; }
 figure { margin: 1rem 0 1.6rem; }
 figure img { display: block; max-width: 100%; height: auto; border: 1px solid #eceff3; }
@@ -121,7 +124,8 @@ def table_html(df: pl.DataFrame, *, max_rows: int = MAX_ROWS, source: str = "") 
         cells = []
         for value in row:
             text, number = cell(value)
-            cells.append(f'<td class="{"num" if number else "text"}">{escape(text)}</td>')
+            kind = "num" if number else "long" if len(text) > LONG_TEXT else "text"
+            cells.append(f'<td class="{kind}">{escape(text)}</td>')
         body.append("<tr>" + "".join(cells) + "</tr>")
     out = (
         f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
@@ -219,7 +223,7 @@ def render_page(
         )
     if assumptions:
         rows = "".join(
-            f'<tr><th scope="row">{escape(k)}</th><td class="text">{escape(v)}</td></tr>'
+            f'<tr><th scope="row">{escape(k)}</th><td class="long">{escape(v)}</td></tr>'
             for k, v in assumptions
         )
         parts.append(
@@ -269,7 +273,7 @@ def assumptions(inst: Instance, summary: pl.DataFrame) -> list[tuple[str, str]]:
     ratios = c.max_oversubscription
     allowed = ", ".join(f"{r:g}:1" for r in ratios) if isinstance(ratios, list) else f"{ratios:g}:1"
     design_ratio = f"; design {s['oversubscription']:.2f}:1" if found else ""
-    out.append(("max oversubscription", f"{allowed} (leaf first){design_ratio}"))
+    out.append(("max oversubscription", f"{allowed}{design_ratio}"))
     hops = s["max_switch_hops"] if found else None
     out.append(_cap("max switch hops", c.max_switch_hops, hops, "{:,.0f}"))
     latency = s["max_latency_ns"] if found else None

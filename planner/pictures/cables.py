@@ -49,8 +49,9 @@ def figure(links: pl.DataFrame) -> tuple[bytes, bytes] | None:
         ax.set_yticks(range(len(rows)), labels)
         ax.invert_yaxis()
         ax.set_xscale("log")
-        from matplotlib.ticker import FuncFormatter
+        from matplotlib.ticker import FuncFormatter, NullLocator
 
+        ax.xaxis.set_minor_locator(NullLocator())
         ax.xaxis.set_major_formatter(
             FuncFormatter(lambda v, _p: f"{v:,.0f}" if v >= 1 else f"{v:g}")
         )

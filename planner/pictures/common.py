@@ -69,6 +69,8 @@ def png_svg(fig: Figure) -> tuple[bytes, bytes]:
     """The figure as PNG and SVG bytes (SVG without a date, so equal designs give equal files)."""
     png, svg = io.BytesIO(), io.BytesIO()
     fig.savefig(png, format="png", dpi=PNG_DPI, metadata={"Software": None})
+    # The layout is done: the SVG keeps it rather than laying the figure out a second time.
+    fig.set_layout_engine("none")
     fig.savefig(svg, format="svg", metadata={"Date": None})
     return png.getvalue(), svg.getvalue()
 

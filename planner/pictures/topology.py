@@ -189,7 +189,9 @@ def figure(d: Design, tables: dict[str, pl.DataFrame]) -> tuple[bytes, bytes]:
         title = (
             f"Topology: {d.family}, {d.gpus:,} GPUs, {d.planes} plane(s) × {d.num_tiers} tier(s)"
         )
-        ax.set_title(title + (f"\n{note}" if note else ""), loc="left")
+        ax.set_title(title, loc="left", pad=18 if note else 6)
+        if note:
+            ax.text(0, 1.0, note, transform=ax.transAxes, fontsize=9, color=COLOURS["muted"])
         for i, layer in enumerate(stack):
             _box(ax, i, layer, d.planes)
         if d.scale_up.gpus > 1:
@@ -215,7 +217,7 @@ def figure(d: Design, tables: dict[str, pl.DataFrame]) -> tuple[bytes, bytes]:
                     },
                     zorder=2,
                 )
-                ax.text(x + 0.1, lo, label, va="center", fontsize=8, zorder=4)
+                ax.text(x + 0.05, lo, label, va="center", fontsize=8, zorder=4)
                 continue
             ax.plot(
                 [cx, cx],

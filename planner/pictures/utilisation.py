@@ -49,15 +49,15 @@ def figure(sim_links: pl.DataFrame | None) -> tuple[bytes, bytes] | None:
             ("p99_utilisation", "d", COLOURS["optics"]),
             ("max_utilisation", "x", COLOURS["winner"]),
         ):
-            ax.scatter(
+            ax.plot(
                 rows[col].fill_null(float("nan")).to_list(),
                 ys,
+                linestyle="none",
                 marker=marker,
                 color=colour,
-                s=28,
+                markersize=5,
                 zorder=3,
                 label=col.removesuffix("_utilisation"),
-                rasterized=True,
             )
         ax.set_yticks(ys, labels, fontsize=7.5)
         ax.invert_yaxis()
