@@ -49,12 +49,14 @@ TABLE_TITLES = {
 }
 #: Figure captions by picture name (``planner.pictures.PICTURES``).
 FIGURE_CAPTIONS = {
-    "topology": "Topology: one box per tier, one bundle per link class",
-    "costs": "Capex and power by component",
-    "alternatives": "TCO of the alternatives",
-    "optics": "TCO of the optics scenarios",
-    "cable_lengths": "Cable lengths from the floor plan",
-    "utilisation": "Simulated link utilisation",
+    "topology": "Drawn from the design (design.json); each bundle's lengths are links.csv's range.",
+    "costs": "From bom.csv (all planes) and, for scale-up switches, summary.csv.",
+    "alternatives": "From alternatives.csv: each priced option's capex plus lifetime energy.",
+    "optics": "From optics_comparison.csv.",
+    "cable_lengths": "From links.csv: each class and medium's shortest and longest link and the "
+    "medium's reach (the design keeps each group's range, not every link's length).",
+    "utilisation": "From sim_links.csv: every directed link's load over its capacity at the "
+    "start of each traffic's first phase, by tier and direction.",
 }
 
 CSS = """
@@ -118,6 +120,8 @@ def cell(value: Any) -> tuple[str, bool]:
 
 def table_html(df: pl.DataFrame, *, max_rows: int = MAX_ROWS, source: str = "") -> str:
     """A table as HTML, cut to ``max_rows`` rows with a note naming ``source`` for the rest."""
+    if not df.height:
+        return '<p class="note">no rows</p>'
     head = "".join(f"<th>{escape(str(c))}</th>" for c in df.columns)
     body = []
     for row in df.head(max_rows).iter_rows():
@@ -167,6 +171,7 @@ def render_page(
     captions: Mapping[str, str] | None = None,
     sources: Mapping[str, str] | None = None,
     max_rows: int = MAX_ROWS,
+    whole: Sequence[str] = (),
 ) -> str:
     """One self-contained HTML page; every text given is escaped here.
 
@@ -194,6 +199,8 @@ def render_page(
         File holding each table in full, named in the note of a cut table (default ``<name>.csv``).
     max_rows
         Rows shown of each table.
+    whole
+        Tables shown whole, never cut.
     """
     titles = titles or {}
     captions = captions or {}
@@ -236,7 +243,8 @@ def render_page(
         parts.append("<h2>Tables</h2>")
         for name, df in tables.items():
             parts.append(f'<h3 id="table-{escape(name)}">{escape(titles.get(name, name))}</h3>')
-            parts.append(table_html(df, max_rows=max_rows, source=sources.get(name, f"{name}.csv")))
+            rows = df.height if name in whole else max_rows
+            parts.append(table_html(df, max_rows=rows, source=sources.get(name, f"{name}.csv")))
     if notes:
         parts.append(
             '<h2>Notes</h2><ul class="notes">'
@@ -379,4 +387,5 @@ def solve_page(
         titles=TABLE_TITLES,
         captions=FIGURE_CAPTIONS,
         sources={"tiers": "design.json", "summary": "summary.csv"},
+        whole=("summary", "tiers"),
     )
