@@ -243,8 +243,8 @@ def render_page(
         parts.append("<h2>Tables</h2>")
         for name, df in tables.items():
             parts.append(f'<h3 id="table-{escape(name)}">{escape(titles.get(name, name))}</h3>')
-            rows = df.height if name in whole else max_rows
-            parts.append(table_html(df, max_rows=rows, source=sources.get(name, f"{name}.csv")))
+            limit = df.height if name in whole else max_rows
+            parts.append(table_html(df, max_rows=limit, source=sources.get(name, f"{name}.csv")))
     if notes:
         parts.append(
             '<h2>Notes</h2><ul class="notes">'

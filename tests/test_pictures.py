@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 from planner.api import PlanResult, compare_optics, load_instance, plan
-from planner.pictures import PICTURES, costs, file_name, render, tco, utilisation
+from planner.pictures import PICTURES, costs, file_name, render, tco, topology, utilisation
 from planner.report import plan_tables, write_reports
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -169,3 +169,15 @@ def test_one_priced_alternative_has_no_tco_picture() -> None:
 
 def test_no_simulation_has_no_utilisation_picture() -> None:
     assert utilisation.figure(None) is None
+
+
+def test_names_from_inputs_are_drawn_as_text(solved: Solved) -> None:
+    """A catalog model named like TeX or markup is drawn as it is spelled, in a valid SVG."""
+    d = solved.result.design
+    assert d is not None
+    hostile = '<b>$\\frac{1}{0$ & "x"'
+    renamed = replace(d, tiers=tuple(replace(t, switch_model=hostile) for t in d.tiers))
+    _png, svg = topology.figure(renamed, plan_tables(solved.result))
+    root = ET.fromstring(svg)
+    text = "\n".join("".join(t.itertext()) for t in root.iter(f"{SVG_NS}text"))
+    assert f"× {hostile}" in text

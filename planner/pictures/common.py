@@ -36,6 +36,8 @@ COLOURS = {
 #: matplotlib settings of every picture; SVG text stays text (searchable, small files).
 STYLE: dict[str, Any] = {
     "svg.fonttype": "none",
+    # Names come from inputs (catalog models, instance options): '$' is a dollar, never TeX.
+    "text.parse_math": False,
     "svg.hashsalt": "fabric-planner",
     "font.size": 9.0,
     "axes.titlesize": 11.0,

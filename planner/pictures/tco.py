@@ -44,6 +44,10 @@ def _bars(
         return png_svg(fig)
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def alternatives_figure(alternatives: pl.DataFrame) -> tuple[bytes, bytes] | None:
     """The priced alternatives, cheapest first; None when fewer than two were priced."""
     if "tco_usd" not in alternatives.columns:
@@ -53,7 +57,7 @@ def alternatives_figure(alternatives: pl.DataFrame) -> tuple[bytes, bytes] | Non
         return None
     shown = priced.head(MAX_BARS)
     labels = [
-        f"{r['family']} · {r['option']} ({r['planes']}×{r['tiers']})"
+        f"{r['family']} · {r['option']} ({_count(r['planes'], 'plane')}, {_count(r['tiers'], 'tier')})"
         for r in shown.iter_rows(named=True)
     ]
     note = f"cheapest {len(shown)} of {len(priced):,} priced" if len(priced) > len(shown) else ""
