@@ -31,6 +31,8 @@ class Case:
     verify: bool
     optics: bool
     pictures: frozenset[str]
+    families: tuple[str, ...] = ()
+    """search.families to plan with (empty: the instance's own)."""
 
 
 ALWAYS = frozenset({"topology", "costs", "alternatives", "cable_lengths"})
@@ -41,6 +43,9 @@ CASES = [
     Case("ocs-65k", "ocs_direct", False, False, ALWAYS),
     Case("h100-1k", "clos", True, False, ALWAYS | {"utilisation"}),
     Case("b200-8k", "clos", False, True, ALWAYS | {"optics"}),
+    Case("rail-32k", "rail_optimized", False, False, ALWAYS, ("rail_optimized",)),
+    # One priced option and lengths the family does not model: no TCO, no cable picture.
+    Case("tpu-pod-4k", "ocs_torus", False, False, frozenset({"topology", "costs"}), ("ocs_torus",)),
 ]
 
 
@@ -51,10 +56,13 @@ class Solved:
     folder: Path
 
 
-@pytest.fixture(scope="module", params=CASES, ids=lambda c: c.instance)
+@pytest.fixture(scope="module", params=CASES, ids=lambda c: f"{c.instance}-{c.family}")
 def solved(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Solved:
     case: Case = request.param
     inst = load_instance(f"instances/{case.instance}.toml")
+    if case.families:
+        search = inst.search.model_copy(update={"families": list(case.families)})
+        inst = inst.model_copy(update={"search": search})
     result = plan(inst, verify=case.verify)
     if case.optics:
         result = replace(result, optics_comparison=compare_optics(inst).table)

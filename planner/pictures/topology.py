@@ -38,6 +38,8 @@ class Layer:
 
 
 def _length_text(low_m: float, high_m: float) -> str:
+    if high_m <= 0:
+        return "length not modelled"
     if round(low_m, 1) == round(high_m, 1):
         return f"{high_m:,.1f} m"
     return f"{low_m:,.1f}-{high_m:,.1f} m"
@@ -88,6 +90,14 @@ def family_note(d: Design, tables: dict[str, pl.DataFrame]) -> str:
     if torus is not None and len(torus) and "ring_switches" in torus.columns:
         dims = " × ".join(f"{n:,}" for n in torus["ring_switches"].to_list())
         notes.append(f"switch torus {dims} (ring switches per dimension)")
+    slices = tables.get("torus_slices")
+    if slices is not None and len(slices) and "shape" in slices.columns:
+        shapes = ", ".join(
+            f"{r['shape']}{' twisted' if r.get('twisted') else ''}"
+            for r in slices.head(4).iter_rows(named=True)
+        )
+        more = f" (+{len(slices) - 4:,} more)" if len(slices) > 4 else ""
+        notes.append(f"torus slices {shapes}{more}")
     circuits = tables.get("circuits")
     if circuits is not None and len(circuits) and "circuits" in circuits.columns:
         notes.append(f"{int(circuits['circuits'].sum()):,} OCS circuits per plane between pods")
