@@ -4,7 +4,8 @@ The report reads only plain data: the ``Design``, the simulation's ``SimResult``
 handed over by ``planner.api`` (``alternatives`` is computed from the search's records by
 ``planner.alternatives``); it imports no solver. ``write_reports`` writes the summary, the
 alternatives, the BOM and the link table as CSV and Parquet, with
-``design.json`` and a human summary ``report.md``, into one folder as one set, through
+``design.json``, a human summary ``report.md``, the pictures (``planner.pictures``) and one
+self-contained page ``report.html`` (``planner.report_html``), into one folder as one set, through
 ``planner.output`` (staging folder, manifest, lock; CSV rounded, Parquet exact).
 """
 
