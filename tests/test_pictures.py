@@ -7,6 +7,8 @@ carry the design's real switch counts, every picture must be a valid PNG and a p
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -189,3 +191,10 @@ def test_names_from_inputs_are_drawn_as_text(solved: Solved) -> None:
     root = ET.fromstring(svg)
     text = "\n".join("".join(t.itertext()) for t in root.iter(f"{SVG_NS}text"))
     assert f"× {hostile}" in text
+
+
+def test_importing_the_planner_does_not_import_matplotlib() -> None:
+    """matplotlib loads only when a picture is drawn (importing planner stays fast)."""
+    code = "import sys, planner.api, planner.report, planner.pictures; print('matplotlib' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
