@@ -67,14 +67,13 @@ def layers(d: Design) -> list[Layer]:
     ]
     for t in sorted(d.tiers, key=lambda t: t.level):
         total = d.planes * t.switches
-        count = f"{d.planes} planes × {t.switches:,} = {total:,}" if d.planes > 1 else f"{total:,}"
-        kind = "optical circuit switches" if t.ocs else f"radix {t.radix}"
+        per_plane = f"{d.planes} planes × {t.switches:,}; " if d.planes > 1 else ""
         detail = (
-            f"{kind}; {t.downlinks} ports down, {t.uplinks} up per switch"
-            if not t.ocs
-            else f"{kind}; {t.downlinks} ports used per device"
+            f"{per_plane}optical circuit switches; {t.downlinks} ports used per device"
+            if t.ocs
+            else f"{per_plane}radix {t.radix}; {t.downlinks} ports down, {t.uplinks} up per switch"
         )
-        out.append(Layer(t.role, f"{t.role} · {count} × {t.switch_model}", detail))
+        out.append(Layer(t.role, f"{t.role} · {total:,} × {t.switch_model}", detail))
     return out
 
 
