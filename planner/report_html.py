@@ -167,6 +167,7 @@ def render_page(
     intro: str = "",
     cards: Sequence[tuple[str, str]] = (),
     notes: Sequence[str] = (),
+    sections: Sequence[tuple[str, Sequence[str]]] = (),
     titles: Mapping[str, str] | None = None,
     captions: Mapping[str, str] | None = None,
     sources: Mapping[str, str] | None = None,
@@ -193,6 +194,8 @@ def render_page(
         (what, value) pairs shown as large figures under the headline (per-GPU cost and power).
     notes
         Lines shown at the end.
+    sections
+        (heading, lines) shown right under the result (why no design was found, say).
     titles, captions
         Headings of tables and captions of figures by name (default: the name).
     sources
@@ -228,6 +231,9 @@ def render_page(
             )
             + "</div>"
         )
+    for heading, lines in sections:
+        items = "".join(f"<li>{escape(line)}</li>" for line in lines)
+        parts.append(f'<h2>{escape(heading)}</h2><ul class="notes">{items}</ul>')
     if assumptions:
         rows = "".join(
             f'<tr><th scope="row">{escape(k)}</th><td class="long">{escape(v)}</td></tr>'
@@ -369,7 +375,17 @@ def solve_page(
     for name in ordered:
         if name not in shown:
             shown[name] = tables[name]
-    notes = list(plan_result.explanation) if plan_result.design is None else []
+    sections: list[tuple[str, Sequence[str]]] = []
+    if plan_result.design is None:
+        from models.status import Status
+
+        heading = (
+            "No design meets the constraints"
+            if plan_result.status is Status.INFEASIBLE
+            else "No design found"
+        )
+        sections.append((heading, list(plan_result.explanation)))
+    notes: list[str] = []
     if plan_result.sim is not None:
         notes += list(plan_result.sim.reasons) + list(plan_result.sim.notes)
     notes.append(
@@ -384,6 +400,7 @@ def solve_page(
         intro=inst.description,
         cards=per_gpu(summary),
         notes=notes,
+        sections=sections,
         titles=TABLE_TITLES,
         captions=FIGURE_CAPTIONS,
         sources={"tiers": "design.json", "summary": "summary.csv"},

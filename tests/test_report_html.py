@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 from dataclasses import replace
+from html import escape
 from pathlib import Path
 
 import polars as pl
@@ -105,6 +106,16 @@ def test_a_plan_without_design_still_gets_a_page(result: PlanResult, tmp_path: P
     write_reports(empty, tmp_path / "out")
     text = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     assert "fabric-planner report: h100-1k" in text
+
+
+def test_an_infeasible_plan_says_why_under_its_result(tmp_path: Path) -> None:
+    result = plan(load_instance("instances/infeasible-200k-3hops.toml"), verify=False)
+    write_reports(result, tmp_path / "out")
+    text = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert "<h2>No design meets the constraints</h2>" in text
+    assert text.index("No design meets") < text.index("Assumptions used")
+    assert escape(result.explanation[0]) in text
+    assert not list((tmp_path / "out").glob("fig_*"))
 
 
 # ---- the page in a browser -----------------------------------------------------------------
