@@ -32,6 +32,7 @@ TABLE_TITLES = {
     "summary": "Summary",
     "tiers": "Design, tier by tier (switches per plane and in all planes)",
     "bom": "Bill of materials (all planes)",
+    "price_sources": "Where each price comes from",
     "links": "Links by class and medium",
     "rails": "Rails",
     "torus": "Torus",
@@ -375,6 +376,12 @@ def solve_page(
     for name in ordered:
         if name not in shown:
             shown[name] = tables[name]
+        if name == "bom" and "source" in tables[name].columns and tables[name].height:
+            # Long price sources would make every BOM row tall: one row per model instead.
+            shown["bom"] = tables[name].drop("source")
+            shown["price_sources"] = (
+                tables[name].select("model", "source").unique("model", maintain_order=True)
+            )
     sections: list[tuple[str, Sequence[str]]] = []
     if plan_result.design is None:
         from models.status import Status
@@ -403,6 +410,6 @@ def solve_page(
         sections=sections,
         titles=TABLE_TITLES,
         captions=FIGURE_CAPTIONS,
-        sources={"tiers": "design.json", "summary": "summary.csv"},
+        sources={"tiers": "design.json", "price_sources": "bom.csv"},
         whole=("summary", "tiers"),
     )

@@ -85,6 +85,7 @@ def test_the_page_states_its_assumptions(page: Path, result: PlanResult) -> None
     assert "max switch hops" in text
     assert "of the cap" in text
     assert "network capex per GPU" in text
+    assert "Where each price comes from" in text
 
 
 def test_a_long_table_is_cut_with_a_note() -> None:
