@@ -286,7 +286,11 @@ def assumptions(inst: Instance, summary: pl.DataFrame) -> list[tuple[str, str]]:
         ("objective", f"{o.capex_weight:g} × capex + {o.energy_weight:g} × lifetime energy"),
     ]
     ratios = c.max_oversubscription
-    allowed = ", ".join(f"{r:g}:1" for r in ratios) if isinstance(ratios, list) else f"{ratios:g}:1"
+    allowed = (
+        ", ".join(f"{r:g}:1" for r in ratios) + " (leaf first)"
+        if isinstance(ratios, list)
+        else f"{ratios:g}:1 at every tier"
+    )
     design_ratio = f"; design {s['oversubscription']:.2f}:1" if found else ""
     out.append(("max oversubscription", f"{allowed}{design_ratio}"))
     hops = s["max_switch_hops"] if found else None
