@@ -4,7 +4,8 @@ The report reads only plain data: the ``Design``, the simulation's ``SimResult``
 handed over by ``planner.api`` (``alternatives`` is computed from the search's records by
 ``planner.alternatives``); it imports no solver. ``write_reports`` writes the summary, the
 alternatives, the BOM and the link table as CSV and Parquet, with
-``design.json`` and a human summary ``report.md``, into one folder as one set, through
+``design.json``, a human summary ``report.md``, the pictures (``planner.pictures``) and one
+self-contained page ``report.html`` (``planner.report_html``), into one folder as one set, through
 ``planner.output`` (staging folder, manifest, lock; CSV rounded, Parquet exact).
 """
 
@@ -591,18 +592,44 @@ def write_reports(
     *,
     force: bool = False,
     extra: dict[str, Writer] | None = None,
+    pictures: bool = True,
 ) -> list[Path]:
     """Write every report of a plan into ``outdir`` as one set; returns the files written.
 
     Writes ``summary``, ``alternatives``, ``bom`` and ``links`` (and the ``sim_*``, optics and
     OCS tables when they apply) as ``.csv`` and ``.parquet``, ``design.json`` when a design
-    exists, and ``report.md``. The set replaces the folder's previous one whole
-    (``planner.output.write_set``): files of the previous set that this one lacks are removed.
+    exists, ``report.md``, the pictures that have data for this plan (``fig_<name>.png`` and
+    ``.svg``, ``planner.pictures``; skipped with ``pictures=False``) and ``report.html``, one
+    self-contained page of it all (``planner.report_html``). The set replaces the folder's
+    previous one whole (``planner.output.write_set``): files of the previous set that this one
+    lacks are removed.
     """
     tables = plan_tables(plan_result)
     files = set_files(tables, plan_result.design, render_markdown(plan_result, tables))
+    files.update(picture_files(plan_result, tables, pictures=pictures))
     files.update(extra or {})
     return write_set(Path(outdir), files, force=force, command="solve", carry=_is_analysis)
+
+
+def picture_files(
+    plan_result: PlanResult, tables: dict[str, pl.DataFrame], *, pictures: bool = True
+) -> dict[str, Writer]:
+    """The pictures of a plan (PNG and SVG) and ``report.html``, which embeds the SVGs."""
+    from planner.report_html import solve_page
+
+    figures: dict[str, bytes] = {}
+    if pictures:
+        from planner.pictures import render
+
+        figures = render(tables, plan_result.design)
+    files = {name: bytes_writer(data) for name, data in figures.items()}
+    embedded = {
+        name.removeprefix("fig_").removesuffix(".svg"): data
+        for name, data in figures.items()
+        if name.endswith(".svg")
+    }
+    files["report.html"] = text_writer(solve_page(plan_result, tables, embedded))
+    return files
 
 
 #: Tables of ``compare-fabrics`` and ``torus``: analyses of their own, kept beside a design's set.
@@ -823,7 +850,8 @@ def _workload_lines(s: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _tiers_table(d: Design) -> pl.DataFrame:
+def tiers_table(d: Design) -> pl.DataFrame:
+    """The design tier by tier: model, switches per plane and in all planes, ports, fan-out."""
     return pl.DataFrame(
         [
             {
@@ -868,7 +896,7 @@ def _design_section(d: Design, tables: dict[str, pl.DataFrame]) -> list[str]:
     out = [
         "## Design, tier by tier (per plane unless noted)",
         "",
-        markdown_table(_tiers_table(d)),
+        markdown_table(tiers_table(d)),
         "",
     ]
     out += ["## Bill of materials (all planes)", "", markdown_table(tables["bom"]), ""]

@@ -1,0 +1,419 @@
+"""``report.html``: one self-contained page of a plan (or, later, a study) for people to read.
+
+The page needs nothing but itself: the style is inline, the pictures are embedded as ``data:``
+URIs, there is no script and no font to fetch, and a Content-Security-Policy forbids the browser
+any other source. Every text taken from an input (instance name, description, model names, table
+cells) goes through :func:`html.escape`.
+
+:func:`render_page` is the generic builder (title, headline, assumptions, tables, figures,
+notes); :func:`solve_page` fills it from a plan.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+if TYPE_CHECKING:
+    from planner.api import PlanResult
+    from planner.schema.instance import Instance
+
+#: Rows of a table shown on the page; longer tables are cut with a note naming their file.
+MAX_ROWS = 30
+#: Cells longer than this many characters wrap; shorter ones keep to one line.
+LONG_TEXT = 32
+#: Headings of the tables a solve writes (a table without one is titled by its name).
+TABLE_TITLES = {
+    "summary": "Summary",
+    "tiers": "Design, tier by tier (switches per plane and in all planes)",
+    "bom": "Bill of materials (all planes)",
+    "price_sources": "Where each price comes from",
+    "links": "Links by class and medium",
+    "rails": "Rails",
+    "torus": "Torus",
+    "ocs": "OCS devices",
+    "circuits": "OCS circuits",
+    "reconfiguration": "After an OCS device fails",
+    "workload": "Workload: one training iteration",
+    "alternatives": "Alternatives: the best design of every switch option",
+    "alternatives_sim": "Each family's best design, simulated",
+    "optics_comparison": "Optics: pluggable only, LPO allowed, CPO allowed",
+    "bandwidth_loop": "Bandwidth loop",
+    "sim_collectives": "Simulation: collectives and patterns",
+    "sim_failures": "Simulation: failures",
+    "sim_links": "Simulation: link utilisation",
+}
+#: Figure captions by picture name (``planner.pictures.PICTURES``).
+FIGURE_CAPTIONS = {
+    "topology": "Drawn from the design (design.json); each bundle's lengths are links.csv's range.",
+    "costs": "From bom.csv (all planes) and, for scale-up switches, summary.csv.",
+    "alternatives": "From alternatives.csv: each priced option's capex plus lifetime energy.",
+    "optics": "From optics_comparison.csv.",
+    "cable_lengths": "From links.csv: each class and medium's shortest and longest link and the "
+    "medium's reach (the design keeps each group's range, not every link's length).",
+    "utilisation": "From sim_links.csv: every directed link's load over its capacity at the "
+    "start of each traffic's first phase, by tier and direction.",
+}
+
+CSS = """
+:root { color-scheme: light; }
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial,
+  "Noto Sans", "DejaVu Sans", sans-serif; color: #1d1f21; background: #fff; margin: 0;
+  line-height: 1.45; font-size: 15px; }
+main { max-width: 1100px; margin: 0 auto; padding: 1.5rem 1.25rem 3rem; }
+h1 { font-size: 1.6rem; margin: 0 0 .3rem; overflow-wrap: anywhere; }
+h2 { font-size: 1.2rem; margin: 2rem 0 .6rem; padding-bottom: .25rem; border-bottom: 1px solid #d8dce3; }
+h3 { font-size: 1rem; margin: 1.4rem 0 .4rem; }
+p.intro { color: #444; margin: .2rem 0 1rem; overflow-wrap: anywhere; }
+ul.headline { list-style: none; padding: .8rem 1rem; margin: 0; background: #f4f6f9;
+  border-left: 4px solid #3465a4; border-radius: 4px; }
+ul.headline li { margin: .15rem 0; overflow-wrap: anywhere; }
+.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(11rem, 1fr)); gap: .6rem;
+  margin: .8rem 0; }
+.card { border: 1px solid #d8dce3; border-radius: 6px; padding: .55rem .75rem; }
+.card .v { font-size: 1.2rem; font-weight: 600; font-variant-numeric: tabular-nums; }
+.card .k { color: #555; font-size: .8rem; }
+.scroll { overflow-x: auto; margin: .3rem 0 .4rem; }
+table { border-collapse: collapse; font-size: .82rem; font-variant-numeric: tabular-nums; }
+th, td { padding: .28rem .55rem; border-bottom: 1px solid #e3e6eb; text-align: left;
+  vertical-align: top; }
+th { background: #eef1f5; font-weight: 600; white-space: nowrap; }
+tbody tr:nth-child(even) { background: #f8f9fb; }
+td.num { text-align: right; white-space: nowrap; }
+td.text { white-space: nowrap; }
+td.long { min-width: 16rem; max-width: 30rem; overflow-wrap: break-word; }
+p.note { color: #666; font-size: .8rem; margin: .2rem 0 1rem; }
+figure { margin: 1rem 0 1.6rem; }
+figure img { display: block; max-width: 100%; height: auto; border: 1px solid #eceff3; }
+figcaption { color: #555; font-size: .85rem; margin-top: .3rem; }
+ul.notes li { margin: .2rem 0; }
+footer { color: #888; font-size: .8rem; margin-top: 2.5rem; }
+"""
+
+#: The page allows itself nothing but its own style and embedded images.
+CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+
+
+# ---- cells, tables, figures ----------------------------------------------------------------
+def cell(value: Any) -> tuple[str, bool]:
+    """A table cell's text (thousands separators, short floats) and whether it is a number."""
+    if value is None:
+        return "", False
+    if isinstance(value, bool):
+        return ("yes" if value else "no"), False
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "n/a", True
+        if math.isinf(value):
+            return ("never" if value > 0 else "-inf"), True
+        if value == int(value) and abs(value) < 1e15:
+            return f"{int(value):,}", True
+        return (f"{value:,.2f}" if abs(value) >= 1 else f"{value:.4g}"), True
+    if isinstance(value, int):
+        return f"{value:,}", True
+    return str(value), False
+
+
+def table_html(df: pl.DataFrame, *, max_rows: int = MAX_ROWS, source: str = "") -> str:
+    """A table as HTML, cut to ``max_rows`` rows with a note naming ``source`` for the rest."""
+    if not df.height:
+        return '<p class="note">no rows</p>'
+    head = "".join(f"<th>{escape(str(c))}</th>" for c in df.columns)
+    body = []
+    for row in df.head(max_rows).iter_rows():
+        cells = []
+        for value in row:
+            text, number = cell(value)
+            kind = "num" if number else "long" if len(text) > LONG_TEXT else "text"
+            cells.append(f'<td class="{kind}">{escape(text)}</td>')
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    out = (
+        f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+    )
+    if df.height > max_rows:
+        where = f"; full table in {escape(source)}" if source else ""
+        out += f'<p class="note">first {max_rows:,} of {df.height:,} rows{where}</p>'
+    return out
+
+
+def data_uri(data: bytes) -> str:
+    """``data:`` URI of a PNG or SVG picture (told apart by their bytes)."""
+    mime = "image/png" if data.startswith(b"\x89PNG\r\n\x1a\n") else "image/svg+xml"
+    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def figure_html(name: str, data: bytes, caption: str = "") -> str:
+    """One embedded picture with its caption."""
+    text = escape(caption or name)
+    return (
+        f'<figure id="fig-{escape(name)}"><img src="{data_uri(data)}" alt="{text}">'
+        f"<figcaption>{text}</figcaption></figure>"
+    )
+
+
+# ---- the generic page ----------------------------------------------------------------------
+def render_page(
+    title: str,
+    headline_lines: Sequence[str],
+    assumptions: Sequence[tuple[str, str]],
+    tables: Mapping[str, pl.DataFrame],
+    figures: Mapping[str, bytes],
+    *,
+    intro: str = "",
+    cards: Sequence[tuple[str, str]] = (),
+    notes: Sequence[str] = (),
+    sections: Sequence[tuple[str, Sequence[str]]] = (),
+    titles: Mapping[str, str] | None = None,
+    captions: Mapping[str, str] | None = None,
+    sources: Mapping[str, str] | None = None,
+    max_rows: int = MAX_ROWS,
+    whole: Sequence[str] = (),
+) -> str:
+    """One self-contained HTML page; every text given is escaped here.
+
+    Parameters
+    ----------
+    title
+        The page's title and heading.
+    headline_lines
+        The result in a few lines (``planner.report.headline``).
+    assumptions
+        (what, value) pairs: prices, lifetime, constraints and how close the result is to them.
+    tables
+        Tables by name, in the order shown; each cut to ``max_rows`` rows.
+    figures
+        Pictures (PNG or SVG bytes) by name, in the order shown, embedded as ``data:`` URIs.
+    intro
+        A paragraph under the title (the instance's description).
+    cards
+        (what, value) pairs shown as large figures under the headline (per-GPU cost and power).
+    notes
+        Lines shown at the end.
+    sections
+        (heading, lines) shown right under the result (why no design was found, say).
+    titles, captions
+        Headings of tables and captions of figures by name (default: the name).
+    sources
+        File holding each table in full, named in the note of a cut table (default ``<name>.csv``).
+    max_rows
+        Rows shown of each table.
+    whole
+        Tables shown whole, never cut.
+    """
+    titles = titles or {}
+    captions = captions or {}
+    sources = sources or {}
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{escape(title)}</title><style>{CSS}</style></head><body><main>",
+        f"<h1>{escape(title)}</h1>",
+    ]
+    if intro:
+        parts.append(f'<p class="intro">{escape(intro)}</p>')
+    if headline_lines:
+        items = "".join(f"<li>{escape(line)}</li>" for line in headline_lines)
+        parts.append(f'<h2>Result</h2><ul class="headline">{items}</ul>')
+    if cards:
+        parts.append(
+            '<div class="cards">'
+            + "".join(
+                f'<div class="card"><div class="v">{escape(v)}</div>'
+                f'<div class="k">{escape(k)}</div></div>'
+                for k, v in cards
+            )
+            + "</div>"
+        )
+    for heading, lines in sections:
+        items = "".join(f"<li>{escape(line)}</li>" for line in lines)
+        parts.append(f'<h2>{escape(heading)}</h2><ul class="notes">{items}</ul>')
+    if assumptions:
+        rows = "".join(
+            f'<tr><th scope="row">{escape(k)}</th><td class="long">{escape(v)}</td></tr>'
+            for k, v in assumptions
+        )
+        parts.append(
+            f'<h2>Assumptions used</h2><div class="scroll"><table><tbody>{rows}</tbody></table></div>'
+        )
+    if figures:
+        parts.append("<h2>Pictures</h2>")
+        parts += [figure_html(n, data, captions.get(n, "")) for n, data in figures.items()]
+    if tables:
+        parts.append("<h2>Tables</h2>")
+        for name, df in tables.items():
+            parts.append(f'<h3 id="table-{escape(name)}">{escape(titles.get(name, name))}</h3>')
+            limit = df.height if name in whole else max_rows
+            parts.append(table_html(df, max_rows=limit, source=sources.get(name, f"{name}.csv")))
+    if notes:
+        parts.append(
+            '<h2>Notes</h2><ul class="notes">'
+            + "".join(f"<li>{escape(n)}</li>" for n in notes)
+            + "</ul>"
+        )
+    parts.append("<footer>Written by fabric-planner.</footer></main></body></html>")
+    return "\n".join(parts) + "\n"
+
+
+# ---- a solve's page ------------------------------------------------------------------------
+def _cap(label: str, cap: float | None, value: float | None, unit_fmt: str) -> tuple[str, str]:
+    """(constraint, 'at most X; design Y (Z% of the cap)') for a numeric cap."""
+    if cap is None:
+        return label, "no cap"
+    text = f"at most {unit_fmt.format(cap)}"
+    if value is not None:
+        text += f"; design {unit_fmt.format(value)} ({value / cap:.0%} of the cap)"
+    return label, text
+
+
+def assumptions(inst: Instance, summary: pl.DataFrame) -> list[tuple[str, str]]:
+    """The prices, lifetime and constraints a plan was made under, each cap beside the result."""
+    o, c = inst.objective, inst.constraints
+    s = summary.row(0, named=True)
+    found = s["tco_usd"] is not None
+    out = [
+        ("energy price", f"${o.energy_usd_per_kwh:,.3f} per kWh"),
+        ("PUE", f"{o.pue:g}"),
+        ("lifetime", f"{o.lifetime_years:g} years"),
+        ("lifetime energy cost", f"${o.energy_usd_per_w:,.2f} per W of network power"),
+        ("objective", f"{o.capex_weight:g} × capex + {o.energy_weight:g} × lifetime energy"),
+    ]
+    ratios = c.max_oversubscription
+    allowed = (
+        ", ".join(f"{r:g}:1" for r in ratios) + " (leaf first)"
+        if isinstance(ratios, list)
+        else f"{ratios:g}:1 at every tier"
+    )
+    design_ratio = f"; design {s['oversubscription']:.2f}:1" if found else ""
+    out.append(("max oversubscription", f"{allowed}{design_ratio}"))
+    hops = s["max_switch_hops"] if found else None
+    out.append(_cap("max switch hops", c.max_switch_hops, hops, "{:,.0f}"))
+    latency = s["max_latency_ns"] if found else None
+    out.append(_cap("max latency", c.max_latency_ns, latency, "{:,.0f} ns"))
+    power = s["power_kw"] if found else None
+    out.append(_cap("max network power", c.max_power_kw, power, "{:,.1f} kW"))
+    capex = s["capex_usd"] if found else None
+    out.append(_cap("max network capex", c.max_capex_usd, capex, "${:,.0f}"))
+    if c.survive is None or c.survive.switch_failures == 0:
+        out.append(("failure tolerance", "not required"))
+    else:
+        after = s["sim_fraction_after_failure"]
+        seen = f"; simulated after a failure: {after:.2f} of healthy" if after is not None else ""
+        out.append(
+            (
+                "failure tolerance",
+                f"one switch of {', '.join(c.survive.tiers)} may fail, keeping at least "
+                f"{c.survive.min_bandwidth_fraction:.0%} of the uplink bandwidth{seen}",
+            )
+        )
+    return out
+
+
+def per_gpu(summary: pl.DataFrame) -> list[tuple[str, str]]:
+    """Cost and power per GPU: scale-out network, whole interconnect, TCO."""
+    s = summary.row(0, named=True)
+    if s["tco_usd"] is None or not s["gpus"]:
+        return []
+    n = s["gpus"]
+    return [
+        ("network capex per GPU", f"${s['capex_usd'] / n:,.0f}"),
+        ("network TCO per GPU", f"${s['tco_usd'] / n:,.0f}"),
+        ("network power per GPU", f"{s['power_kw'] * 1000 / n:,.1f} W"),
+        ("whole interconnect capex per GPU", f"${s['interconnect_capex_usd'] / n:,.0f}"),
+        ("whole interconnect power per GPU", f"{s['interconnect_power_kw'] * 1000 / n:,.1f} W"),
+    ]
+
+
+#: The order a solve's tables are shown in (others follow in their own order).
+SOLVE_ORDER = (
+    "summary",
+    "tiers",
+    "bom",
+    "links",
+    "rails",
+    "torus",
+    "workload",
+    "alternatives",
+    "alternatives_sim",
+    "optics_comparison",
+    "bandwidth_loop",
+    "sim_collectives",
+    "sim_failures",
+    "sim_links",
+)
+
+
+def _transposed(summary: pl.DataFrame) -> pl.DataFrame:
+    """The one-row summary as (field, value) rows, empty fields left out."""
+    row = summary.row(0, named=True)
+    return pl.DataFrame(
+        {
+            "field": [k for k, v in row.items() if v is not None],
+            "value": [cell(v)[0] for v in row.values() if v is not None],
+        }
+    )
+
+
+def solve_page(
+    plan_result: PlanResult, tables: Mapping[str, pl.DataFrame], figures: Mapping[str, bytes]
+) -> str:
+    """The page of a solve: headline, assumptions, per-GPU figures, pictures, tables.
+
+    ``tables`` are the report set's (``planner.report.plan_tables``); ``figures`` the pictures
+    by name (``planner.pictures``; SVG preferred).
+    """
+    from planner.report import headline, tiers_table
+
+    inst = plan_result.instance
+    summary = tables["summary"]
+    shown: dict[str, pl.DataFrame] = {"summary": _transposed(summary)}
+    if plan_result.design is not None:
+        shown["tiers"] = tiers_table(plan_result.design)
+    ordered = [n for n in SOLVE_ORDER if n in tables] + [n for n in tables if n not in SOLVE_ORDER]
+    for name in ordered:
+        if name not in shown:
+            shown[name] = tables[name]
+        if name == "bom" and "source" in tables[name].columns and tables[name].height:
+            # Long price sources would make every BOM row tall: one row per model instead.
+            shown["bom"] = tables[name].drop("source")
+            shown["price_sources"] = (
+                tables[name].select("model", "source").unique("model", maintain_order=True)
+            )
+    sections: list[tuple[str, Sequence[str]]] = []
+    if plan_result.design is None:
+        from models.status import Status
+
+        heading = (
+            "No design meets the constraints"
+            if plan_result.status is Status.INFEASIBLE
+            else "No design found"
+        )
+        sections.append((heading, list(plan_result.explanation)))
+    notes: list[str] = []
+    if plan_result.sim is not None:
+        notes += list(plan_result.sim.reasons) + list(plan_result.sim.notes)
+    notes.append(
+        "Every table is written in full beside this page as CSV (rounded) and Parquet (exact)."
+    )
+    return render_page(
+        f"fabric-planner report: {inst.name}",
+        headline(summary),
+        assumptions(inst, summary),
+        shown,
+        figures,
+        intro=inst.description,
+        cards=per_gpu(summary),
+        notes=notes,
+        sections=sections,
+        titles=TABLE_TITLES,
+        captions=FIGURE_CAPTIONS,
+        sources={"tiers": "design.json", "price_sources": "bom.csv"},
+        whole=("summary", "tiers"),
+    )

@@ -1,0 +1,163 @@
+"""report.html (issue 14): one self-contained page, checked in headless Chromium.
+
+The browser test loads a solve's page from disk and asserts that nothing is fetched beyond the
+file itself and its ``data:`` pictures, that the console stays clean, that every picture decodes
+and that the headline is on the page. It skips only when Chromium is missing and ``CI`` is unset;
+under CI a missing browser fails (``.ci/run`` installs Debian's ``chromium``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from dataclasses import replace
+from html import escape
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from planner.api import PlanResult, load_instance, plan
+from planner.report import headline, write_reports
+from planner.report_html import MAX_ROWS, render_page
+
+HOSTILE = '<script>alert("x")</script><img src="http://example.invalid/x.png"> & </table>'
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def chromium_path() -> str | None:
+    """Debian's chromium, where it is installed; None when it is not."""
+    path = shutil.which("chromium") or "/usr/bin/chromium"
+    return path if Path(path).is_file() else None
+
+
+@pytest.fixture(scope="module")
+def result() -> PlanResult:
+    """h100-1k, simulated, with a hostile description (the page must show it as text)."""
+    inst = load_instance("instances/h100-1k.toml")
+    return plan(inst.model_copy(update={"description": HOSTILE}), verify=True)
+
+
+@pytest.fixture(scope="module")
+def page(result: PlanResult, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("html")
+    write_reports(result, folder)
+    return folder / "report.html"
+
+
+# ---- the page as text ----------------------------------------------------------------------
+def test_the_page_fetches_nothing(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    assert not re.search(r"""(src|href)\s*=\s*["'](?!data:|#)""", text)
+    assert "<script" not in text
+    assert "@import" not in text
+    assert "url(" not in text
+
+
+def test_text_from_the_instance_is_escaped(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in text
+    assert 'src="http://' not in text
+
+
+def test_the_page_embeds_every_picture_written(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    svgs = sorted(p.stem.removeprefix("fig_") for p in page.parent.glob("fig_*.svg"))
+    assert svgs
+    assert sorted(re.findall(r'<figure id="fig-([a-z_]+)">', text)) == svgs
+    assert text.count('src="data:image/svg+xml;base64,') == len(svgs)
+
+
+def test_the_page_states_its_assumptions(page: Path, result: PlanResult) -> None:
+    text = page.read_text(encoding="utf-8")
+    o = result.instance.objective
+    assert f"${o.energy_usd_per_kwh:,.3f} per kWh" in text
+    assert "PUE" in text
+    assert f"{o.lifetime_years:g} years" in text
+    assert "max switch hops" in text
+    assert "of the cap" in text
+    assert "network capex per GPU" in text
+    assert "Where each price comes from" in text
+
+
+def test_a_long_table_is_cut_with_a_note() -> None:
+    df = pl.DataFrame({"n": list(range(MAX_ROWS + 5))})
+    text = render_page("t", [], [], {"circuits": df}, {})
+    assert f"first {MAX_ROWS:,} of {MAX_ROWS + 5:,} rows; full table in circuits.csv" in text
+    assert text.count("<tr>") == MAX_ROWS + 1
+
+
+def test_render_page_escapes_everything_it_is_given() -> None:
+    df = pl.DataFrame({HOSTILE: [HOSTILE]})
+    text = render_page(HOSTILE, [HOSTILE], [(HOSTILE, HOSTILE)], {HOSTILE: df}, {}, notes=[HOSTILE])
+    assert "<script>" not in text
+    assert "</table>" not in text.replace("</tbody></table>", "")
+
+
+def test_a_plan_without_design_still_gets_a_page(result: PlanResult, tmp_path: Path) -> None:
+    empty = replace(result, design=None, sim=None)
+    write_reports(empty, tmp_path / "out")
+    text = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert "fabric-planner report: h100-1k" in text
+
+
+def test_an_infeasible_plan_says_why_under_its_result(tmp_path: Path) -> None:
+    result = plan(load_instance("instances/infeasible-200k-3hops.toml"), verify=False)
+    write_reports(result, tmp_path / "out")
+    text = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert "<h2>No design meets the constraints</h2>" in text
+    assert text.index("No design meets") < text.index("Assumptions used")
+    assert escape(result.explanation[0]) in text
+    assert not list((tmp_path / "out").glob("fig_*"))
+
+
+# ---- the page in a browser -----------------------------------------------------------------
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    path = chromium_path()
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed, and CI must run the browser test")
+        pytest.skip("chromium is not installed (apt-get install chromium); CI installs it")
+    return path
+
+
+def test_the_page_in_headless_chromium(
+    chromium: str, page: Path, result: PlanResult, tmp_path: Path
+) -> None:
+    from playwright.sync_api import sync_playwright
+
+    requests: list[str] = []
+    failed: list[str] = []
+    errors: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            tab = browser.new_page(viewport={"width": 1280, "height": 900})
+            tab.on("request", lambda r: requests.append(r.url))
+            tab.on("requestfailed", lambda r: failed.append(r.url))
+            tab.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            tab.on("pageerror", lambda e: errors.append(str(e)))
+            tab.goto(page.as_uri(), wait_until="load")
+            widths = tab.eval_on_selector_all("img", "imgs => imgs.map(i => i.naturalWidth)")
+            body = tab.inner_text("body")
+            tab.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+        finally:
+            browser.close()
+    assert failed == []
+    assert [u for u in requests if not u.startswith(("file://", "data:"))] == []
+    assert errors == []
+    assert widths
+    assert all(w > 0 for w in widths)
+    for line in headline(result.summary):
+        assert line in body
+    assert HOSTILE in body  # shown as text, never run
+    assert (tmp_path / "report.png").stat().st_size > 0
