@@ -417,3 +417,88 @@ def solve_page(
         sources={"tiers": "design.json", "price_sources": "bom.csv"},
         whole=("summary", "tiers"),
     )
+
+
+# ---- a study's page ------------------------------------------------------------------------
+#: Columns of the study table shown on its page, after the scenario and its swept fields.
+STUDY_COLUMNS = (
+    "status",
+    "plan_status",
+    "family",
+    "switches",
+    "capex_usd",
+    "power_kw",
+    "tco_usd",
+    "verdict",
+    "sim_fraction_spray",
+    "sim_fraction_ecmp",
+    "step_time_s",
+    "idle_fraction",
+    "tco_plus_idle_gpus_usd",
+    "pareto",
+)
+
+
+def _best_lines(table: pl.DataFrame) -> list[str]:
+    """The scenario of least capex, power, step time and total with idle GPUs, when present."""
+    lines = []
+    for column, what, unit in (
+        ("capex_usd", "least capex", "$"),
+        ("power_kw", "least power", "kW"),
+        ("step_time_s", "shortest step", "s"),
+        ("tco_plus_idle_gpus_usd", "least TCO + idle GPUs", "$"),
+    ):
+        if column not in table.columns:
+            continue
+        rows = table.filter(pl.col(column).is_not_null())
+        if not rows.height:
+            continue
+        best = rows.sort(column).row(0, named=True)
+        value = best[column]
+        text = f"${value:,.0f}" if unit == "$" else f"{value:,.3f} {unit}"
+        lines.append(f"{what}: {best['scenario']} ({text})")
+    return lines
+
+
+def study_page(
+    instance_name: str,
+    description: str,
+    keys: Sequence[str],
+    table: pl.DataFrame,
+    figures: Mapping[str, bytes],
+    *,
+    computed: int,
+    reused: int,
+    assumptions_of_base: Sequence[tuple[str, str]] = (),
+) -> str:
+    """The page of a study: what was swept, the best scenarios, the Pareto front, figures, table.
+
+    ``table`` is the study table with its ``pareto`` flag (``planner.study.folder.flagged``);
+    ``figures`` the study's pictures by name (SVG preferred).
+    """
+    errors = table.filter(pl.col("status") != "ok").height if "status" in table.columns else 0
+    front = table.filter(pl.col("pareto")) if "pareto" in table.columns else table.head(0)
+    headline_lines = [
+        f"{table.height:,} scenarios over {', '.join(keys) or 'no field'}: {computed:,} planned "
+        f"in this run, {reused:,} read back from an earlier one, {errors:,} ended in error",
+        f"Pareto front: {front.height:,} scenario(s): "
+        + (", ".join(str(s) for s in front["scenario"].to_list()) or "none"),
+        *_best_lines(table),
+    ]
+    shown_columns = ["scenario", *[k for k in keys if k in table.columns]]
+    shown_columns += [c for c in STUDY_COLUMNS if c in table.columns and c not in shown_columns]
+    return render_page(
+        f"fabric-planner study: {instance_name}",
+        headline_lines,
+        assumptions_of_base,
+        {"study": table.select(shown_columns), "pareto": front.select(shown_columns)},
+        figures,
+        intro=description,
+        notes=[
+            "The full study table (every summary column) is study.csv / study.parquet beside "
+            "this page; the front alone is pareto.csv / pareto.parquet.",
+        ],
+        titles={"study": "Every scenario", "pareto": "The Pareto front"},
+        max_rows=200,
+    )
+

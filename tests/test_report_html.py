@@ -8,9 +8,7 @@ under CI a missing browser fails (``.ci/run`` installs Debian's ``chromium``).
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 from dataclasses import replace
 from html import escape
 from pathlib import Path
@@ -21,22 +19,9 @@ import pytest
 from planner.api import PlanResult, load_instance, plan
 from planner.report import headline, write_reports
 from planner.report_html import MAX_ROWS, render_page
+from tests.browser import load, require_chromium
 
 HOSTILE = '<script>alert("x")</script><img src="http://example.invalid/x.png"> & </table>'
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
-
-def chromium_path() -> str | None:
-    """Debian's chromium, where it is installed; None when it is not."""
-    path = shutil.which("chromium") or "/usr/bin/chromium"
-    return path if Path(path).is_file() else None
 
 
 @pytest.fixture(scope="module")
@@ -122,42 +107,19 @@ def test_an_infeasible_plan_says_why_under_its_result(tmp_path: Path) -> None:
 # ---- the page in a browser -----------------------------------------------------------------
 @pytest.fixture(scope="module")
 def chromium() -> str:
-    path = chromium_path()
-    if path is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed, and CI must run the browser test")
-        pytest.skip("chromium is not installed (apt-get install chromium); CI installs it")
-    return path
+    return require_chromium()
 
 
 def test_the_page_in_headless_chromium(
     chromium: str, page: Path, result: PlanResult, tmp_path: Path
 ) -> None:
-    from playwright.sync_api import sync_playwright
-
-    requests: list[str] = []
-    failed: list[str] = []
-    errors: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        try:
-            tab = browser.new_page(viewport={"width": 1280, "height": 900})
-            tab.on("request", lambda r: requests.append(r.url))
-            tab.on("requestfailed", lambda r: failed.append(r.url))
-            tab.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            tab.on("pageerror", lambda e: errors.append(str(e)))
-            tab.goto(page.as_uri(), wait_until="load")
-            widths = tab.eval_on_selector_all("img", "imgs => imgs.map(i => i.naturalWidth)")
-            body = tab.inner_text("body")
-            tab.screenshot(path=str(tmp_path / "report.png"), full_page=True)
-        finally:
-            browser.close()
-    assert failed == []
-    assert [u for u in requests if not u.startswith(("file://", "data:"))] == []
-    assert errors == []
-    assert widths
-    assert all(w > 0 for w in widths)
+    seen = load(chromium, page, tmp_path / "report.png")
+    assert seen.failed == []
+    assert seen.foreign == []
+    assert seen.errors == []
+    assert seen.image_widths
+    assert all(w > 0 for w in seen.image_widths)
     for line in headline(result.summary):
-        assert line in body
-    assert HOSTILE in body  # shown as text, never run
+        assert line in seen.body
+    assert HOSTILE in seen.body  # shown as text, never run
     assert (tmp_path / "report.png").stat().st_size > 0

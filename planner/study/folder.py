@@ -13,13 +13,23 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from planner.errors import InputError
-from planner.output import Writer, read_manifest, table_writers, text_writer, write_set
+from planner.output import (
+    Writer,
+    bytes_writer,
+    read_manifest,
+    safe_name,
+    table_writers,
+    text_writer,
+    write_set,
+)
+from planner.schema.instance import Instance
 from planner.study.pareto import PARETO, default_objectives, with_pareto
 from planner.study.parts import PARTS_DIR
 from planner.study.run import StudyRun
@@ -141,12 +151,51 @@ def write_study(
     ``pareto.csv``/``.parquet`` the front alone, and the figures
     (``planner.study.figures.figure_files``) PNG and SVG. Returns the flagged table.
     """
-    from planner.study.figures import figure_files
+    from planner.report_html import study_page
+    from planner.study.figures import FORMATS, render, study_figures
 
     table = flagged(run.table)
     files: dict[str, Writer] = {STUDY_FILE: _record_writer(study_record(instance_name, study, run))}
     files |= table_writers("study", table)
     files |= table_writers("pareto", table.filter(pl.col(PARETO)))
-    files |= figure_files(table, study.keys)
+    svgs: dict[str, bytes] = {}
+    for stem, fig in study_figures(table, study.keys).items():
+        for fmt in FORMATS:
+            data = render(fig, fmt)
+            files[f"{safe_name(stem)}.{fmt}"] = bytes_writer(data)
+            if fmt == "svg":
+                svgs[safe_name(stem)] = data
+    base = study.scenarios[0].instance if study.scenarios else None
+    files["report.html"] = text_writer(
+        study_page(
+            instance_name,
+            "" if base is None else base.description,
+            study.keys,
+            table,
+            svgs,
+            computed=run.computed,
+            reused=run.reused,
+            assumptions_of_base=() if base is None else _base_assumptions(base, study.keys),
+        )
+    )
     write_set(folder, files, force=force, command=COMMAND)
     return table
+
+
+def _base_assumptions(inst: Instance, keys: Sequence[str]) -> list[tuple[str, str]]:
+    """The base instance's prices and lifetime, and which fields the study varies.
+
+    A swept field takes each scenario's value; the table shows it.
+    """
+    o = inst.objective
+    rows = [
+        ("energy price", f"${o.energy_usd_per_kwh:g} per kWh"),
+        ("PUE", f"{o.pue:g}"),
+        ("lifetime", f"{o.lifetime_years:g} years"),
+        (
+            "objective weights",
+            f"capex {o.capex_weight:g}, energy {o.energy_weight:g}, idle GPUs {o.idle_gpu_weight:g}",
+        ),
+        ("swept fields", ", ".join(keys) or "none"),
+    ]
+    return rows

@@ -51,6 +51,7 @@ def swept(tiny_toml: Path, tmp_path: Path) -> Path:
 def test_sweep_writes_the_study_folder(swept: Path) -> None:
     names = {p.name for p in swept.iterdir()}
     expected = {"study.json", "study.csv", "study.parquet", "pareto.csv", "pareto.parquet"}
+    expected |= {"report.html"}
     expected |= {
         f"{stem}.{fmt}"
         for stem in ("sweep_capex_usd_gpus", "sweep_capex_usd_nic_gbps", "pareto")
