@@ -632,6 +632,24 @@ def picture_files(
     return files
 
 
+def sim_picture_files(
+    design: Design, sim: SimResult, tables: dict[str, pl.DataFrame]
+) -> dict[str, Writer]:
+    """The pictures of a simulated design (PNG and SVG) and its ``report.html``."""
+    from planner.pictures import render
+    from planner.report_html import simulation_page
+
+    figures = render(tables, design)
+    files = {name: bytes_writer(data) for name, data in figures.items()}
+    embedded = {
+        name.removeprefix("fig_").removesuffix(".svg"): data
+        for name, data in figures.items()
+        if name.endswith(".svg")
+    }
+    files["report.html"] = text_writer(simulation_page(design, sim, tables, embedded))
+    return files
+
+
 #: Tables of ``compare-fabrics`` and ``torus``: analyses of their own, kept beside a design's set.
 ANALYSIS_PREFIXES = ("fabric_comparison.", "torus_")
 
@@ -702,6 +720,7 @@ def write_sim_reports(
     if "alternatives_sim.parquet" in carried:
         tables["alternatives_sim"] = pl.read_parquet(outdir / "alternatives_sim.parquet")
     files = set_files(tables, design, render_sim_markdown(design, sim, tables))
+    files.update(sim_picture_files(design, sim, tables))
     files.update(carried)
     files.update(extra or {})
     return write_set(outdir, files, force=force, command="simulate", carry=_is_analysis)

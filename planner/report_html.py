@@ -21,7 +21,9 @@ import polars as pl
 
 if TYPE_CHECKING:
     from planner.api import PlanResult
+    from planner.design import Design
     from planner.schema.instance import Instance
+    from planner.sim.simulate import SimResult
 
 #: Rows of a table shown on the page; longer tables are cut with a note naming their file.
 MAX_ROWS = 30
@@ -419,6 +421,36 @@ def solve_page(
     )
 
 
+def simulation_page(
+    design: Design, sim: SimResult, tables: Mapping[str, pl.DataFrame], figures: Mapping[str, bytes]
+) -> str:
+    """The page of ``simulate``: the saved design's headline, its verdict, pictures and tables."""
+    from planner.report import headline, tiers_table
+
+    summary = tables["summary"]
+    shown: dict[str, pl.DataFrame] = {"summary": _transposed(summary), "tiers": tiers_table(design)}
+    for name, df in tables.items():
+        if name not in shown:
+            shown[name] = df.drop("source") if name == "bom" and "source" in df.columns else df
+    return render_page(
+        f"fabric-planner simulation: {design.instance}",
+        headline(summary),
+        (),
+        shown,
+        figures,
+        cards=per_gpu(summary),
+        notes=[
+            *sim.reasons,
+            *sim.notes,
+            "Every table is written in full beside this page as CSV (rounded) and Parquet (exact).",
+        ],
+        titles=TABLE_TITLES,
+        captions=FIGURE_CAPTIONS,
+        sources={"tiers": "design.json"},
+        whole=("summary", "tiers"),
+    )
+
+
 # ---- a study's page ------------------------------------------------------------------------
 #: Columns of the study table shown on its page, after the scenario and its swept fields.
 STUDY_COLUMNS = (
@@ -501,4 +533,3 @@ def study_page(
         titles={"study": "Every scenario", "pareto": "The Pareto front"},
         max_rows=200,
     )
-

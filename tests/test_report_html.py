@@ -123,3 +123,22 @@ def test_the_page_in_headless_chromium(
         assert line in seen.body
     assert HOSTILE in seen.body  # shown as text, never run
     assert (tmp_path / "report.png").stat().st_size > 0
+
+
+def test_simulate_writes_its_pictures_and_page(page: Path, tmp_path: Path) -> None:
+    """``simulate`` of the saved design: its own pictures and report.html, the verdict on it."""
+    from typer.testing import CliRunner
+
+    from planner.cli import app
+
+    out = tmp_path / "sim"
+    design = page.parent / "design.json"
+    run = CliRunner().invoke(app, ["simulate", str(design), "-o", str(out), "--quiet"])
+    assert run.exit_code in (0, 4), run.output
+    text = (out / "report.html").read_text(encoding="utf-8")
+    verdict = pl.read_parquet(out / "summary.parquet")["verdict"][0]
+    assert f"simulation: {verdict}" in text
+    for name in ("topology", "costs", "utilisation"):
+        assert (out / f"fig_{name}.svg").is_file()
+    assert text.count('src="data:image/svg+xml;base64,') == len(list(out.glob("fig_*.svg")))
+    assert "http://" not in text.replace("http://www.w3.org", "")
