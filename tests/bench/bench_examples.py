@@ -1,6 +1,7 @@
-"""Benchmark: the default ``solve`` of every example instance, and ``compare-fabrics`` on ocs-65k.
+"""Benchmark: the default ``solve`` of every example instance, ``compare-fabrics`` on ocs-65k, and
+the README's study (``sweep``, serial and on a pool of two processes).
 
-Run: ``uv run python tests/bench/bench_examples.py --label before|after|speed2|final|tiers|scaleup [--only NAME ...]``.
+Run: ``uv run python tests/bench/bench_examples.py --label before|after|speed2|final|tiers|scaleup|pictures [--only NAME ...]``.
 Not run in CI. Every case runs the installed ``fabric-planner`` command as a subprocess, one at a
 time, with its address space capped (``--cap-gib``, RLIMIT_AS, as ``ulimit -v`` does) and a wall
 time limit (``--timeout-s``). It records wall time, peak memory (the child's max RSS from
@@ -34,8 +35,16 @@ BYTES_PER_GIB = 2**30
 KIB_PER_GIB = 2**20
 #: Columns of the table: code before issue 11, after its first pass, after its second (speed2),
 #: with packet-level fidelity and streamed phases (final), with the tiered spraying loads (tiers),
-#: and with the scale-up domain in every simulation and the rail families in the search (scaleup).
-LABELS = ("before", "after", "speed2", "final", "tiers", "scaleup")
+#: with the scale-up domain in every simulation and the rail families in the search (scaleup),
+#: and with every solve drawing its pictures and report.html, and the study cases (pictures).
+LABELS = ("before", "after", "speed2", "final", "tiers", "scaleup", "pictures")
+#: The README's study: 3 sizes x 3 oversubscription caps of small-256.
+README_GRID = (
+    "--grid",
+    "cluster.gpus=256,512,1024",
+    "--grid",
+    "constraints.max_oversubscription=1,2,3",
+)
 
 
 @dataclass(frozen=True)
@@ -62,6 +71,9 @@ def cases() -> list[Case]:
         for p in sorted((ROOT / "instances").glob("*.toml"))
     ]
     out.append(Case("compare-fabrics ocs-65k.toml", ("compare-fabrics", "instances/ocs-65k.toml")))
+    study = ("sweep", "instances/small-256.toml", *README_GRID)
+    out.append(Case("sweep small-256 3x3, --workers 1", (*study, "--workers", "1")))
+    out.append(Case("sweep small-256 3x3, pool of 2", (*study, "--workers", "2")))
     return out
 
 
