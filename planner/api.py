@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from planner.bandwidth_loop import LoopResult
+    from planner.bandwidth_loop import LoopResult, Planned
     from planner.idle_pricing import PricedSearch
     from planner.sim.simulate import SimProgress, SimResult
     from planner.sizing import Progress, SizingResult
@@ -384,6 +384,38 @@ def _verify(
     return sim, family_sims
 
 
+def _plan_and_simulate(
+    catalog: Catalog,
+    time_limit_s: float,
+    progress: Progress | None,
+    alternatives: bool,
+    sim_progress: SimProgress | None,
+    deadline: Deadline,
+) -> tuple[
+    Callable[[Instance], Planned[tuple[SizingResult, pl.DataFrame | None]]],
+    Callable[[Instance, Design], SimResult],
+]:
+    """The plan and the simulation of one iteration of a loop over instances.
+
+    Used by the bandwidth loop and the priced ladder; both share the command's deadline.
+    """
+    from planner.bandwidth_loop import Planned
+    from planner.sim.simulate import simulate as _simulate
+
+    def plan_once(current: Instance) -> Planned[tuple[SizingResult, pl.DataFrame | None]]:
+        found = _search(current, catalog, time_limit_s, progress, alternatives, deadline)
+        return Planned(found, found[0].design, found[0].explanation)
+
+    def simulate_once(current: Instance, design: Design) -> SimResult:
+        try:
+            verify = verify_for(current, design)
+            return _simulate(design, verify, progress=sim_progress, deadline=deadline)
+        except ValueError as exc:  # traffic that does not fit the cluster (group sizes, ...)
+            raise InputError(f"verify: {exc}") from None
+
+    return plan_once, simulate_once
+
+
 def _plan_until_verified(
     inst: Instance,
     catalog: Catalog,
@@ -398,19 +430,11 @@ def _plan_until_verified(
     Every iteration's search gets what is left of the time limit (capped at ``time_limit_s``);
     the simulations share the same deadline.
     """
-    from planner.bandwidth_loop import Planned, run_loop
-    from planner.sim.simulate import simulate as _simulate
+    from planner.bandwidth_loop import run_loop
 
-    def plan_once(current: Instance) -> Planned[tuple[SizingResult, pl.DataFrame | None]]:
-        found = _search(current, catalog, time_limit_s, progress, alternatives, deadline)
-        return Planned(found, found[0].design, found[0].explanation)
-
-    def simulate_once(current: Instance, design: Design) -> SimResult:
-        try:
-            verify = verify_for(current, design)
-            return _simulate(design, verify, progress=sim_progress, deadline=deadline)
-        except ValueError as exc:  # traffic that does not fit the cluster (group sizes, ...)
-            raise InputError(f"verify: {exc}") from None
+    plan_once, simulate_once = _plan_and_simulate(
+        catalog, time_limit_s, progress, alternatives, sim_progress, deadline
+    )
 
     loop = run_loop(inst, plan_once, simulate_once)
     result, reconfiguration = loop.planned.result
@@ -449,21 +473,12 @@ def _plan_priced(
     deadline: Deadline,
 ) -> PlanResult:
     """``plan`` with idle GPU time priced: the ladder walk, then the chosen rung's tables."""
-    from planner.bandwidth_loop import Planned
     from planner.idle_pricing import run_priced
     from planner.report import workload_step
-    from planner.sim.simulate import simulate as _simulate
 
-    def plan_once(current: Instance) -> Planned[tuple[SizingResult, pl.DataFrame | None]]:
-        found = _search(current, catalog, time_limit_s, progress, alternatives, deadline)
-        return Planned(found, found[0].design, found[0].explanation)
-
-    def simulate_once(current: Instance, design: Design) -> SimResult:
-        try:
-            verify = verify_for(current, design)
-            return _simulate(design, verify, progress=sim_progress, deadline=deadline)
-        except ValueError as exc:  # traffic that does not fit the cluster (group sizes, ...)
-            raise InputError(f"verify: {exc}") from None
+    plan_once, simulate_once = _plan_and_simulate(
+        catalog, time_limit_s, progress, alternatives, sim_progress, deadline
+    )
 
     def step_of(current: Instance, design: Design, sim: SimResult) -> StepTime | None:
         found = workload_step(current, design, sim)

@@ -622,14 +622,20 @@ def picture_files(
         from planner.pictures import render
 
         figures = render(tables, plan_result.design)
+    files, embedded = _figure_writers(figures)
+    files["report.html"] = text_writer(solve_page(plan_result, tables, embedded))
+    return files
+
+
+def _figure_writers(figures: dict[str, bytes]) -> tuple[dict[str, Writer], dict[str, bytes]]:
+    """Writers of the picture files, and the SVGs by picture name for the page to embed."""
     files = {name: bytes_writer(data) for name, data in figures.items()}
     embedded = {
         name.removeprefix("fig_").removesuffix(".svg"): data
         for name, data in figures.items()
         if name.endswith(".svg")
     }
-    files["report.html"] = text_writer(solve_page(plan_result, tables, embedded))
-    return files
+    return files, embedded
 
 
 def sim_picture_files(
@@ -640,12 +646,7 @@ def sim_picture_files(
     from planner.report_html import simulation_page
 
     figures = render(tables, design)
-    files = {name: bytes_writer(data) for name, data in figures.items()}
-    embedded = {
-        name.removeprefix("fig_").removesuffix(".svg"): data
-        for name, data in figures.items()
-        if name.endswith(".svg")
-    }
+    files, embedded = _figure_writers(figures)
     files["report.html"] = text_writer(simulation_page(design, sim, tables, embedded))
     return files
 
