@@ -18,6 +18,7 @@ from planner.pictures.common import COLOURS, new_figure, png_svg, style, thousan
 
 if TYPE_CHECKING:
     from planner.design import Design, LinkGroup
+    from planner.layout import FloatArray
 
 #: Colour by medium kind: copper browns, optics oranges and the rest from a fixed cycle.
 KIND_COLOURS = {"dac": COLOURS["copper"], "aec": "#c17d11", "acc": "#e9b96e"}
@@ -37,11 +38,11 @@ def bin_width_m(span_m: float) -> float:
     return math.ceil(span_m / MAX_BARS)
 
 
-def group_lengths(g: LinkGroup) -> tuple[np.ndarray, np.ndarray, bool]:
+def group_lengths(g: LinkGroup) -> tuple[FloatArray, FloatArray, bool]:
     """Lengths and links per plane of a group; ``True`` when recorded, else a spread over the range."""
     if g.length_histogram:
-        x, n = zip(*g.length_histogram, strict=True)
-        return np.asarray(x, dtype=float), np.asarray(n, dtype=float), True
+        pairs = np.asarray(g.length_histogram, dtype=np.float64)
+        return pairs[:, 0], pairs[:, 1], True
     steps = 16 if g.max_length_m > g.min_length_m else 1
     x = np.linspace(g.min_length_m, g.max_length_m, steps)
     return x, np.full(steps, g.links / steps), False
