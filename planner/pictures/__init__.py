@@ -13,7 +13,7 @@ picture            module                                      drawn from
 ``alternatives``   :mod:`planner.pictures.tco`                 ``alternatives``
 ``optics``         :mod:`planner.pictures.tco`                 ``optics_comparison``
 ``cable_lengths``  :mod:`planner.pictures.cables`              the design's length histograms
-``utilisation``    :mod:`planner.pictures.utilisation`         ``sim_links``
+``utilisation``    :mod:`planner.pictures.utilisation`         ``sim_link_histogram``
 =================  ==========================================  =================================
 """
 
@@ -53,7 +53,9 @@ def render(tables: dict[str, pl.DataFrame], design: Design | None) -> dict[str, 
     drawn["optics"] = tco.optics_figure(tables.get("optics_comparison"))
     if design is not None and "links" in tables:
         drawn["cable_lengths"] = cables.figure(design)
-    drawn["utilisation"] = utilisation.figure(tables.get("sim_links"))
+    drawn["utilisation"] = utilisation.figure(
+        tables.get("sim_link_histogram"), tables.get("sim_failures")
+    )
     files: dict[str, bytes] = {}
     for name in PICTURES:
         pair = drawn.get(name)
