@@ -720,23 +720,20 @@ def _link_rows(
     routing: Routing,
     util: FloatArray,
     scale_up: ScaleUp | None = None,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    histogram: list[dict[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
     """Utilisation per link class and direction, the scale-up domain's links last.
 
     'up' is lower -> upper end: on a torus ring, position r -> r + 1; in the scale-up domain
     (tier "gpu-nvswitch"), a GPU's egress into its domain ('up') and its ingress ('down'). With
     a ``scale_up`` domain, ``util`` holds the plane's directed links and then the domain's.
-
-    Returns
-    -------
-    tuple[list[dict[str, Any]], list[dict[str, Any]]]
-        The ``LINKS_SCHEMA`` rows and the ``LINK_HISTOGRAM_SCHEMA`` rows.
+    ``histogram``, when given, receives the ``LINK_HISTOGRAM_SCHEMA`` rows of the same links.
     """
     if scale_up is None:
-        return _class_rows(fabric, spec, routing, util)
-    rows, bins = _class_rows(fabric, spec, routing, util[: fabric.links])
-    more_rows, more_bins = _class_rows(scale_up.fabric, spec, routing, util[fabric.links :])
-    return rows + more_rows, bins + more_bins
+        return _class_rows(fabric, spec, routing, util, histogram)
+    return _class_rows(fabric, spec, routing, util[: fabric.links], histogram) + _class_rows(
+        scale_up.fabric, spec, routing, util[fabric.links :], histogram
+    )
 
 
 def utilisation_bins(util: FloatArray) -> IntArray:
@@ -750,11 +747,14 @@ def utilisation_bins(util: FloatArray) -> IntArray:
 
 
 def _class_rows(
-    fabric: Fabric, spec: TrafficSpec, routing: Routing, util: FloatArray
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    fabric: Fabric,
+    spec: TrafficSpec,
+    routing: Routing,
+    util: FloatArray,
+    histogram: list[dict[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
     """Utilisation per link class and direction of one fabric (``_link_rows``)."""
     rows: list[dict[str, Any]] = []
-    bin_rows: list[dict[str, Any]] = []
     cls = fabric.directed_class
     up = np.zeros(fabric.links, dtype=bool)
     up[0::2] = True
@@ -780,12 +780,14 @@ def _class_rows(
                     "idle_fraction": float((u <= 0).mean()),
                 }
             )
+            if histogram is None:
+                continue
             counts = utilisation_bins(u).tolist()
-            bin_rows.extend(
+            histogram.extend(
                 key | {"bin_low": lo, "bin_high": hi, "links": n}
                 for lo, hi, n in zip(UTIL_BIN_LOW, UTIL_BIN_HIGH, counts, strict=True)
             )
-    return rows, bin_rows
+    return rows
 
 
 def simulate(
@@ -889,9 +891,7 @@ def simulate(
                 )
             )
             if util is not None:
-                rows, bins = _link_rows(fabric, spec, routing, util, scale_up)
-                link_rows.extend(rows)
-                bin_rows.extend(bins)
+                link_rows.extend(_link_rows(fabric, spec, routing, util, scale_up, bin_rows))
             if progress:
                 told = _tell_notes(progress, notes, told)
                 progress(
