@@ -269,6 +269,8 @@ def link_groups(
     for name, ends, count, longest, xs, ns in runs:
         m = catalog.medium_named(name)
         histogram = length_histogram(np.concatenate(xs).tolist(), np.concatenate(ns).tolist())
+        # The shortest length that got a link (every band's longest gets one, so never empty):
+        # the range only narrows when a band holds a single link, which sits at its longest.
         groups.append(
             medium_group(
                 m,
