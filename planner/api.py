@@ -236,6 +236,13 @@ class PlanResult:
         return self.sim.links if self.sim else pl.DataFrame(schema=SIM_LINKS_SCHEMA)
 
     @property
+    def sim_link_histogram(self) -> pl.DataFrame:
+        """Directed links per utilisation bin, per pattern, routing, tier and direction."""
+        from planner.sim.simulate import LINK_HISTOGRAM_SCHEMA
+
+        return self.sim.link_histogram if self.sim else pl.DataFrame(schema=LINK_HISTOGRAM_SCHEMA)
+
+    @property
     def sim_failures(self) -> pl.DataFrame:
         """Throughput under named failures and Monte Carlo draws, against the healthy fabric."""
         from planner.sim.simulate import FAILURES_SCHEMA

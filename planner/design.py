@@ -8,9 +8,12 @@ copied into it, so it can be written to JSON, read back, re-priced and validated
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import polars as pl
 
 from models.status import Status
@@ -104,6 +107,14 @@ class LinkGroup:
     """Cage form factors the medium's modules are made in."""
     ns_per_m: float = 0.0
     """Propagation delay of the medium, ns per metre."""
+    length_histogram: tuple[tuple[float, int], ...] = ()
+    """Links per length, ``(length_m, links)`` pairs, lengths strictly ascending, per plane.
+
+    Lengths are the floor plan's, binned to ``LENGTH_BIN_M`` (wider for a very long spread, so
+    at most ``MAX_LENGTH_BINS`` pairs) with the shortest and the longest kept exact: the counts
+    sum to ``links`` and the first and last lengths are ``min_length_m`` and ``max_length_m``.
+    Empty: not known (a design from an older file, or a family that keeps only the range).
+    """
 
     @property
     def lower_modules(self) -> int:
@@ -126,6 +137,50 @@ class LinkGroup:
     def worst_latency_ns(self) -> float:
         """Electronics plus propagation on the longest link of the group, one way."""
         return self.latency_ns + self.max_length_m * self.ns_per_m
+
+
+#: Width of a length bin of ``LinkGroup.length_histogram``, in metres.
+LENGTH_BIN_M = 0.1
+
+#: Most pairs in one ``LinkGroup.length_histogram`` (bins widen to stay within it).
+MAX_LENGTH_BINS = 4096
+
+
+def length_histogram(
+    length_m: Sequence[float], links: Sequence[int]
+) -> tuple[tuple[float, int], ...]:
+    """Links per length, binned for ``LinkGroup.length_histogram``.
+
+    Parameters
+    ----------
+    length_m
+        Lengths in metres, ascending (whole centimetres, as the floor plan gives them).
+    links
+        Links at each length; zeros are dropped.
+
+    Returns
+    -------
+    tuple[tuple[float, int], ...]
+        ``(length_m, links)`` pairs: the shortest and the longest length with links kept exact,
+        every other length moved to the nearest multiple of the bin width (``LENGTH_BIN_M``, or
+        wider so that at most ``MAX_LENGTH_BINS`` pairs remain), equal lengths merged.
+    """
+    cm = np.rint(np.asarray(length_m, dtype=np.float64) * 100.0).astype(np.int64)
+    count = np.asarray(links, dtype=np.int64)
+    keep = count > 0
+    cm, count = cm[keep], count[keep]
+    if cm.size == 0:
+        return ()
+    lo, hi = int(cm[0]), int(cm[-1])
+    step_cm = round(LENGTH_BIN_M * 100)
+    width = max(step_cm, math.ceil((hi - lo) / (MAX_LENGTH_BINS - 3)))
+    width = -(-width // step_cm) * step_cm
+    rep = np.clip(np.rint(cm / width).astype(np.int64) * width, lo, hi)
+    rep[0], rep[-1] = lo, hi
+    bins, which = np.unique(rep, return_inverse=True)
+    summed = np.zeros(bins.size, dtype=np.int64)
+    np.add.at(summed, which.reshape(-1), count)
+    return tuple((x / 100.0, int(n)) for x, n in zip(bins.tolist(), summed.tolist(), strict=True))
 
 
 def _modules(links: int, ports_per_module: int) -> int:
@@ -574,6 +629,8 @@ def _group(g: dict[str, Any]) -> LinkGroup:
     for key in ("host_lane_gbps", "form_factors"):
         if key in g:
             g[key] = tuple(g[key])
+    if "length_histogram" in g:
+        g["length_histogram"] = tuple((float(x), int(n)) for x, n in g["length_histogram"])
     return LinkGroup(**g)
 
 

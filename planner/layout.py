@@ -161,6 +161,26 @@ class LengthDistribution:
             return None
         return self.length_m[first], self.length_m[end - 1]
 
+    def links_within(self, low_m: float, high_m: float, links: int) -> tuple[FloatArray, IntArray]:
+        """``links`` links spread over the lengths in ``(low_m, high_m]`` in proportion to weight.
+
+        Largest remainders (ties to the longer length) make the counts sum to ``links``
+        exactly; the longest length gets at least one link, and the shortest too when there
+        are two links or more, so the range of the links is the range of the lengths (one
+        link alone sits at the longest).
+
+        Returns
+        -------
+        tuple[FloatArray, IntArray]
+            The lengths in metres, ascending, and the links at each (some may be 0); empty
+            when no length lies in the interval.
+        """
+        first = bisect.bisect_right(self.length_m, low_m + LENGTH_TOL_M)
+        end = bisect.bisect_right(self.length_m, high_m + LENGTH_TOL_M)
+        lengths = np.asarray(self.length_m[first:end], dtype=np.float64)
+        weights = np.asarray(self.weight[first:end], dtype=np.int64)
+        return lengths, _apportion(weights, links)
+
     def through_ocs(self) -> LengthDistribution:
         """Lengths of circuits through an optical circuit switch, at their worst.
 
@@ -317,6 +337,32 @@ def hall_of(layout: Layout, gpus: int, gpus_per_node: int) -> Hall:
         leaf_spine=MappingProxyType(leaf_spine),
         spine_core=_merged(_to_cm(core_lengths), core_weight),
     )
+
+
+def _apportion(weights: IntArray, links: int) -> IntArray:
+    """``links`` split over ``weights`` by largest remainder, the last and the first kept >= 1."""
+    n = weights.size
+    out = np.zeros(n, dtype=np.int64)
+    if n == 0 or links <= 0:
+        return out
+    reserved = np.zeros(n, dtype=np.int64)
+    reserved[-1] = 1
+    if links >= 2:
+        reserved[0] = 1
+    rest = links - int(reserved.sum())
+    total = int(weights.sum())
+    if rest * total < 2**62:
+        share = rest * weights
+        quota, remainder = share // total, share % total
+    else:  # exact in Python integers (never met at 1M GPUs, kept for safety)
+        exact = [rest * int(w) for w in weights.tolist()]
+        quota = np.array([e // total for e in exact], dtype=np.int64)
+        remainder = np.array([e % total for e in exact], dtype=object)
+    short = rest - int(quota.sum())
+    if short:
+        order = np.lexsort((-np.arange(n), -remainder.astype(np.float64)))
+        quota[order[:short]] += 1
+    return quota + reserved
 
 
 def _gpus_of_slot(racks: int, per_row: int, rack_gpus: int, last_rack_gpus: int) -> IntArray:

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 #: Report tables written as CSV and Parquet, in this order.
 TABLES = ("summary", "alternatives", "bom", "links")
 #: Simulation tables, written when the design was verified.
-SIM_TABLES = ("sim_collectives", "sim_links", "sim_failures")
+SIM_TABLES = ("sim_collectives", "sim_links", "sim_link_histogram", "sim_failures")
 #: The optics comparison (pluggable only, LPO allowed, CPO allowed), when asked for.
 OPTICS_TABLE = "optics_comparison"
 #: Tables written only when they apply (a stale one from an earlier run is removed).
@@ -489,6 +489,7 @@ def plan_tables(plan_result: PlanResult) -> dict[str, pl.DataFrame]:
         tables.update(
             sim_collectives=plan_result.sim_collectives,
             sim_links=plan_result.sim_links,
+            sim_link_histogram=plan_result.sim_link_histogram,
             sim_failures=plan_result.sim_failures,
         )
     if plan_result.optics_comparison is not None:
@@ -709,6 +710,7 @@ def write_sim_reports(
         "links": design.links_table(),
         "sim_collectives": sim.collectives,
         "sim_links": sim.links,
+        "sim_link_histogram": sim.link_histogram,
         "sim_failures": sim.failures,
     }
     tables.update(family_of(design.family).extra_tables(design))

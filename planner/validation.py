@@ -311,6 +311,35 @@ def _through_ocs(g: LinkGroup, t: TierDesign) -> list[Violation]:
     return []
 
 
+def _length_histogram(name: str, g: LinkGroup) -> list[Violation]:
+    """A group's links per length add up to its links and span its shortest to longest link.
+
+    An empty histogram (lengths not known: an older file, a family keeping only the range)
+    passes.
+    """
+    pairs = g.length_histogram
+    if not pairs:
+        return []
+    out = []
+    total = sum(n for _, n in pairs)
+    if total != g.links:
+        out.append(
+            Violation(
+                "media",
+                f"{name}: {g.medium} length histogram counts {total} links, the group {g.links}",
+            )
+        )
+    if (pairs[0][0], pairs[-1][0]) != (g.min_length_m, g.max_length_m):
+        out.append(
+            Violation(
+                "media",
+                f"{name}: {g.medium} length histogram runs {pairs[0][0]:g}-{pairs[-1][0]:g} m, "
+                f"the group {g.min_length_m:g}-{g.max_length_m:g} m",
+            )
+        )
+    return out
+
+
 def check_media(d: Design) -> list[Violation]:
     """Every link's medium reaches its length and fits both ends; groups add up to the class."""
     out: list[Violation] = []
@@ -349,6 +378,7 @@ def check_media(d: Design) -> list[Violation]:
                 )
             if g.min_length_m > g.max_length_m:
                 out.append(Violation("media", f"{name}: {g.medium} lengths out of order"))
+            out.extend(_length_histogram(name, g))
             for t in cpo:
                 fits = (
                     not g.copper

@@ -120,6 +120,28 @@ def test_the_topology_labels_every_bundle_with_its_links(solved: Solved) -> None
                 assert f"{d.planes * g.links:,} × {c.speed_gbps}G {g.medium}" in text
 
 
+def test_the_cable_histogram_names_every_medium_with_its_links(solved: Solved) -> None:
+    d = solved.result.design
+    assert d is not None
+    if "cable_lengths" not in solved.case.pictures:
+        pytest.skip("no cable picture for this family")
+    text = svg_text(solved.folder / file_name("cable_lengths", "svg"))
+    assert "cable length (m)" in text
+    for c in d.link_classes:
+        for g in c.groups:
+            if g.links and g.max_length_m > 0:
+                assert f"{g.medium}: {d.planes * g.links:,} links" in text
+
+
+def test_the_utilisation_histogram_has_a_panel_per_pattern(solved: Solved) -> None:
+    if "utilisation" not in solved.case.pictures:
+        pytest.skip("not simulated")
+    text = svg_text(solved.folder / file_name("utilisation", "svg"))
+    hist = solved.result.sim_link_histogram
+    for pattern, routing in hist.select("pattern", "routing").unique().iter_rows():
+        assert f"{pattern} · {routing}" in text
+
+
 def test_the_costs_picture_names_each_kind_of_component(solved: Solved) -> None:
     text = svg_text(solved.folder / file_name("costs", "svg"))
     kinds = set(costs.breakdown(solved.result.bom, solved.result.summary)["kind"].to_list())

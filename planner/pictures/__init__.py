@@ -12,8 +12,8 @@ picture            module                                      drawn from
 ``costs``          :mod:`planner.pictures.costs`               ``bom``, ``summary``
 ``alternatives``   :mod:`planner.pictures.tco`                 ``alternatives``
 ``optics``         :mod:`planner.pictures.tco`                 ``optics_comparison``
-``cable_lengths``  :mod:`planner.pictures.cables`              ``links``
-``utilisation``    :mod:`planner.pictures.utilisation`         ``sim_links``
+``cable_lengths``  :mod:`planner.pictures.cables`              the design's length histograms
+``utilisation``    :mod:`planner.pictures.utilisation`         ``sim_link_histogram``
 =================  ==========================================  =================================
 """
 
@@ -52,8 +52,10 @@ def render(tables: dict[str, pl.DataFrame], design: Design | None) -> dict[str, 
         drawn["alternatives"] = tco.alternatives_figure(tables["alternatives"])
     drawn["optics"] = tco.optics_figure(tables.get("optics_comparison"))
     if design is not None and "links" in tables:
-        drawn["cable_lengths"] = cables.figure(tables["links"])
-    drawn["utilisation"] = utilisation.figure(tables.get("sim_links"))
+        drawn["cable_lengths"] = cables.figure(design)
+    drawn["utilisation"] = utilisation.figure(
+        tables.get("sim_link_histogram"), tables.get("sim_failures")
+    )
     files: dict[str, bytes] = {}
     for name in PICTURES:
         pair = drawn.get(name)

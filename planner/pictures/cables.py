@@ -1,66 +1,126 @@
-"""Cable lengths from the floor plan: the links of every class and medium along a length axis.
+"""Cable lengths from the floor plan: a histogram of the links of every class, by medium.
 
-The design keeps, for each link class and medium, the count and the shortest and longest link
-(``links`` table), not every link's length; the picture shows exactly that: one bar per row
-spanning its length range, its count beside it, on a logarithmic metre axis, the medium's
-reach marked.
+Each ``LinkGroup`` carries its links per length (``length_histogram``, from the floor-plan
+distances). The picture has one panel per link class: links (all planes) per length bin,
+stacked by medium, the medium's reach marked when it falls inside the panel. A group whose
+lengths were not recorded (a design from an older file, a family that keeps only the range) is
+spread evenly over its shortest-to-longest range and says so in its legend entry.
 """
 
 from __future__ import annotations
 
-import polars as pl
+import math
+from typing import TYPE_CHECKING
 
-from planner.pictures.common import COLOURS, new_figure, png_svg, style
+import numpy as np
 
-#: Colour by medium kind: copper browns, optics oranges, the rest grey.
-KIND_COLOURS = {"dac": COLOURS["copper"], "aec": "#c17d11", "acc": "#c17d11"}
+from planner.pictures.common import COLOURS, new_figure, png_svg, style, thousands, thousands_axis
+
+if TYPE_CHECKING:
+    from planner.design import Design, LinkGroup
+    from planner.layout import FloatArray
+
+#: Colour by medium kind: copper browns, optics oranges and the rest from a fixed cycle.
+KIND_COLOURS = {"dac": COLOURS["copper"], "aec": "#c17d11", "acc": "#e9b96e"}
+#: Colours of the other media, in the order a panel meets them.
+MEDIUM_CYCLE = ("#f57900", "#3465a4", "#4e9a06", "#75507b", "#cc0000", "#555753")
+#: Most bars in one panel.
+MAX_BARS = 48
+#: Bin widths the picture chooses from, in metres.
+NICE_WIDTHS_M = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0)
 
 
-def figure(links: pl.DataFrame) -> tuple[bytes, bytes] | None:
-    """One range bar per link class and medium; None without links of a known length."""
-    rows = links.filter(pl.col("count") > 0, pl.col("max_length_m") > 0)
-    if not len(rows):
+def bin_width_m(span_m: float) -> float:
+    """The smallest nice bin width that covers ``span_m`` in at most ``MAX_BARS`` bars."""
+    for w in NICE_WIDTHS_M:
+        if span_m / w <= MAX_BARS:
+            return w
+    return math.ceil(span_m / MAX_BARS)
+
+
+def group_lengths(g: LinkGroup) -> tuple[FloatArray, FloatArray, bool]:
+    """Lengths and links per plane of a group; ``True`` when recorded, else a spread over the range."""
+    if g.length_histogram:
+        pairs = np.asarray(g.length_histogram, dtype=np.float64)
+        return pairs[:, 0], pairs[:, 1], True
+    steps = 16 if g.max_length_m > g.min_length_m else 1
+    x = np.linspace(g.min_length_m, g.max_length_m, steps)
+    return x, np.full(steps, g.links / steps), False
+
+
+def figure(design: Design) -> tuple[bytes, bytes] | None:
+    """One histogram panel per link class; None without links of a known length."""
+    classes = [
+        c for c in design.link_classes if any(g.links and g.max_length_m > 0 for g in c.groups)
+    ]
+    if not classes:
         return None
-    labels = [f"{r['tier']} · {r['medium']}" for r in rows.iter_rows(named=True)]
-    low = [max(v, 0.1) for v in rows["min_length_m"].to_list()]
-    high = rows["max_length_m"].to_list()
     with style():
-        fig = new_figure(1.3 + 0.38 * len(rows))
-        ax = fig.add_subplot()
-        for k, r in enumerate(rows.iter_rows(named=True)):
-            colour = KIND_COLOURS.get(str(r["kind"]), COLOURS["optics"])
-            width = max(high[k] - low[k], high[k] * 0.04)
-            ax.barh(
-                k,
-                width,
-                left=low[k] if high[k] > low[k] else high[k] * 0.98,
-                color=colour,
-                height=0.55,
-            )
-            ax.text(
-                high[k] * 1.08,
-                k,
-                f"{r['count']:,} links · {low[k]:,.1f}-{high[k]:,.1f} m",
-                va="center",
-                fontsize=8,
-            )
-            if r["reach_m"] is not None and r["reach_m"] > 0:
-                ax.plot([r["reach_m"]] * 2, [k - 0.32, k + 0.32], color=COLOURS["winner"], lw=1.2)
-        ax.set_yticks(range(len(rows)), labels)
-        ax.invert_yaxis()
-        ax.set_xscale("log")
-        from matplotlib.ticker import FuncFormatter, NullLocator
-
-        ax.xaxis.set_minor_locator(NullLocator())
-        ax.xaxis.set_major_formatter(
-            FuncFormatter(lambda v, _p: f"{v:,.0f}" if v >= 1 else f"{v:g}")
-        )
-        left = min(low) * 0.7
-        right = max(max(high) * 12, max(float(x or 0) for x in rows["reach_m"].to_list()) * 1.3)
-        ax.set_xlim(left, right)
-        ax.grid(axis="y", visible=False)
-        ax.set_xlabel("cable length (m, log scale); red tick: the medium's reach")
-        ax.set_title(
-            "Cable lengths from the floor plan (shortest to longest link, all planes)", loc="left"
+        fig = new_figure(0.6 + 2.3 * len(classes))
+        axes = fig.subplots(len(classes), 1, squeeze=False)[:, 0]
+        for ax, c in zip(axes, classes, strict=True):
+            _panel(ax, c.groups, f"{c.lower_role}-{c.upper_role}", design.planes)
+        axes[-1].set_xlabel("cable length (m)")
+        fig.suptitle(
+            "Cable lengths from the floor plan: links per length, all planes",
+            x=0.01,
+            ha="left",
+            fontweight="bold",
         )
         return png_svg(fig)
+
+
+def _panel(ax: object, groups: tuple[LinkGroup, ...], tier: str, planes: int) -> None:
+    """One link class: stacked bars by medium over common bins, reach marks, labels."""
+    from matplotlib.axes import Axes
+
+    assert isinstance(ax, Axes)
+    series = [(g, *group_lengths(g)) for g in groups if g.links]
+    low = min(float(x.min()) for _, x, _, _ in series)
+    high = max(float(x.max()) for _, x, _, _ in series)
+    width = bin_width_m(high - low)
+    first = math.floor(low / width + 1e-9)
+    bins = max(math.floor(high / width + 1e-9) - first + 1, 1)
+    left = (first + np.arange(bins)) * width
+    bottom = np.zeros(bins)
+    others = iter(MEDIUM_CYCLE)
+    total = 0
+    reaches: list[tuple[float, str, str]] = []
+    for g, x, n, known in series:
+        k = np.clip(np.floor(x / width + 1e-9).astype(np.int64) - first, 0, bins - 1)
+        counts = np.bincount(k, weights=n * planes, minlength=bins)
+        colour = KIND_COLOURS.get(g.kind) or next(others, COLOURS["muted"])
+        label = f"{g.medium}: {thousands(g.links * planes)} links"
+        if not known:
+            label += " (lengths not recorded: spread over its range)"
+        ax.bar(
+            left,
+            counts,
+            width=width * 0.9,
+            bottom=bottom,
+            align="edge",
+            color=colour,
+            label=label,
+            hatch=None if known else "//",
+        )
+        bottom += counts
+        total += g.links * planes
+        if 0 < g.reach_m <= left[-1] + 2 * width:
+            reaches.append((g.reach_m, g.medium, colour))
+    top = float(bottom.max()) * 1.35
+    ax.set_ylim(0, top)
+    for reach_m, medium, colour in reaches:
+        ax.axvline(reach_m, color=colour, ls="--", lw=1.0)
+        ax.text(reach_m, top * 0.97, f" {medium} reach {reach_m:g} m", fontsize=7, va="top")
+    pad = max(width, (high - low) * 0.03, 0.5)
+    ax.set_xlim(left[0] - pad, left[-1] + width + pad)
+    ax.set_ylabel("links")
+    thousands_axis(ax, "y")
+    ax.xaxis.set_major_formatter(lambda v, _pos: f"{v:,g}")
+    ax.grid(axis="x", visible=False)
+    ax.set_title(
+        f"{tier}: {thousands(total)} links, {low:,.2f}-{high:,.2f} m (bins of {width:g} m)",
+        loc="left",
+        fontsize=9,
+    )
+    ax.legend(fontsize=7, loc="upper right", frameon=False)

@@ -21,11 +21,20 @@ paths, media, failure tolerance, totals and catalog figures stays the validator'
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from models.status import Status
+from planner.design import MAX_LENGTH_BINS
 from planner.errors import InputError
 from planner.schema.instance import INSTANCE_NAME_PATTERN, Family
 
@@ -117,6 +126,16 @@ class TierFile(_Part):
         return self
 
 
+#: One pair of ``LinkGroup.length_histogram``: a finite length >= 0 in metres, links >= 1.
+LengthBin = Annotated[
+    tuple[
+        Annotated[float, Field(ge=0, le=100_000, allow_inf_nan=False)],
+        Annotated[int, Field(ge=1, le=100_000_000)],
+    ],
+    BeforeValidator(lambda v: tuple(v) if isinstance(v, list) else v),
+]
+
+
 class LinkGroupFile(_Part):
     """The links of one class that share a medium (``LinkGroup``)."""
 
@@ -143,6 +162,23 @@ class LinkGroupFile(_Part):
     host_lane_gbps: list[int] = Field(default_factory=list, max_length=16)
     form_factors: list[str] = Field(default_factory=list, max_length=16)
     ns_per_m: float = Field(0.0, ge=0, le=100)
+    length_histogram: list[LengthBin] = Field(default_factory=list, max_length=MAX_LENGTH_BINS)
+    """``(length_m, links)`` pairs; absent or empty in older files (lengths unknown)."""
+
+    @model_validator(mode="after")
+    def _histogram(self) -> LinkGroupFile:
+        pairs = self.length_histogram
+        if not pairs:
+            return self
+        lengths = [x for x, _ in pairs]
+        if any(b <= a for a, b in zip(lengths, lengths[1:], strict=False)):
+            raise ValueError("length_histogram: lengths must be strictly ascending")
+        total = sum(n for _, n in pairs)
+        if total != self.links:
+            raise ValueError(
+                f"length_histogram: its links add up to {total}, the group has {self.links}"
+            )
+        return self
 
     @field_validator("host_lane_gbps")
     @classmethod

@@ -102,6 +102,11 @@ class SimResult:
     notes: tuple[str, ...] = ()
     """What the figures rest on beyond the model: phases streamed under the memory budget or
     the re-sharing cap, whose flow percentiles come from a sample."""
+    link_histogram: pl.DataFrame = field(
+        default_factory=lambda: pl.DataFrame(schema=LINK_HISTOGRAM_SCHEMA)
+    )
+    """Directed links per utilisation bin, per pattern, routing, tier and direction; each
+    group's links add up to the ``links`` of its ``links`` row."""
 
 
 def build_traffic(
@@ -715,25 +720,41 @@ def _link_rows(
     routing: Routing,
     util: FloatArray,
     scale_up: ScaleUp | None = None,
+    histogram: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """Utilisation per link class and direction, the scale-up domain's links last.
 
     'up' is lower -> upper end: on a torus ring, position r -> r + 1; in the scale-up domain
     (tier "gpu-nvswitch"), a GPU's egress into its domain ('up') and its ingress ('down'). With
     a ``scale_up`` domain, ``util`` holds the plane's directed links and then the domain's.
+    ``histogram``, when given, receives the ``LINK_HISTOGRAM_SCHEMA`` rows of the same links.
     """
     if scale_up is None:
-        return _class_rows(fabric, spec, routing, util)
-    return _class_rows(fabric, spec, routing, util[: fabric.links]) + _class_rows(
-        scale_up.fabric, spec, routing, util[fabric.links :]
+        return _class_rows(fabric, spec, routing, util, histogram)
+    return _class_rows(fabric, spec, routing, util[: fabric.links], histogram) + _class_rows(
+        scale_up.fabric, spec, routing, util[fabric.links :], histogram
     )
 
 
+def utilisation_bins(util: FloatArray) -> IntArray:
+    """Links per utilisation bin: idle (exactly 0), then ``UTIL_BINS`` bins ``(lo, hi]`` to 1.
+
+    A utilisation above 1 (the flow solution's tolerance) counts in the last bin.
+    """
+    k = np.clip(np.ceil(util * UTIL_BINS).astype(np.int64), 1, UTIL_BINS)
+    k[util <= 0] = 0
+    return np.bincount(k, minlength=UTIL_BINS + 1)
+
+
 def _class_rows(
-    fabric: Fabric, spec: TrafficSpec, routing: Routing, util: FloatArray
+    fabric: Fabric,
+    spec: TrafficSpec,
+    routing: Routing,
+    util: FloatArray,
+    histogram: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """Utilisation per link class and direction of one fabric (``_link_rows``)."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     cls = fabric.directed_class
     up = np.zeros(fabric.links, dtype=bool)
     up[0::2] = True
@@ -742,12 +763,15 @@ def _class_rows(
             u = util[(cls == c) & mask & fabric.alive]
             if not u.size:
                 continue
+            key = {
+                "pattern": spec.label,
+                "routing": routing.value,
+                "tier": fabric.class_name(c),
+                "direction": direction,
+            }
             rows.append(
-                {
-                    "pattern": spec.label,
-                    "routing": routing.value,
-                    "tier": fabric.class_name(c),
-                    "direction": direction,
+                key
+                | {
                     "links": int(u.size),
                     "mean_utilisation": float(u.mean()),
                     "p50_utilisation": float(np.percentile(u, PERCENTILES[0])),
@@ -755,6 +779,13 @@ def _class_rows(
                     "max_utilisation": float(u.max()),
                     "idle_fraction": float((u <= 0).mean()),
                 }
+            )
+            if histogram is None:
+                continue
+            counts = utilisation_bins(u).tolist()
+            histogram.extend(
+                key | {"bin_low": lo, "bin_high": hi, "links": n}
+                for lo, hi, n in zip(UTIL_BIN_LOW, UTIL_BIN_HIGH, counts, strict=True)
             )
     return rows
 
@@ -797,6 +828,7 @@ def simulate(
     if verify.single_switch_failures:
         scenarios += single_switch_scenarios(fabric, design)
     coll_rows, link_rows, fail_rows = [], [], []
+    bin_rows: list[dict[str, Any]] = []
     cache: HealthyCache = {}
     notes: list[str] = []
     told = 0
@@ -859,7 +891,7 @@ def simulate(
                 )
             )
             if util is not None:
-                link_rows.extend(_link_rows(fabric, spec, routing, util, scale_up))
+                link_rows.extend(_link_rows(fabric, spec, routing, util, scale_up, bin_rows))
             if progress:
                 told = _tell_notes(progress, notes, told)
                 progress(
@@ -923,6 +955,7 @@ def simulate(
             cut_steps.append(f"monte carlo: {verify.monte_carlo_trials:,} trials")
     collectives = pl.DataFrame(coll_rows, schema=COLLECTIVES_SCHEMA)
     links = pl.DataFrame(link_rows, schema=LINKS_SCHEMA)
+    link_histogram = pl.DataFrame(bin_rows, schema=LINK_HISTOGRAM_SCHEMA)
     failures = pl.DataFrame(fail_rows, schema=FAILURES_SCHEMA)
     verdict, reasons, fractions = judge(
         design, verify, collectives, failures, [s for s in scenarios if s.single_switch_tier]
@@ -943,6 +976,7 @@ def simulate(
         time.perf_counter() - start,
         tuple(cut_steps),
         tuple(dict.fromkeys(notes)),
+        link_histogram,
     )
 
 
@@ -1124,6 +1158,20 @@ LINKS_SCHEMA: dict[str, Any] = {
     "max_utilisation": pl.Float64,
     "idle_fraction": pl.Float64,
 }
+LINK_HISTOGRAM_SCHEMA: dict[str, Any] = {
+    "pattern": pl.Utf8,
+    "routing": pl.Utf8,
+    "tier": pl.Utf8,
+    "direction": pl.Utf8,
+    "bin_low": pl.Float64,
+    "bin_high": pl.Float64,
+    "links": pl.Int64,
+}
+#: Utilisation bins of ``sim_link_histogram`` between 0 and 1, after the idle bin.
+UTIL_BINS = 20
+#: Lower and upper edge of every bin: the idle bin ``[0, 0]``, then ``(k / UTIL_BINS, (k + 1) / UTIL_BINS]``.
+UTIL_BIN_LOW = (0.0, *(k / UTIL_BINS for k in range(UTIL_BINS)))
+UTIL_BIN_HIGH = (0.0, *((k + 1) / UTIL_BINS for k in range(UTIL_BINS)))
 FAILURES_SCHEMA: dict[str, Any] = {
     "scenario": pl.Utf8,
     "trial": pl.Int64,

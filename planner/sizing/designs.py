@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from models import cabling as cb
 from models import clos_sizing as cs
-from planner.design import Design, LinkClass, LinkGroup, Requirements, ScaleUpDomain, TierDesign
+from planner.design import (
+    Design,
+    LinkClass,
+    LinkGroup,
+    Requirements,
+    ScaleUpDomain,
+    TierDesign,
+    length_histogram,
+)
 from planner.families import family_of
-from planner.layout import LengthDistribution, hall_of
+from planner.layout import FloatArray, IntArray, LengthDistribution, hall_of
 from planner.schema.catalog import Catalog, Medium, Switch
 from planner.schema.instance import Instance
 from planner.sizing.problems import Structure, class_lengths, nic_of, requirements_of, roles_of
@@ -179,8 +189,15 @@ def medium_group(
     max_length_m: float,
     pluggable_ends: int,
     ports_per_module: tuple[int, int],
+    histogram: tuple[tuple[float, int], ...] | None = None,
 ) -> LinkGroup:
-    """A group of ``links`` links on catalog medium ``m``, its unit figures copied in."""
+    """A group of ``links`` links on catalog medium ``m``, its unit figures copied in.
+
+    ``histogram`` is the links per length (``LinkGroup.length_histogram``); None: known only
+    when every link has the one length ``min_length_m == max_length_m``, else left unknown.
+    """
+    if histogram is None:
+        histogram = ((max_length_m, links),) if min_length_m == max_length_m and links else ()
     return LinkGroup(
         medium=m.name,
         kind=m.kind,
@@ -204,6 +221,7 @@ def medium_group(
         host_lane_gbps=m.host_lanes,
         form_factors=tuple(m.form_factors),
         ns_per_m=cb.COPPER_NS_PER_M if m.copper else cb.FIBRE_NS_PER_M,
+        length_histogram=histogram,
     )
 
 
@@ -226,24 +244,42 @@ def link_groups(
     counts = cb.band_counts(tails, links)
     # Consecutive bands on the same medium make one group; a medium that comes back after
     # another (a cap can make that optimal) starts a new group, so groups never overlap.
-    runs: list[tuple[str, int, int, float, float]] = []
+    runs: list[tuple[str, int, int, float, list[FloatArray], list[IntArray]]] = []
     low = 0.0
     for j, use in enumerate(plan.bands):
         edge = tails.thresholds_m[j]
-        span = dist.within(low, edge)
+        lengths, band_links = dist.links_within(low, edge, counts[j])
         low = edge
-        if use is None or counts[j] == 0 or span is None:
+        if use is None or counts[j] == 0 or lengths.size == 0:
             continue
         key = (use.medium.name, use.ends)
         if runs and runs[-1][:2] == key:
-            name, ends, count, shortest, _ = runs[-1]
-            runs[-1] = (name, ends, count + counts[j], shortest, span[1])
+            name, ends, count, longest, xs, ns = runs[-1]
+            runs[-1] = (
+                name,
+                ends,
+                count + counts[j],
+                float(lengths[-1]),
+                xs + [lengths],
+                ns + [band_links],
+            )
         else:
-            runs.append((*key, counts[j], span[0], span[1]))
+            runs.append((*key, counts[j], float(lengths[-1]), [lengths], [band_links]))
     groups = []
-    for name, ends, count, shortest, longest in runs:
+    for name, ends, count, longest, xs, ns in runs:
         m = catalog.medium_named(name)
+        histogram = length_histogram(np.concatenate(xs).tolist(), np.concatenate(ns).tolist())
+        # The shortest length that got a link (every band's longest gets one, so never empty):
+        # the range only narrows when a band holds a single link, which sits at its longest.
         groups.append(
-            medium_group(m, int(count), float(shortest), float(longest), ends, (lower_k, upper_k))
+            medium_group(
+                m,
+                int(count),
+                histogram[0][0],
+                longest,
+                ends,
+                (lower_k, upper_k),
+                histogram,
+            )
         )
     return tuple(groups)

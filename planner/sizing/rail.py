@@ -430,7 +430,11 @@ def times(d: Design, copies: int, gpus: int) -> Design:
     """A design of ``copies`` identical fabrics side by side (the rails of a rail-only fabric)."""
 
     def group(g: LinkGroup) -> LinkGroup:
-        return replace(g, links=g.links * copies)
+        return replace(
+            g,
+            links=g.links * copies,
+            length_histogram=tuple((x, n * copies) for x, n in g.length_histogram),
+        )
 
     def link_class(c: LinkClass) -> LinkClass:
         return replace(c, links=c.links * copies, groups=tuple(group(g) for g in c.groups))
