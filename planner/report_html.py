@@ -56,10 +56,10 @@ FIGURE_CAPTIONS = {
     "costs": "From bom.csv (all planes) and, for scale-up switches, summary.csv.",
     "alternatives": "From alternatives.csv: each priced option's capex plus lifetime energy.",
     "optics": "From optics_comparison.csv.",
-    "cable_lengths": "From links.csv: each class and medium's shortest and longest link and the "
-    "medium's reach (the design keeps each group's range, not every link's length).",
-    "utilisation": "From sim_links.csv: every directed link's load over its capacity at the "
-    "start of each traffic's first phase, by tier and direction.",
+    "cable_lengths": "From design.json: each link group's lengths from the floor plan "
+    "(length_histogram), per link class and stacked by medium, with the medium's reach.",
+    "utilisation": "From sim_link_histogram.csv: every directed link's load over its capacity at "
+    "the start of each traffic's first phase, binned by 5 %, by tier and direction.",
 }
 
 CSS = """
