@@ -49,6 +49,7 @@ from planner.api import (
     parse_override,
     prepare_outdir,
     safe_name,
+    time_limit_advice,
     write_reports,
     write_set,
     write_sim_reports,
@@ -293,6 +294,8 @@ def run_plan(
                 typer.echo(f"verification: {note}", err=True)
         if result.sim is not None and result.sim.cut:
             typer.echo(f"verification: incomplete: {result.sim.reasons[0]}", err=True)
+            advice = time_limit_advice(result.sim, workload=inst.workload is not None)
+            typer.echo(f"verification: {advice}", err=True)
         if result.sim is not None and result.sim.verdict == "fails":
             typer.echo("verification: the design fails its [verify] requirements:", err=True)
             for reason in result.sim.reasons:
@@ -463,6 +466,7 @@ def compare_fabrics(
         for name, fabric in result.results.items():
             if fabric.sim is not None and fabric.sim.cut:
                 typer.echo(f"verification: incomplete: {name}: {fabric.sim.reasons[0]}", err=True)
+                typer.echo(f"verification: {name}: {time_limit_advice(fabric.sim)}", err=True)
         found = result.table["capex_usd"].is_not_null().any()
         if not found:
             typer.echo("no design: neither fabric could be built for this instance", err=True)
@@ -891,6 +895,8 @@ def simulate_cmd(
         for note in sim.notes:
             typer.echo(f"note: {note}")
         typer.echo(f"reports: {outdir}")
+        if sim.cut:
+            typer.echo(f"verification: {time_limit_advice(sim)}", err=True)
     raise typer.Exit(EXIT_FAILS if sim.verdict == "fails" else EXIT_FOUND)
 
 

@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 #: Least time given to a step that must run for the result to exist (engineering the circuits of
 #: a chosen OCS design), even when the search used up the limit.
 MIN_STEP_S = 1.0
+#: A suggested time limit leaves this many times the estimated time of the steps that were cut:
+#: a step's time varies with its traffic and with the machine's load.
+HINT_MARGIN = 1.5
+#: Without a finished step to estimate from, the suggestion is this many times the time spent.
+HINT_FALLBACK_FACTOR = 2.0
 
 
 @dataclass(frozen=True)
@@ -23,6 +28,9 @@ class Deadline:
 
     at_s: float | None = None
     clock: Callable[[], float] = field(default=time.perf_counter, compare=False)
+    started_s: float = field(default_factory=time.perf_counter, compare=False)
+    """Real time (``time.perf_counter``) at which the deadline was made: the command's start,
+    from which a suggested time limit counts (``suggest_time_limit_s``)."""
 
     @classmethod
     def after(
@@ -45,6 +53,33 @@ class Deadline:
     def step_s(self, floor_s: float = MIN_STEP_S) -> float:
         """Time for a step that must run: what is left, but at least ``floor_s``."""
         return max(floor_s, self.remaining_s())
+
+    def elapsed_s(self) -> float:
+        """Real seconds since the deadline was made (read from ``time.perf_counter``)."""
+        return time.perf_counter() - self.started_s
+
+
+def nice_ceil(seconds: float) -> float:
+    """``seconds`` rounded up to two significant digits (87 -> 87, 123.4 -> 130, 0.3 -> 1)."""
+    if seconds <= 1.0:
+        return 1.0
+    step = 10.0 ** (math.floor(math.log10(seconds)) - 1)
+    return math.ceil(seconds / step - 1e-9) * step
+
+
+def suggest_time_limit_s(elapsed_s: float, step_s: Sequence[float], steps_cut: int) -> float | None:
+    """A ``--time-limit`` under which the steps a run left out would have run too.
+
+    elapsed + HINT_MARGIN x steps_cut x max(step_s): the time this run took, plus every cut step
+    at the longest time a step that ran took (one stopped while running included: its time so
+    far). With no step run, HINT_FALLBACK_FACTOR x elapsed. Rounded up (``nice_ceil``); None
+    when nothing was cut.
+    """
+    if steps_cut <= 0:
+        return None
+    if not step_s:
+        return nice_ceil(HINT_FALLBACK_FACTOR * max(elapsed_s, MIN_STEP_S))
+    return nice_ceil(elapsed_s + HINT_MARGIN * steps_cut * max(step_s))
 
 
 #: No limit at all.

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from models.status import Status
+from planner.deadline import HINT_MARGIN
 from planner.design import Design
 from planner.families import family_of
 from planner.output import MARKER as MARKER
@@ -131,6 +132,8 @@ SUMMARY_SCHEMA: dict[str, Any] = {
     "sim_fraction_ecmp": pl.Float64,
     "sim_fraction_spray": pl.Float64,
     "sim_fraction_after_failure": pl.Float64,
+    "sim_steps_cut": pl.Int64,
+    "time_limit_hint_s": pl.Float64,
     "step_time_s": pl.Float64,
     "compute_s": pl.Float64,
     "comm_s": pl.Float64,
@@ -265,6 +268,7 @@ def _summary(
     row["verdict"] = "not verified"
     if sim is not None:
         row.update(verdict=sim.verdict, **sim.fractions)
+        row.update(sim_steps_cut=len(sim.cut), time_limit_hint_s=sim.time_limit_hint_s)
     row.update(instance=name, status=status.value, gpus=gpus, bound_usd=bound_usd, solve_s=solve_s)
     if d is not None:
         row.update(
@@ -839,6 +843,13 @@ def headline(summary: pl.DataFrame) -> list[str]:
             if figures
             else f"simulation: {s['verdict']} (no throughput figure: no traffic was simulated)"
         )
+    if s["sim_steps_cut"]:
+        hint = s["time_limit_hint_s"]
+        lines.append(
+            f"time limit: {s['sim_steps_cut']:,} simulation step"
+            f"{'s' if s['sim_steps_cut'] != 1 else ''} cut"
+            + ("" if hint is None else f"; re-run with --time-limit {hint:g} or more to run them")
+        )
     return lines + _workload_lines(s)
 
 
@@ -967,7 +978,30 @@ def _sim_section(sim: SimResult, tables: dict[str, pl.DataFrame]) -> list[str]:
         out += ["### What the figures rest on", ""] + [f"- {n}" for n in sim.notes] + [""]
     if sim.cut:
         out += ["### Not simulated (time limit)", ""] + [f"- {c}" for c in sim.cut] + [""]
+        out += [time_limit_advice(sim, workload="workload" in tables), ""]
     return out
+
+
+def time_limit_advice(sim: SimResult, workload: bool = False) -> str:
+    """What a cut simulation means and the ``--time-limit`` that would let it finish.
+
+    One sentence, shared by stderr and report.md. ``workload``: the instance has a
+    ``[workload]``, whose step needs every collective of the iteration timed.
+    """
+    n = len(sim.cut)
+    text = (
+        f"The time limit cut {n} simulation step{'s' if n != 1 else ''}: the verdict is "
+        f"'{sim.verdict}', not 'meets', and the tables lack {'their' if n != 1 else 'its'} rows"
+    )
+    if workload:
+        text += "; the workload's step time needs every collective timed and may be missing"
+    if sim.time_limit_hint_s is not None:
+        text += (
+            f". Re-run with --time-limit {sim.time_limit_hint_s:g} or more (this run's time "
+            f"plus {HINT_MARGIN:g} x the cut steps at the longest time a step took here: an "
+            "estimate, which a step heavier than those that ran, or a busier machine, exceeds)"
+        )
+    return text + "."
 
 
 def render_sim_markdown(design: Design, sim: SimResult, tables: dict[str, pl.DataFrame]) -> str:

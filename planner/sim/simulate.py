@@ -29,7 +29,7 @@ import numpy as np
 import polars as pl
 from scipy import stats
 
-from planner.deadline import NO_DEADLINE, Deadline, DeadlineExpired
+from planner.deadline import NO_DEADLINE, Deadline, DeadlineExpired, suggest_time_limit_s
 from planner.design import Design
 from planner.schema.verify import TrafficSpec, Verify
 from planner.sim import traffic as tr
@@ -99,6 +99,9 @@ class SimResult:
     wall_s: float = 0.0
     cut: tuple[str, ...] = ()
     """Steps not run because the time limit had passed (empty: the simulation is complete)."""
+    time_limit_hint_s: float | None = None
+    """With steps cut: a ``--time-limit`` (seconds, for the whole command) under which they
+    would have run too, estimated from the steps that did (``suggest_time_limit_s``)."""
     notes: tuple[str, ...] = ()
     """What the figures rest on beyond the model: phases streamed under the memory budget or
     the re-sharing cap, whose flow percentiles come from a sample."""
@@ -818,6 +821,10 @@ def simulate(
     """
     start = time.perf_counter()
     cut_steps: list[str] = []
+    # When each step that ran (or started and was stopped) began, and how many were left out
+    # (trials one each): what the suggested time limit is estimated from.
+    began: list[float] = []
+    steps_cut = 0
     fabric = build_fabric(design)
     nic_gbps = fabric.nic_speed_gbps * fabric.planes
     routings = [Routing(r) for r in verify.routing]
@@ -864,7 +871,9 @@ def simulate(
         if verify.bound_max_variables:
             if deadline.expired:
                 cut_steps.append(f"{spec.label}: bound")
+                steps_cut += 1
             else:
+                began.append(time.perf_counter())
                 # At the best goodput (one-way, no ACKs to share with), still a bound.
                 goodput = 1.0 if fidelity is None else 1.0 / fidelity.ideal_s(1.0, two_way=False)
                 bound = bound_time_s(fabric, t, verify.bound_max_variables, scale_up, goodput)
@@ -876,13 +885,16 @@ def simulate(
         for routing in routings:
             if deadline.expired:
                 cut_steps.append(f"{spec.label}, {routing.value}")
+                steps_cut += 1
                 continue
+            began.append(time.perf_counter())
             try:
                 total, times, cut, util, exact, spread = _over_seeds(
                     fabric, t, routing, verify, run
                 )
             except DeadlineExpired:
                 cut_steps.append(f"{spec.label}, {routing.value} (stopped while running)")
+                steps_cut += 1
                 continue
             healthy_time[spec.label, routing.value] = total
             coll_rows.append(
@@ -900,11 +912,14 @@ def simulate(
         for sc in scenarios:
             if deadline.expired or (spec.label, verdict_routing.value) not in healthy_time:
                 cut_steps.append(f"{spec.label}, {sc.name}")
+                steps_cut += 1
                 continue
+            began.append(time.perf_counter())
             try:
                 total, times, cut, _, exact = run(fabric, t, verdict_routing, verify.seed, sc)
             except DeadlineExpired:
                 cut_steps.append(f"{spec.label}, {sc.name} (stopped while running)")
+                steps_cut += 1
                 continue
             coll_rows.append(
                 _collective_row(
@@ -929,6 +944,8 @@ def simulate(
             if progress:
                 told = _tell_notes(progress, notes, told)
                 progress(f"{spec.label}, {sc.name}: {base / total if total else 0:.3f} of healthy")
+    trials_began = time.perf_counter()
+    trial_s: list[float] = []
     if verify.monte_carlo_trials and traffics:
         spec, t = traffics[0]
         if (spec.label, verdict_routing.value) in healthy_time:
@@ -946,13 +963,16 @@ def simulate(
                 deadline,
             )
             fail_rows.extend(trials)
+            trial_s = [(time.perf_counter() - trials_began) / max(1, len(trials))] * len(trials)
             if len(trials) < verify.monte_carlo_trials:
                 cut_steps.append(
                     f"monte carlo: {verify.monte_carlo_trials - len(trials):,} of "
                     f"{verify.monte_carlo_trials:,} trials"
                 )
+                steps_cut += verify.monte_carlo_trials - len(trials)
         else:
             cut_steps.append(f"monte carlo: {verify.monte_carlo_trials:,} trials")
+            steps_cut += verify.monte_carlo_trials
     collectives = pl.DataFrame(coll_rows, schema=COLLECTIVES_SCHEMA)
     links = pl.DataFrame(link_rows, schema=LINKS_SCHEMA)
     link_histogram = pl.DataFrame(bin_rows, schema=LINK_HISTOGRAM_SCHEMA)
@@ -960,6 +980,9 @@ def simulate(
     verdict, reasons, fractions = judge(
         design, verify, collectives, failures, [s for s in scenarios if s.single_switch_tier]
     )
+    wall_s = time.perf_counter() - start
+    step_s = np.diff(np.append(began, trials_began)).tolist() + trial_s
+    hint_s = suggest_time_limit_s(deadline.elapsed_s(), step_s, steps_cut)
     if cut_steps and verdict != "fails":
         verdict = INCOMPLETE
         reasons = (
@@ -973,8 +996,9 @@ def simulate(
         verdict,
         reasons,
         fractions,
-        time.perf_counter() - start,
+        wall_s,
         tuple(cut_steps),
+        hint_s,
         tuple(dict.fromkeys(notes)),
         link_histogram,
     )
