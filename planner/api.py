@@ -55,9 +55,9 @@ from planner.report import headline as headline
 from planner.report import idle_pricing_lines as idle_pricing_lines
 from planner.report import prepare_outdir as prepare_outdir
 from planner.report import summary_table
+from planner.report import time_limit_advice as time_limit_advice
 from planner.report import write_reports as write_reports
 from planner.report import write_sim_reports as write_sim_reports
-from planner.report import time_limit_advice as time_limit_advice
 from planner.report import write_table as write_table
 from planner.schema.catalog import Catalog as Catalog
 from planner.schema.instance import DEFAULT_TIME_LIMIT_S as DEFAULT_TIME_LIMIT_S

@@ -293,9 +293,8 @@ def run_plan(
             for note in result.sim.notes:
                 typer.echo(f"verification: {note}", err=True)
         if result.sim is not None and result.sim.cut:
-            typer.echo(f"verification: incomplete: {result.sim.reasons[0]}", err=True)
             advice = time_limit_advice(result.sim, workload=inst.workload is not None)
-            typer.echo(f"verification: {advice}", err=True)
+            typer.echo(f"verification: {result.sim.verdict}: {advice}", err=True)
         if result.sim is not None and result.sim.verdict == "fails":
             typer.echo("verification: the design fails its [verify] requirements:", err=True)
             for reason in result.sim.reasons:
@@ -465,8 +464,8 @@ def compare_fabrics(
         typer.echo(f"reports: {outdir}")
         for name, fabric in result.results.items():
             if fabric.sim is not None and fabric.sim.cut:
-                typer.echo(f"verification: incomplete: {name}: {fabric.sim.reasons[0]}", err=True)
-                typer.echo(f"verification: {name}: {time_limit_advice(fabric.sim)}", err=True)
+                advice = time_limit_advice(fabric.sim)
+                typer.echo(f"verification: {fabric.sim.verdict}: {name}: {advice}", err=True)
         found = result.table["capex_usd"].is_not_null().any()
         if not found:
             typer.echo("no design: neither fabric could be built for this instance", err=True)
@@ -896,7 +895,7 @@ def simulate_cmd(
             typer.echo(f"note: {note}")
         typer.echo(f"reports: {outdir}")
         if sim.cut:
-            typer.echo(f"verification: {time_limit_advice(sim)}", err=True)
+            typer.echo(f"verification: {sim.verdict}: {time_limit_advice(sim)}", err=True)
     raise typer.Exit(EXIT_FAILS if sim.verdict == "fails" else EXIT_FOUND)
 
 

@@ -978,20 +978,23 @@ def _sim_section(sim: SimResult, tables: dict[str, pl.DataFrame]) -> list[str]:
         out += ["### What the figures rest on", ""] + [f"- {n}" for n in sim.notes] + [""]
     if sim.cut:
         out += ["### Not simulated (time limit)", ""] + [f"- {c}" for c in sim.cut] + [""]
-        out += [time_limit_advice(sim, workload="workload" in tables), ""]
+        advice = time_limit_advice(sim, workload="workload" in tables, steps=False)
+        out += [advice[0].upper() + advice[1:], ""]
     return out
 
 
-def time_limit_advice(sim: SimResult, workload: bool = False) -> str:
+def time_limit_advice(sim: SimResult, workload: bool = False, steps: bool = True) -> str:
     """What a cut simulation means and the ``--time-limit`` that would let it finish.
 
-    One sentence, shared by stderr and report.md. ``workload``: the instance has a
-    ``[workload]``, whose step needs every collective of the iteration timed.
+    Shared by stderr and report.md. ``workload``: the instance has a ``[workload]``, whose step
+    needs every collective of the iteration timed; ``steps``: name the cut steps (report.md
+    lists them above instead).
     """
     n = len(sim.cut)
+    listed = f" ({'; '.join(sim.cut)})" if steps else ""
     text = (
-        f"The time limit cut {n} simulation step{'s' if n != 1 else ''}: the verdict is "
-        f"'{sim.verdict}', not 'meets', and the tables lack {'their' if n != 1 else 'its'} rows"
+        f"the time limit cut {n} simulation step{'s' if n != 1 else ''}{listed}: the verdict "
+        f"is '{sim.verdict}', not 'meets', and the tables lack {'their' if n != 1 else 'its'} rows"
     )
     if workload:
         text += "; the workload's step time needs every collective timed and may be missing"
