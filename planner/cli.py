@@ -57,6 +57,8 @@ from planner.api import (
 
 #: Folder, relative to the current directory, under which ``solve`` writes reports/<instance name>/.
 DEFAULT_REPORTS_DIR = Path("reports")
+#: The command an htsim export folder's manifest names (``simulate --htsim DIR``).
+HTSIM_COMMAND = "simulate --htsim"
 #: Exit statuses.
 EXIT_FOUND, EXIT_NONE, EXIT_BAD_INPUT = 0, 1, 2
 #: A bug in the planner (not "no design"): message, hint to report it, traceback only on request.
@@ -192,7 +194,12 @@ JsonOpt = Annotated[
     typer.Option("--json", help="Print the summary row as a JSON object on stdout, nothing else."),
 ]
 ForceOpt = Annotated[
-    bool, typer.Option("--force", help="Write into a folder that holds other files.")
+    bool,
+    typer.Option(
+        "--force",
+        help="Write into a folder that holds other files or another command's output (only "
+        "files fabric-planner wrote are ever replaced or removed).",
+    ),
 ]
 QuietOpt = Annotated[
     bool, typer.Option("--quiet", "-q", help="No progress or report location on stderr.")
@@ -245,7 +252,7 @@ def run_plan(
     # The solver libraries load (in api.plan / api.evaluate) only once the input is known to be good.
     outdir = output if output is not None else DEFAULT_REPORTS_DIR / safe_name(inst.name)
     # Claim (and lock) the folder before spending the time limit, not after.
-    with claimed(outdir, force=force):
+    with claimed(outdir, force=force, command="evaluate" if evaluate else "solve"):
         progress = None if quiet else ProgressLine()
         run = api.evaluate if evaluate else api.plan
         # One end for the whole command; with --compare-optics the solve gets half of it.
@@ -385,7 +392,7 @@ def torus(
     """Size a TPU-style torus pod ([torus]): cubes, spares, OCS devices, slices and circuits."""
     with user_errors():
         inst, outdir = open_outdir(instance, set_, output, force)
-        with claimed(outdir, force=force):
+        with claimed(outdir, force=force, command="torus"):
             result = api.plan_torus(inst)
             write_table(dict(result.tables), outdir, force=force, command="torus")
         pod = result.pod.row(0, named=True)
@@ -430,7 +437,7 @@ def compare_fabrics(
     with user_errors():
         inst, outdir = open_outdir(instance, set_, output, force)
         progress = None if quiet else ProgressLine()
-        with claimed(outdir, force=force):
+        with claimed(outdir, force=force, command="compare-fabrics"):
             try:
                 result = api.compare_fabrics(
                     inst,
@@ -853,7 +860,10 @@ def simulate_cmd(
         same = htsim is not None and htsim.resolve() == outdir.resolve()
         if htsim is not None and not same:
             prepare_outdir(htsim, force=force)
-        with claimed(outdir, force=force), _maybe_claimed(None if same else htsim, force):
+        with (
+            claimed(outdir, force=force, command="simulate"),
+            _maybe_claimed(None if same else htsim, force, HTSIM_COMMAND),
+        ):
             progress = None if quiet else ProgressLine()
             try:
                 sim = api.simulate(
@@ -882,7 +892,7 @@ def simulate_cmd(
                 instance=source,
             )
             if htsim is not None and not same:
-                write_set(htsim, htsim_files, force=force, command="simulate --htsim")
+                write_set(htsim, htsim_files, force=force, command=HTSIM_COMMAND)
         cols = ["pattern", "routing", "scenario", "time_s", "busbw_gbps", "fraction_of_ideal"]
         typer.echo(str(sim.collectives.select(cols)))
         typer.echo(f"verdict: {sim.verdict}")
@@ -895,11 +905,11 @@ def simulate_cmd(
 
 
 @contextmanager
-def _maybe_claimed(folder: Path | None, force: bool) -> Iterator[None]:
+def _maybe_claimed(folder: Path | None, force: bool, command: str) -> Iterator[None]:
     if folder is None:
         yield
         return
-    with claimed(folder, force=force):
+    with claimed(folder, force=force, command=command):
         yield
 
 

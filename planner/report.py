@@ -736,7 +736,7 @@ CARRIED = ("alternatives", "alternatives_sim", OPTICS_TABLE, "reconfiguration")
 def _carried(outdir: Path, design: Design) -> dict[str, Writer]:
     """The search tables of the folder's set, when that set is of the same design."""
     m = read_manifest(outdir)
-    if m is None or m.legacy or not is_complete(outdir) or "design.json" not in m.files:
+    if m is None or not is_complete(outdir) or "design.json" not in m.files:
         return {}
     try:
         same = (outdir / "design.json").read_text(encoding="utf-8") == design.to_json() + "\n"
