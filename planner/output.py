@@ -15,7 +15,8 @@ Four rules, kept in one place:
   the manifest :data:`MARKER` (JSON: the set's id, the command, every file with its SHA-256, and
   ``complete``). A run locks the folder itself: an exclusive, non-blocking ``fcntl.flock`` on the
   folder's own descriptor (a second writer gets :class:`FolderBusy`; no lock file is created, and
-  the empty :data:`LOCK` file older versions left is removed). It writes the whole new set into a
+  the empty :data:`LOCK` file older versions left is removed; where the file system cannot lock
+  a folder, as NFS, the run locks :data:`LOCK` and removes it before letting go). It writes the whole new set into a
   fresh staging folder inside the output folder, then marks the manifest incomplete, renames the
   files in, removes the old set's leftovers and writes the manifest complete. A failure before
   the swap leaves the old set untouched; a run killed during the swap (renames only) leaves
@@ -97,6 +98,10 @@ REPORT_COMMANDS = frozenset({"", "solve", "evaluate", "simulate", "torus", "comp
 _BLOCK_BYTES = 1 << 20
 #: Flags of every read of an entry: never through a symbolic link, never waiting on a FIFO.
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+#: errno of ``flock`` when another run holds the lock.
+_BUSY = (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES)
+#: errno of ``flock`` on a folder's descriptor where the file system cannot lock folders.
+_NO_FOLDER_LOCK = (errno.EBADF, errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL, errno.EISDIR)
 #: Flags of every folder the planner opens inside a folder (staging): no symbolic link.
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -597,15 +602,7 @@ def _claim(folder: Path, *, force: bool, command: str | None) -> Iterator[int]:
         if key in _HELD:
             yield _HELD[key]
             return
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise FolderBusy(
-                    f"another fabric-planner run is writing into {folder}; wait for it to "
-                    "finish, or choose another -o"
-                ) from None
-            raise InputError(f"cannot lock the folder {folder} ({exc.strerror or exc})") from None
+        lock_fd = _lock(folder, fd)
         _HELD[key] = fd
         try:
             _check(folder, fd, force=force, command=command)
@@ -613,16 +610,83 @@ def _claim(folder: Path, *, force: bool, command: str | None) -> Iterator[int]:
                 raise InputError(
                     f"cannot write into {folder} (permission denied); choose another -o"
                 )
-            _recover(folder, fd)
+            _recover(folder, fd, lock_file=lock_fd is not None)
             yield fd
         finally:
             del _HELD[key]
+            if lock_fd is not None:  # removed while still held, then released
+                with contextlib.suppress(OSError):
+                    os.unlink(LOCK, dir_fd=fd)
+                os.close(lock_fd)
             if created and _lstat(fd, MARKER) is None:
                 # Nothing was written (bad input, Ctrl-C, an error): leave no empty folder behind.
                 with contextlib.suppress(OSError):
                     folder.rmdir()
     finally:
         os.close(fd)  # closing the locked descriptor releases the lock
+
+
+def _busy(folder: Path) -> FolderBusy:
+    return FolderBusy(
+        f"another fabric-planner run is writing into {folder}; wait for it to finish, or "
+        "choose another -o"
+    )
+
+
+def _lock(folder: Path, dir_fd: int) -> int | None:
+    """Lock the folder (``flock`` on its own descriptor); None, or the lock file's descriptor.
+
+    Where a folder cannot be locked (NFS emulates ``flock`` with byte-range locks, which need a
+    file open for writing), the lock is the file :data:`LOCK` instead, which the run removes
+    while it still holds it (see :func:`_lock_file`).
+    """
+    try:
+        fcntl.flock(dir_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return None
+    except OSError as exc:
+        if exc.errno in _BUSY:
+            raise _busy(folder) from None
+        if exc.errno not in _NO_FOLDER_LOCK:
+            raise InputError(f"cannot lock the folder {folder} ({exc.strerror or exc})") from None
+    return _lock_file(folder, dir_fd)
+
+
+def _lock_file(folder: Path, dir_fd: int) -> int:
+    """Lock :data:`LOCK` (created without following a link); its descriptor.
+
+    The run that holds it removes it before it lets go, so a run that locked a file no longer
+    in the folder (it opened the removed one) takes the new one instead. Anything but an empty
+    regular file of that name is not the planner's: refused, never removed.
+    """
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    while True:
+        try:
+            fd = os.open(LOCK, flags, 0o666, dir_fd=dir_fd)
+        except OSError as exc:
+            st = _lstat(dir_fd, LOCK)
+            kind = "" if st is None else f"; it is {_describe(st.st_mode)}"
+            raise InputError(
+                f"cannot lock the folder {folder} with {LOCK} ({exc.strerror or exc}{kind})"
+            ) from None
+        held = os.fstat(fd)
+        if not stat.S_ISREG(held.st_mode) or held.st_size:
+            os.close(fd)
+            what = "a file" if stat.S_ISREG(held.st_mode) else _describe(held.st_mode)
+            raise InputError(
+                f"{folder / LOCK} is {what} fabric-planner did not write, where it locks the "
+                "folder; move it away or choose another -o"
+            )
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            now = _lstat(dir_fd, LOCK)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in _BUSY:
+                raise _busy(folder) from None
+            raise InputError(f"cannot lock the folder {folder} ({exc.strerror or exc})") from None
+        if now is not None and (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
+            return fd
+        os.close(fd)
 
 
 def _open_staging(dir_fd: int, name: str) -> int | None:
@@ -641,10 +705,10 @@ def _remove_staging(dir_fd: int, name: str) -> None:
         shutil.rmtree(name, ignore_errors=True, dir_fd=dir_fd)
 
 
-def _recover(folder: Path, dir_fd: int) -> None:
+def _recover(folder: Path, dir_fd: int, *, lock_file: bool = False) -> None:
     """Finish a swap a killed run left half done; drop staging folders of runs that died before.
 
-    Removes the empty lock file older versions left.
+    Removes the empty lock file older versions left (unless ``lock_file``: it is this run's).
     """
     m = _manifest_at(dir_fd)
     if m is not None and m.valid and not m.complete and m.staging:
@@ -658,7 +722,7 @@ def _recover(folder: Path, dir_fd: int) -> None:
         stale = [e.name for e in entries if e.name.startswith(STAGING_PREFIX)]
     for name in stale:
         _remove_staging(dir_fd, name)
-    if _is_old_lock(dir_fd):
+    if not lock_file and _is_old_lock(dir_fd):
         with contextlib.suppress(OSError):
             os.unlink(LOCK, dir_fd=dir_fd)
 

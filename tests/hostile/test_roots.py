@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import json
 import math
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,7 +16,7 @@ import numpy as np
 import pytest
 
 from models.scaling import usd_to_units, w_to_units
-from planner import ocs
+from planner import ocs, output
 from planner.api import plan
 from planner.errors import InputError
 from planner.loading import load_catalog
@@ -192,6 +194,66 @@ def test_the_folder_itself_is_the_lock(written: Path) -> None:
         os.close(fd)
     assert (written / "summary.csv").read_text() == "v1"
     assert not (written / LOCK).exists()
+
+
+@pytest.fixture
+def no_folder_locks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file system that cannot flock a folder, as NFS (an exclusive lock needs a writable file)."""
+    real = fcntl.flock
+
+    def flock(fd: int, operation: int) -> None:
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise OSError(errno.EBADF, "Bad file descriptor")
+        real(fd, operation)
+
+    monkeypatch.setattr(output.fcntl, "flock", flock)
+
+
+@pytest.mark.usefixtures("no_folder_locks")
+def test_where_folders_cannot_be_locked_a_lock_file_is_held_then_removed(written: Path) -> None:
+    seen: list[bool] = []
+
+    def summary(path: Path) -> None:
+        seen.append((written / LOCK).is_file())
+        path.write_text("v2")
+
+    write_set(written, {"summary.csv": summary}, command="solve")
+    assert seen == [True]
+    assert not (written / LOCK).exists()
+    assert (written / "summary.csv").read_text() == "v2"
+
+
+@pytest.mark.usefixtures("no_folder_locks")
+def test_where_folders_cannot_be_locked_a_held_lock_file_makes_the_folder_busy(
+    written: Path,
+) -> None:
+    fd = os.open(written / LOCK, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(FolderBusy):
+            write_set(written, {"summary.csv": _text("v2")}, command="solve")
+    finally:
+        os.close(fd)
+    assert (written / "summary.csv").read_text() == "v1"
+
+
+@pytest.mark.usefixtures("no_folder_locks")
+@pytest.mark.parametrize("kind", ["dangling-symlink", "their-file", "fifo"])
+def test_where_folders_cannot_be_locked_a_lock_that_is_not_ours_is_refused(
+    written: Path, tmp_path: Path, kind: str
+) -> None:
+    target = tmp_path / "outside.lock"
+    if kind == "dangling-symlink":
+        (written / LOCK).symlink_to(target)
+    elif kind == "their-file":
+        (written / LOCK).write_text("theirs")
+    else:
+        os.mkfifo(written / LOCK)
+    with pytest.raises(InputError, match=r"\.fabric-planner\.lock"):
+        write_set(written, {"summary.csv": _text("v2")}, command="solve")
+    assert not target.exists()
+    assert os.path.lexists(written / LOCK)
+    assert (written / "summary.csv").read_text() == "v1"
 
 
 #: Markers that are not a valid manifest, each listing summary.csv with its true SHA-256 (so a
