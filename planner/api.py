@@ -9,7 +9,8 @@ Planning: ``plan``, ``evaluate``, ``compare_optics``, ``compare_fabrics``, ``pla
 the workload's traffic). Input: ``load_instance``, ``load_catalog``,
 ``catalog_for``, ``load_design``, ``parse_override``, ``DEFAULT_CATALOG``. Output:
 ``write_reports``, ``write_table``, ``write_sim_reports``, ``write_set``, ``prepare_outdir``,
-``claimed``, ``export_htsim``, ``headline``, ``bandwidth_loop_lines``, ``catalog_table``, ``catalog_entries``,
+``claimed``, ``parse_formats``, ``output_formats`` (the ``--formats`` written), ``export_htsim``,
+``headline``, ``bandwidth_loop_lines``, ``catalog_table``, ``catalog_entries``,
 ``catalog_csv``, ``catalog_lines``,
 ``json_text``, ``safe_name``. Types: ``Instance``, ``Catalog``, ``Verify``, ``Design``,
 ``Status``, ``InputError``, ``PlanResult``. Running a command: ``interruptible`` (Ctrl-C stops
@@ -43,6 +44,8 @@ from planner.loading import read_text
 from planner.output import Writer, text_writer
 from planner.output import claimed as claimed
 from planner.output import json_text as json_text
+from planner.output import output_formats as output_formats
+from planner.output import parse_formats as parse_formats
 from planner.output import safe_name as safe_name
 from planner.output import write_set as write_set
 from planner.quiet import silence_highs_banner

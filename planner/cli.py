@@ -46,6 +46,8 @@ from planner.api import (
     load_catalog,
     load_design,
     load_instance,
+    output_formats,
+    parse_formats,
     parse_override,
     prepare_outdir,
     safe_name,
@@ -58,6 +60,8 @@ from planner.api import (
 
 #: Folder, relative to the current directory, under which ``solve`` writes reports/<instance name>/.
 DEFAULT_REPORTS_DIR = Path("reports")
+#: The command an htsim export folder's manifest names (``simulate --htsim DIR``).
+HTSIM_COMMAND = "simulate --htsim"
 #: Exit statuses.
 EXIT_FOUND, EXIT_NONE, EXIT_BAD_INPUT = 0, 1, 2
 #: A bug in the planner (not "no design"): message, hint to report it, traceback only on request.
@@ -193,7 +197,23 @@ JsonOpt = Annotated[
     typer.Option("--json", help="Print the summary row as a JSON object on stdout, nothing else."),
 ]
 ForceOpt = Annotated[
-    bool, typer.Option("--force", help="Write into a folder that holds other files.")
+    bool,
+    typer.Option(
+        "--force",
+        help="Write into a folder that holds other files or another command's output (only "
+        "files fabric-planner wrote are ever replaced or removed).",
+    ),
+]
+#: Every format, the default of --formats: what was always written.
+ALL_FORMATS = "csv,parquet,png,svg"
+FormatsOpt = Annotated[
+    str,
+    typer.Option(
+        "--formats",
+        help="Formats written, comma-separated: csv and/or parquet for the tables, png and/or "
+        "svg for the pictures, e.g. csv,png. report.md, report.html (pictures embedded) and "
+        "design.json are always written.",
+    ),
 ]
 QuietOpt = Annotated[
     bool, typer.Option("--quiet", "-q", help="No progress or report location on stderr.")
@@ -240,13 +260,15 @@ def run_plan(
     verify: bool = True,
     compare_optics: bool = False,
     allow_fail: bool = False,
+    formats: str = ALL_FORMATS,
 ) -> int:
     """Load, plan (or evaluate), write the reports and print the outcome; return the exit status."""
+    chosen = parse_formats(formats)
     inst = load_with_changes(instance, changes)
     # The solver libraries load (in api.plan / api.evaluate) only once the input is known to be good.
     outdir = output if output is not None else DEFAULT_REPORTS_DIR / safe_name(inst.name)
     # Claim (and lock) the folder before spending the time limit, not after.
-    with claimed(outdir, force=force):
+    with claimed(outdir, force=force, command="evaluate" if evaluate else "solve"):
         progress = None if quiet else ProgressLine()
         run = api.evaluate if evaluate else api.plan
         # One end for the whole command; with --compare-optics the solve gets half of it.
@@ -269,7 +291,7 @@ def run_plan(
         finally:
             if progress is not None:
                 progress.close()
-        write_reports(result, outdir, force=force)
+        write_reports(result, outdir, force=force, formats=chosen)
     summary = result.summary
     if as_json:
         typer.echo(json_text(summary.row(0, named=True)))
@@ -348,6 +370,7 @@ def solve(
         ),
     ] = False,
     allow_fail: AllowFailOpt = False,
+    formats: FormatsOpt = ALL_FORMATS,
 ) -> None:
     """Find the cheapest fabric for an instance and write its reports."""
     with user_errors():
@@ -363,6 +386,7 @@ def solve(
             verify,
             compare_optics,
             allow_fail,
+            formats,
         )
     raise typer.Exit(code)
 
@@ -383,13 +407,15 @@ def torus(
     output: OutputOpt = None,
     set_: SetOpt = None,
     force: ForceOpt = False,
+    formats: FormatsOpt = ALL_FORMATS,
 ) -> None:
     """Size a TPU-style torus pod ([torus]): cubes, spares, OCS devices, slices and circuits."""
     with user_errors():
+        chosen = parse_formats(formats)
         inst, outdir = open_outdir(instance, set_, output, force)
-        with claimed(outdir, force=force):
+        with claimed(outdir, force=force, command="torus"):
             result = api.plan_torus(inst)
-            write_table(dict(result.tables), outdir, force=force, command="torus")
+            write_table(dict(result.tables), outdir, force=force, command="torus", formats=chosen)
         pod = result.pod.row(0, named=True)
         typer.echo(f"status: {pod['status']}")
         if pod["spares"] is None:
@@ -427,12 +453,14 @@ def compare_fabrics(
     time_limit: TimeLimitOpt = DEFAULT_TIME_LIMIT_S,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
+    formats: FormatsOpt = ALL_FORMATS,
 ) -> None:
     """Electrical Clos vs OCS direct-connect: price both, simulate both, write fabric_comparison."""
     with user_errors():
+        chosen = parse_formats(formats)
         inst, outdir = open_outdir(instance, set_, output, force)
         progress = None if quiet else ProgressLine()
-        with claimed(outdir, force=force):
+        with claimed(outdir, force=force, command="compare-fabrics"):
             try:
                 result = api.compare_fabrics(
                     inst,
@@ -444,7 +472,12 @@ def compare_fabrics(
                 if progress is not None:
                     progress.close()
             write_table(
-                result.table, outdir, "fabric_comparison", force=force, command="compare-fabrics"
+                result.table,
+                outdir,
+                "fabric_comparison",
+                force=force,
+                command="compare-fabrics",
+                formats=chosen,
             )
         for r in result.table.iter_rows(named=True):
             if r["capex_usd"] is None:
@@ -483,6 +516,7 @@ def evaluate(
     quiet: QuietOpt = False,
     verify: VerifyOpt = True,
     allow_fail: AllowFailOpt = False,
+    formats: FormatsOpt = ALL_FORMATS,
 ) -> None:
     """Price exactly the design pinned in the instance's search.pin and write its reports."""
     with user_errors():
@@ -497,6 +531,7 @@ def evaluate(
             quiet,
             verify,
             allow_fail=allow_fail,
+            formats=formats,
         )
     raise typer.Exit(code)
 
@@ -632,6 +667,7 @@ def sweep_cmd(
         float,
         typer.Option("--time-limit", min=0.1, help="Time limit of each scenario, in seconds."),
     ] = DEFAULT_TIME_LIMIT_S,
+    formats: FormatsOpt = ALL_FORMATS,
 ) -> None:
     """Plan an instance once per combination of --grid values; write the study and its Pareto front.
 
@@ -639,9 +675,12 @@ def sweep_cmd(
     in the folder's parts/ and not planned again.
     """
     with user_errors():
-        code = run_study(
-            instance, grid, set_, workers, dask, output, force, quiet, verify, time_limit
-        )
+        # The study's sets (study.json first, then its tables and figures) are written by
+        # planner.study; they take the formats from here.
+        with output_formats(parse_formats(formats)):
+            code = run_study(
+                instance, grid, set_, workers, dask, output, force, quiet, verify, time_limit
+            )
     raise typer.Exit(code)
 
 
@@ -845,9 +884,11 @@ def simulate_cmd(
             "in time are listed and the verdict is 'incomplete'.",
         ),
     ] = None,
+    formats: FormatsOpt = ALL_FORMATS,
 ) -> None:
     """Simulate a design under traffic, routing and failures; write the design's report set."""
     with user_errors():
+        chosen = parse_formats(formats)
         design = load_design(design_json)
         verify = verify_settings(instance, set_, design)
         # The simulator loads (in api.simulate) only once the input is known to be good.
@@ -856,7 +897,10 @@ def simulate_cmd(
         same = htsim is not None and htsim.resolve() == outdir.resolve()
         if htsim is not None and not same:
             prepare_outdir(htsim, force=force)
-        with claimed(outdir, force=force), _maybe_claimed(None if same else htsim, force):
+        with (
+            claimed(outdir, force=force, command="simulate"),
+            _maybe_claimed(None if same else htsim, force, HTSIM_COMMAND),
+        ):
             progress = None if quiet else ProgressLine()
             try:
                 sim = api.simulate(
@@ -883,9 +927,10 @@ def simulate_cmd(
                 force=force,
                 extra=htsim_files if same else None,
                 instance=source,
+                formats=chosen,
             )
             if htsim is not None and not same:
-                write_set(htsim, htsim_files, force=force, command="simulate --htsim")
+                write_set(htsim, htsim_files, force=force, command=HTSIM_COMMAND)
         cols = ["pattern", "routing", "scenario", "time_s", "busbw_gbps", "fraction_of_ideal"]
         typer.echo(str(sim.collectives.select(cols)))
         typer.echo(f"verdict: {sim.verdict}")
@@ -900,11 +945,11 @@ def simulate_cmd(
 
 
 @contextmanager
-def _maybe_claimed(folder: Path | None, force: bool) -> Iterator[None]:
+def _maybe_claimed(folder: Path | None, force: bool, command: str) -> Iterator[None]:
     if folder is None:
         yield
         return
-    with claimed(folder, force=force):
+    with claimed(folder, force=force, command=command):
         yield
 
 

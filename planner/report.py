@@ -12,7 +12,7 @@ self-contained page ``report.html`` (``planner.report_html``), into one folder a
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -598,6 +598,7 @@ def write_reports(
     force: bool = False,
     extra: dict[str, Writer] | None = None,
     pictures: bool = True,
+    formats: Collection[str] | None = None,
 ) -> list[Path]:
     """Write every report of a plan into ``outdir`` as one set; returns the files written.
 
@@ -607,13 +608,16 @@ def write_reports(
     ``.svg``, ``planner.pictures``; skipped with ``pictures=False``) and ``report.html``, one
     self-contained page of it all (``planner.report_html``). The set replaces the folder's
     previous one whole (``planner.output.write_set``): files of the previous set that this one
-    lacks are removed.
+    lacks are removed. ``formats`` (e.g. ``{"csv", "png"}``) keeps only those table and picture
+    formats (``planner.output.write_set``); ``report.html`` embeds the pictures either way.
     """
     tables = plan_tables(plan_result)
     files = set_files(tables, plan_result.design, render_markdown(plan_result, tables))
     files.update(picture_files(plan_result, tables, pictures=pictures))
     files.update(extra or {})
-    return write_set(Path(outdir), files, force=force, command="solve", carry=_is_analysis)
+    return write_set(
+        Path(outdir), files, force=force, command="solve", carry=_is_analysis, formats=formats
+    )
 
 
 def picture_files(
@@ -671,6 +675,7 @@ def write_table(
     *,
     force: bool = False,
     command: str = "",
+    formats: Collection[str] | None = None,
 ) -> list[Path]:
     """Write one table (or several, by name) as CSV and Parquet, into the folder's set.
 
@@ -685,6 +690,7 @@ def write_table(
         force=force,
         command=command,
         carry=lambda n: not n.startswith(tuple(own)),
+        formats=formats,
     )
 
 
@@ -696,6 +702,7 @@ def write_sim_reports(
     force: bool = False,
     extra: dict[str, Writer] | None = None,
     instance: Instance | None = None,
+    formats: Collection[str] | None = None,
 ) -> list[Path]:
     """Write a simulation of a design as a whole set; returns the files written.
 
@@ -730,7 +737,9 @@ def write_sim_reports(
     files.update(sim_picture_files(design, sim, tables))
     files.update(carried)
     files.update(extra or {})
-    return write_set(outdir, files, force=force, command="simulate", carry=_is_analysis)
+    return write_set(
+        outdir, files, force=force, command="simulate", carry=_is_analysis, formats=formats
+    )
 
 
 #: Tables of a solve that depend on the search, not on the simulation (kept by ``simulate``).
@@ -740,7 +749,7 @@ CARRIED = ("alternatives", "alternatives_sim", OPTICS_TABLE, "reconfiguration")
 def _carried(outdir: Path, design: Design) -> dict[str, Writer]:
     """The search tables of the folder's set, when that set is of the same design."""
     m = read_manifest(outdir)
-    if m is None or m.legacy or not is_complete(outdir) or "design.json" not in m.files:
+    if m is None or not is_complete(outdir) or "design.json" not in m.files:
         return {}
     try:
         same = (outdir / "design.json").read_text(encoding="utf-8") == design.to_json() + "\n"

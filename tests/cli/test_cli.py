@@ -14,6 +14,7 @@ from typer.testing import CliRunner, Result
 from planner.alternatives import ALTERNATIVES_SCHEMA
 from planner.cli import app
 from planner.design import Design
+from planner.output import is_complete, read_manifest
 from planner.report import MARKER, SUMMARY_SCHEMA, TABLES
 
 #: Absolute tolerance on report money figures, in dollars.
@@ -404,3 +405,112 @@ def test_a_streamed_verification_says_how_it_sampled(small: Path, tmp_path: Path
 
 def test_an_unstreamed_verification_claims_no_sample(solved: Path) -> None:
     assert "What the figures rest on" not in (solved / "report.md").read_text()
+
+
+# ---- --formats -----------------------------------------------------------------------------
+#: Every command that writes a folder, with the arguments it needs besides its folder.
+WRITERS = ["solve", "evaluate", "compare-fabrics", "torus", "simulate", "sweep"]
+
+
+def _writer_args(command: str, small: Path, solved: Path) -> list[str | Path]:
+    if command == "simulate":
+        return [command, solved / "design.json"]
+    if command == "sweep":
+        return [command, small, "--grid", "cluster.gpus=128,256"]
+    return [command, small]
+
+
+def suffixes(folder: Path) -> set[str]:
+    """The suffixes of the visible files of a folder."""
+    return {p.suffix for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")}
+
+
+#: Files every report set holds, whatever its formats.
+ALWAYS = {".md", ".html", ".json"}
+
+
+@pytest.mark.parametrize("command", WRITERS)
+@pytest.mark.parametrize("value", ["csv,xlsx", "", "csv;png"])
+def test_an_unknown_format_exits_2_naming_the_allowed_ones(
+    small: Path, solved: Path, tmp_path: Path, command: str, value: str
+) -> None:
+    out = tmp_path / "out"
+    result = invoke(*_writer_args(command, small, solved), "-o", out, "--formats", value)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("error: --formats")
+    assert "csv, parquet, png, svg" in result.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("csv,png", {".csv", ".png"}),
+        ("parquet,svg", {".parquet", ".svg"}),
+        ("csv", {".csv"}),
+        (" PNG , csv ", {".csv", ".png"}),
+    ],
+)
+def test_solve_writes_only_the_chosen_formats_and_the_page_keeps_its_pictures(
+    small: Path, tmp_path: Path, value: str, expected: set[str]
+) -> None:
+    out = tmp_path / "out"
+    result = invoke("solve", small, "-o", out, "-q", "--no-verify", "--formats", value)
+    assert result.exit_code == 0, result.output
+    assert suffixes(out) == expected | ALWAYS
+    page = (out / "report.html").read_text()
+    assert page.count("data:image/svg+xml;base64,") == 4  # topology, costs, alternatives, cables
+
+
+def test_a_run_with_fewer_formats_removes_only_the_files_the_planner_wrote(
+    small: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    assert invoke("solve", small, "-o", out, "-q", "--no-verify").exit_code == 0
+    with (out / "bom.parquet").open("ab") as f:
+        f.write(b"changed by hand")
+    (out / "notes.parquet").write_bytes(b"mine")
+    result = invoke("solve", small, "-o", out, "-q", "--no-verify", "--force", "--formats", "csv")
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.glob("*.parquet")) == ["bom.parquet", "notes.parquet"]
+    assert not list(out.glob("*.png")) + list(out.glob("*.svg"))
+    assert (out / "notes.parquet").read_bytes() == b"mine"
+    manifest = read_manifest(out)
+    assert manifest is not None
+    assert {Path(n).suffix for n in manifest.files} == {".csv"} | ALWAYS
+    assert is_complete(out)
+
+
+def test_torus_writes_only_the_chosen_table_format(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    pod = Path(__file__).resolve().parents[2] / "instances" / "tpu-pod-4k.toml"
+    result = invoke("torus", pod, "-o", out, "--formats", "parquet")
+    assert result.exit_code == 0, result.output
+    assert suffixes(out) == {".parquet"}
+    assert (out / "torus_pod.parquet").is_file()
+
+
+def test_simulate_writes_only_the_chosen_formats(solved: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = invoke("simulate", solved / "design.json", "-o", out, "-q", "--formats", "svg")
+    assert result.exit_code == 0, result.output
+    assert suffixes(out) == {".svg"} | ALWAYS
+    assert "data:image/svg+xml;base64," in (out / "report.html").read_text()
+
+
+def test_sweep_writes_only_the_chosen_formats(small: Path, tmp_path: Path) -> None:
+    out = tmp_path / "study"
+    result = invoke(
+        "sweep", small, "--grid", "cluster.gpus=128,256", "--workers", "1", "--no-verify",
+        "-o", out, "-q", "--formats", "csv",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert suffixes(out) == {".csv", ".html", ".json"}
+    assert (out / "study.csv").is_file()
+    assert "data:image/svg+xml;base64," in (out / "report.html").read_text()
+
+
+@pytest.mark.parametrize("command", WRITERS)
+def test_every_writing_command_offers_formats(command: str) -> None:
+    result = invoke(command, "--help")
+    assert "--formats" in result.stdout

@@ -6,6 +6,7 @@ import fcntl
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -266,12 +267,12 @@ def test_a_run_killed_during_the_swap_is_finished_by_the_next(
     real = os.replace
     calls = {"n": 0}
 
-    def dying(src: object, dst: object) -> None:
-        if str(src).count(STAGING_PREFIX):
+    def dying(src: str, dst: str, **fds: int) -> None:
+        if fds.get("src_dir_fd") != fds.get("dst_dir_fd"):  # from the staging folder
             calls["n"] += 1
             if calls["n"] == 2:
                 raise KeyboardInterrupt  # as if killed between two renames
-        real(src, dst)  # type: ignore[arg-type]
+        real(src, dst, **fds)
 
     monkeypatch.setattr(output.os, "replace", dying)
     result = invoke("solve", small, "-o", out, "-q", "--no-verify", "--set", "cluster.gpus=512")
@@ -301,7 +302,8 @@ def test_a_second_writer_is_refused_while_the_first_holds_the_folder(
 ) -> None:
     out = tmp_path / "out"
     out.mkdir()
-    fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT)
+    # A run locks the folder itself (its own descriptor, as another process would hold it).
+    fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         result = invoke("solve", small, "-o", out, "-q", "--no-verify")
@@ -309,7 +311,12 @@ def test_a_second_writer_is_refused_while_the_first_holds_the_folder(
         os.close(fd)
     assert result.exit_code == 2
     assert "another fabric-planner run is writing" in result.stderr
-    assert not (out / "summary.csv").exists()
+    assert list(out.iterdir()) == []
+
+
+def test_a_run_leaves_no_lock_file(solved: Path) -> None:
+    assert not (solved / LOCK).exists()
+    assert sorted(p.name for p in solved.iterdir() if p.name.startswith(".")) == [MARKER]
 
 
 # ---- 4. Ctrl-C stops the run -------------------------------------------------------------------
@@ -540,17 +547,72 @@ def test_an_analysis_joins_the_folder_set_and_a_later_solve_keeps_it(
     assert is_complete(out)
 
 
-def test_a_folder_marked_by_an_older_planner_is_still_ours(small: Path, tmp_path: Path) -> None:
+def test_a_marker_that_is_not_json_protects_the_files_beside_it(
+    small: Path, tmp_path: Path
+) -> None:
+    # A non-JSON marker (the text older versions wrote, or anyone's) used to count every
+    # report-named file as the planner's: solve overwrote summary.csv and deleted sim_links.csv.
     out = tmp_path / "out"
     out.mkdir()
     (out / MARKER).write_text("This folder holds fabric-planner output; solve may rewrite it.\n")
-    (out / "summary.csv").write_text("old")
-    (out / "sim_links.csv").write_text("old")
-    result = invoke("solve", small, "-o", out, "-q", "--no-verify")
+    (out / "summary.csv").write_text("mine")
+    (out / "sim_links.csv").write_text("mine")
+    refused = invoke("solve", small, "-o", out, "-q", "--no-verify")
+    assert refused.exit_code == 2
+    assert "is not a fabric-planner manifest (not JSON" in refused.stderr
+    assert "--force" in refused.stderr
+    forced = invoke("solve", small, "-o", out, "-q", "--no-verify", "--force")
+    assert forced.exit_code == 2
+    assert "summary.csv" in forced.stderr
+    assert (out / "summary.csv").read_text() == "mine"
+    assert (out / "sim_links.csv").read_text() == "mine"
+    assert sorted(p.name for p in out.iterdir()) == [MARKER, "sim_links.csv", "summary.csv"]
+
+
+@pytest.fixture
+def study_folder(small: Path, tmp_path: Path) -> Path:
+    """A real study of the small instance: its set, and parts/ with a part per scenario."""
+    out = tmp_path / "study"
+    result = invoke(
+        "sweep", small, "--grid", "cluster.gpus=128,256", "--workers", "1", "--no-verify",
+        "-o", out, "-q",
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert (out / "summary.csv").read_text() != "old"
-    assert not (out / "sim_links.csv").exists()  # a stale table of the old set
-    assert is_complete(out)
+    return out
+
+
+@pytest.mark.slow
+def test_solve_replaces_a_study_only_with_force_and_keeps_its_parts(
+    small: Path, study_folder: Path
+) -> None:
+    before = digests(study_folder)
+    parts = sorted(p.name for p in (study_folder / "parts").iterdir())
+    refused = invoke("solve", small, "-o", study_folder, "-q", "--no-verify")
+    assert refused.exit_code == 2
+    assert "holds the output of `sweep`" in refused.stderr
+    assert "beside them parts/" in refused.stderr
+    assert digests(study_folder) == before
+    forced = invoke("solve", small, "-o", study_folder, "-q", "--no-verify", "--force")
+    assert forced.exit_code == 0, forced.output
+    assert not (study_folder / "study.json").exists()
+    assert (study_folder / "summary.csv").is_file()
+    assert sorted(p.name for p in (study_folder / "parts").iterdir()) == parts
+    assert is_complete(study_folder)
+
+
+def test_htsim_does_not_replace_a_report_folder_without_force(
+    two_tier: Path, tmp_path: Path
+) -> None:
+    reports = tmp_path / "reports"
+    shutil.copytree(two_tier, reports)
+    before = digests(reports)
+    result = invoke(
+        "simulate", two_tier / "design.json", "-o", tmp_path / "o", "--htsim", reports, "-q"
+    )
+    assert result.exit_code == 2
+    assert "holds the output of `solve`" in result.stderr
+    assert digests(reports) == before
+    assert not (tmp_path / "o").exists()
 
 
 def test_compare_fabrics_with_no_design_exits_1(tmp_path: Path) -> None:
