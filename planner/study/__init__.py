@@ -21,6 +21,7 @@ from planner.study.run import process_pool as process_pool
 from planner.study.run import run_sweep as run_sweep
 from planner.study.run import study_of as study_of
 from planner.study.run import sweep as sweep
+from planner.study.run import worker_count as worker_count
 from planner.study.scenarios import TIMING_COLUMNS as TIMING_COLUMNS
 from planner.study.scenarios import Scenario as Scenario
 from planner.study.scenarios import Study as Study
