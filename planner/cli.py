@@ -748,13 +748,18 @@ def run_study(
                 progress.close()
         table = study.write_study(outdir, inst.name, the_study, run, force=force)
     # The headline (the scenario names the keys' values); columns with no value left out.
+    columns = [*PRINTED_COLUMNS]
+    if study.sizes_vary(table):  # the front compares capex and power per GPU: show them
+        at = columns.index("power_kw") + 1
+        columns[at:at] = ["capex_usd_per_gpu", "power_w_per_gpu"]
     printed = table.select(
-        c for c in PRINTED_COLUMNS if c in table.columns and table[c].null_count() < table.height
+        c for c in columns if c in table.columns and table[c].null_count() < table.height
     )
     with pl_config():
         typer.echo(str(printed.head(MAX_PRINTED_ROWS)))
     if table.height > MAX_PRINTED_ROWS:
         typer.echo(f"... {table.height - MAX_PRINTED_ROWS} more scenarios in study.csv")
+    typer.echo(study.ranking_note(table))
     front = table.filter(table["pareto"])["scenario"].to_list()
     typer.echo(f"pareto front: {', '.join(front) if front else 'none'}")
     typer.echo(

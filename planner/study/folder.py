@@ -30,7 +30,7 @@ from planner.output import (
     write_set,
 )
 from planner.schema.instance import Instance
-from planner.study.pareto import PARETO, default_objectives, with_pareto
+from planner.study.pareto import PARETO, with_pareto
 from planner.study.parts import parts_dir, remove_temporaries
 from planner.study.run import StudyRun
 from planner.study.scenarios import Study
@@ -146,11 +146,12 @@ def open_study(folder: Path, instance_name: str, study: Study, *, force: bool = 
 
 
 def flagged(table: pl.DataFrame) -> pl.DataFrame:
-    """The study table with its ``pareto`` column (all false when no scenario has figures)."""
-    minimise, maximise = default_objectives(table)
-    if not minimise and not maximise:
-        return table.with_columns(pl.lit(False).alias(PARETO))
-    return with_pareto(table, minimise, maximise)
+    """The study table with its per-GPU figures and ``pareto`` column.
+
+    The front is over the scenarios ranked (``planner.study.pareto``: those that meet, in a
+    verified study); all false when no ranked scenario has figures.
+    """
+    return with_pareto(table)
 
 
 def write_study(
