@@ -116,7 +116,8 @@ def open_study(folder: Path, instance_name: str, study: Study, *, force: bool = 
         if manifest.command == COMMAND and record is not None and _names(record) == names:
             what = (
                 "this study's scenarios planned under other settings (the instance's or the "
-                "catalog's content, --set, --time-limit or --no-verify)"
+                "catalog's content, --set, --time-limit, --no-verify or another version of "
+                "fabric-planner)"
             )
         elif manifest.command == COMMAND and record is not None:
             what = (
