@@ -52,7 +52,7 @@ def _bounded_identity(address: str, timeout_s: float, connection_args: dict[str,
     return asyncio.run(asyncio.wait_for(_identity(address, timeout_s, connection_args), timeout_s))
 
 
-def _reason(exc: BaseException, timeout_s: float) -> str:
+def _reason(exc: BaseException, timeout_s: float, address: str = "") -> str:
     if isinstance(exc, TimeoutError):  # before OSError, its base class
         return f"no answer within {timeout_s:g} s (is a Dask scheduler listening there?)"
     if isinstance(exc, MemoryError):
@@ -63,6 +63,13 @@ def _reason(exc: BaseException, timeout_s: float) -> str:
     text = str(exc)[:MAX_REASON_CHARS]
     if isinstance(exc, OSError | ValueError):
         return text or type(exc).__name__
+    if isinstance(exc, TypeError | NotImplementedError | ImportError) and "://" in address:
+        # A scheme Dask knows whose transport is not installed (ucx:// needs distributed-ucxx).
+        scheme = address.split("://", 1)[0]
+        return (
+            f"this installation of Dask cannot connect over {scheme}:// (its transport is not "
+            f"installed: {type(exc).__name__}: {text})"
+        )
     return f"{type(exc).__name__}: {text}"
 
 
@@ -86,7 +93,7 @@ def connect(address: str, timeout_s: float = DASK_CONNECT_S) -> Client:
             kind = pool.submit(_bounded_identity, address, timeout_s, args).result()
         except Exception as exc:
             raise InputError(
-                f"cannot connect to the scheduler at {shown}: {_reason(exc, timeout_s)}"
+                f"cannot connect to the scheduler at {shown}: {_reason(exc, timeout_s, address)}"
             ) from None
     if kind != SCHEDULER:
         raise InputError(
@@ -98,5 +105,5 @@ def connect(address: str, timeout_s: float = DASK_CONNECT_S) -> Client:
         return Client(address, timeout=left_s)
     except Exception as exc:
         raise InputError(
-            f"cannot connect to the scheduler at {shown}: {_reason(exc, left_s)}"
+            f"cannot connect to the scheduler at {shown}: {_reason(exc, left_s, address)}"
         ) from None

@@ -394,7 +394,7 @@ def invoke_bounded(args: list[str]) -> Any:
     [
         ("tcp", None, ["no answer within 1 s"]),
         ("tcp", HTTP_REPLY, ["does not speak Dask's protocol"]),
-        ("ucx", None, ["ucx"]),
+        ("ucx", None, ["cannot connect over ucx://"]),
         ("nope", None, ["unknown address scheme 'nope'"]),
     ],
     ids=["accepts-and-never-answers", "http-server", "ucx-without-transport", "unknown-scheme"],
