@@ -642,8 +642,9 @@ def sweep_cmd(
         typer.Option(
             "--workers",
             min=1,
-            help="Processes that plan scenarios side by side (default: one per core; 1: this "
-            "process alone).",
+            help="Processes that plan scenarios side by side (default: one per core; at most "
+            "one per scenario, one per core and 64, the cap said on stderr; 1: this process "
+            "alone).",
             show_default=False,
         ),
     ] = None,
@@ -682,8 +683,10 @@ def sweep_cmd(
 ) -> None:
     """Plan an instance once per combination of --grid values; write the study and its Pareto front.
 
+    Every scenario is checked before the first one runs (as solve checks its instance). Only
+    designs that meet their [verify] requirements are ranked (per GPU when the GPU count varies).
     A study killed midway resumes when the same command runs again: finished scenarios are kept
-    in the folder's parts/ and not planned again.
+    in the folder's parts/ and not planned again; scenarios in error are planned again.
     """
     with user_errors():
         code = run_study(
