@@ -1,7 +1,8 @@
 """The Pareto front of a study: the scenarios no other scenario beats on every figure.
 
 Row ``a`` dominates row ``b`` when ``a`` is at least as good on every figure and better on one
-(lower where minimised, higher where maximised). A row missing a figure (a scenario without a
+(lower where minimised, higher where maximised), figures compared at :data:`FIGURE_DIGITS`
+significant digits (a difference in the 16th digit is rounding, not a better design). A row missing a figure (a scenario without a
 design, a simulation that did not run) is on no front. Rows that tie on every figure are all on
 the front.
 
@@ -36,6 +37,9 @@ PER_GPU_FIGURES: dict[str, tuple[str, float]] = {
     "capex_usd_per_gpu": ("capex_usd", 1.0),
     "power_w_per_gpu": ("power_kw", 1000.0),
 }
+#: Significant digits figures are compared at: a simulated fraction of 0.9999999999999998
+#: ties one of 0.9999999999999999 (as ``planner.output`` writes them) instead of beating it.
+FIGURE_DIGITS = 12
 #: Name of the flag column.
 PARETO = "pareto"
 #: Column of the GPU count of each scenario.
@@ -176,10 +180,15 @@ def pareto_mask(df: pl.DataFrame, minimise: Sequence[str], maximise: Sequence[st
         raise ValueError(
             f"no column {missing[0]!r} in the table (columns: {', '.join(df.columns)})"
         )
-    # Every figure as "lower is better"; a missing value (null or NaN) takes the row off.
+
+    # Every figure as "lower is better", at FIGURE_DIGITS significant digits (rounding noise is
+    # a tie, not a win); a missing value (null or NaN) takes the row off.
+    def figure(c: str) -> np.ndarray:
+        values = df[c].cast(pl.Float64).fill_nan(None).round_sig_figs(FIGURE_DIGITS)
+        return values.fill_null(np.nan).to_numpy()
+
     values = np.column_stack(
-        [df[c].cast(pl.Float64).fill_null(np.nan).to_numpy() for c in minimise]
-        + [-df[c].cast(pl.Float64).fill_null(np.nan).to_numpy() for c in maximise]
+        [figure(c) for c in minimise] + [-figure(c) for c in maximise]
     ).reshape(df.height, len(columns))
     complete = ~np.isnan(values).any(axis=1)
     points = values[complete]

@@ -201,3 +201,15 @@ def test_the_ranking_says_what_it_ranks(
     note = ranking_note(study_rows(rows))
     for word in words:
         assert word in note
+
+
+def test_rounding_noise_is_a_tie_not_a_better_design() -> None:
+    # b costs more and draws more; its fraction is "higher" only in the 16th digit.
+    df = pl.DataFrame(
+        {
+            "capex_usd": [100.0, 200.0],
+            "power_kw": [1.0, 2.0],
+            "sim_fraction_spray": [0.9999999999999998, 0.9999999999999999],
+        }
+    )
+    assert with_pareto(df)["pareto"].to_list() == [True, False]
