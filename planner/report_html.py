@@ -461,6 +461,8 @@ STUDY_COLUMNS = (
     "capex_usd",
     "power_kw",
     "tco_usd",
+    "capex_usd_per_gpu",
+    "power_w_per_gpu",
     "verdict",
     "sim_fraction_spray",
     "sim_fraction_ecmp",
@@ -471,23 +473,50 @@ STUDY_COLUMNS = (
 )
 
 
+#: The best-scenario lines of a study: (column, what, unit, per GPU when the GPU count varies).
+STUDY_BEST = (
+    ("capex_usd", "least capex", "$", True),
+    ("power_kw", "least power", "kW", True),
+    ("step_time_s", "shortest step", "s", False),
+    ("tco_plus_idle_gpus_usd", "least TCO + idle GPUs", "$", True),
+)
+
+
 def _best_lines(table: pl.DataFrame) -> list[str]:
-    """The scenario of least capex, power, step time and total with idle GPUs, when present."""
+    """The best ranked scenario on capex, power, step time and total with idle GPUs, when present.
+
+    Only the ranked scenarios compete (``planner.study.pareto.ranked_mask``: those that meet
+    their ``[verify]`` requirements in a verified study); capex, power and the total are per GPU
+    when the study's GPU count varies. With nothing ranked, one line says so.
+    """
+    from planner.study.pareto import GPUS, ranked_mask, sizes_vary, verified
+
+    ranked = table.filter(ranked_mask(table))
+    if not ranked.height:
+        return [
+            "best: none, no scenario's design meets its [verify] requirements"
+            if verified(table)
+            else "best: none, no scenario has a design"
+        ]
+    per_gpu = sizes_vary(table)
     lines = []
-    for column, what, unit in (
-        ("capex_usd", "least capex", "$"),
-        ("power_kw", "least power", "kW"),
-        ("step_time_s", "shortest step", "s"),
-        ("tco_plus_idle_gpus_usd", "least TCO + idle GPUs", "$"),
-    ):
-        if column not in table.columns:
+    for column, what, unit, divide in STUDY_BEST:
+        if column not in ranked.columns:
             continue
-        rows = table.filter(pl.col(column).is_not_null())
+        scale = 1000.0 if unit == "kW" else 1.0  # kW per GPU is shown as W per GPU
+        value = pl.col(column).cast(pl.Float64)
+        if per_gpu and divide:
+            value = value * scale / pl.col(GPUS).cast(pl.Float64)
+        rows = ranked.with_columns(value.alias("_figure")).filter(pl.col("_figure").is_not_null())
         if not rows.height:
             continue
-        best = rows.sort(column).row(0, named=True)
-        value = best[column]
-        text = f"${value:,.0f}" if unit == "$" else f"{value:,.3f} {unit}"
+        best = rows.sort("_figure").row(0, named=True)
+        figure = best["_figure"]
+        if per_gpu and divide:
+            text = f"${figure:,.0f} per GPU" if unit == "$" else f"{figure:,.1f} W per GPU"
+            what += " per GPU"
+        else:
+            text = f"${figure:,.0f}" if unit == "$" else f"{figure:,.3f} {unit}"
         lines.append(f"{what}: {best['scenario']} ({text})")
     return lines
 
@@ -503,17 +532,23 @@ def study_page(
     reused: int,
     assumptions_of_base: Sequence[tuple[str, str]] = (),
 ) -> str:
-    """The page of a study: what was swept, the best scenarios, the Pareto front, figures, table.
+    """The page of a study: what was swept and ranked, the best scenarios, the front, figures, table.
 
     ``table`` is the study table with its ``pareto`` flag (``planner.study.folder.flagged``);
-    ``figures`` the study's pictures by name (SVG preferred).
+    ``figures`` the study's pictures by name (SVG preferred). Only the scenarios the study ranks
+    are best or on the front (those that meet, in a verified study); the page says which.
     """
+    from planner.study.pareto import default_objectives, ranking_note
+
     errors = table.filter(pl.col("status") != "ok").height if "status" in table.columns else 0
     front = table.filter(pl.col("pareto")) if "pareto" in table.columns else table.head(0)
+    minimise, maximise = default_objectives(table)
+    over = ", ".join([f"min {c}" for c in minimise] + [f"max {c}" for c in maximise])
     headline_lines = [
         f"{table.height:,} scenarios over {', '.join(keys) or 'no field'}: {computed:,} planned "
         f"in this run, {reused:,} read back from an earlier one, {errors:,} ended in error",
-        f"Pareto front: {front.height:,} scenario(s): "
+        ranking_note(table),
+        f"Pareto front{f' over {over}' if over else ''}: {front.height:,} scenario(s): "
         + (", ".join(str(s) for s in front["scenario"].to_list()) or "none"),
         *_best_lines(table),
     ]
@@ -529,6 +564,9 @@ def study_page(
         notes=[
             "The full study table (every summary column) is study.csv / study.parquet beside "
             "this page; the front alone is pareto.csv / pareto.parquet.",
+            "The Pareto picture draws the front on every pair of its figures: filled red points "
+            "are beaten by no drawn point on that pair, red rings are on the front through "
+            "another figure, grey points are dominated.",
         ],
         titles={"study": "Every scenario", "pareto": "The Pareto front"},
         max_rows=200,

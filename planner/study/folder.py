@@ -30,8 +30,8 @@ from planner.output import (
     write_set,
 )
 from planner.schema.instance import Instance
-from planner.study.pareto import PARETO, default_objectives, with_pareto
-from planner.study.parts import PARTS_DIR
+from planner.study.pareto import PARETO, with_pareto
+from planner.study.parts import parts_dir, remove_temporaries
 from planner.study.run import StudyRun
 from planner.study.scenarios import Study
 
@@ -55,13 +55,21 @@ def study_record(instance_name: str, study: Study, run: StudyRun | None = None) 
         "study": study_id(study),
         "instance": instance_name,
         "keys": list(study.keys),
-        "complete": run is not None and run.lost == 0,
+        # Complete: every scenario ran and is kept (an error is planned again by the next run).
+        "complete": run is not None and run.complete,
         "scenarios": [
             {"name": s.name, "key": s.key, "changes": s.changes} for s in study.scenarios
         ],
     }
+    if study.merged:
+        record["merged"] = list(study.merged)
     if run is not None:
-        record |= {"computed": run.computed, "reused": run.reused, "lost": run.lost}
+        record |= {
+            "computed": run.computed,
+            "reused": run.reused,
+            "lost": run.lost,
+            "stale": run.stale,
+        }
     return record
 
 
@@ -90,7 +98,8 @@ def open_study(folder: Path, instance_name: str, study: Study, *, force: bool = 
 
     Returns True when the folder already holds this study (finished or not): its parts are
     reused. Raises InputError, unless ``force``, when the folder holds another command's output
-    or another study. Then writes ``study.json`` (not complete) as the folder's set, so that a
+    or another study; and, even with ``force``, when its ``parts`` is a link, a file or a folder
+    the planner did not make (``planner.study.parts.parts_dir``). Then writes ``study.json`` (not complete) as the folder's set, so that a
     run killed from here on leaves a folder the next run recognises.
     """
     folder = Path(folder)
@@ -107,7 +116,8 @@ def open_study(folder: Path, instance_name: str, study: Study, *, force: bool = 
         if manifest.command == COMMAND and record is not None and _names(record) == names:
             what = (
                 "this study's scenarios planned under other settings (the instance's or the "
-                "catalog's content, --set, --time-limit or --no-verify)"
+                "catalog's content, --set, --time-limit, --no-verify or another version of "
+                "fabric-planner)"
             )
         elif manifest.command == COMMAND and record is not None:
             what = (
@@ -121,8 +131,10 @@ def open_study(folder: Path, instance_name: str, study: Study, *, force: bool = 
             f"{folder} holds {what}; pass --force to replace it with this study, "
             "or choose another -o"
         )
-    for tmp in (folder / PARTS_DIR).glob(".*.tmp"):  # parts a killed run was writing
-        tmp.unlink(missing_ok=True)
+    # parts/ is the planner's own folder (never a link, never someone else's), checked before
+    # anything is written; then the temporary parts a killed run was writing go (only those).
+    parts_dir(folder, create=False)
+    remove_temporaries(folder)
     write_set(
         folder,
         {STUDY_FILE: _record_writer(study_record(instance_name, study))},
@@ -135,11 +147,12 @@ def open_study(folder: Path, instance_name: str, study: Study, *, force: bool = 
 
 
 def flagged(table: pl.DataFrame) -> pl.DataFrame:
-    """The study table with its ``pareto`` column (all false when no scenario has figures)."""
-    minimise, maximise = default_objectives(table)
-    if not minimise and not maximise:
-        return table.with_columns(pl.lit(False).alias(PARETO))
-    return with_pareto(table, minimise, maximise)
+    """The study table with its per-GPU figures and ``pareto`` column.
+
+    The front is over the scenarios ranked (``planner.study.pareto``: those that meet, in a
+    verified study); all false when no ranked scenario has figures.
+    """
+    return with_pareto(table)
 
 
 def write_study(

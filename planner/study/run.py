@@ -4,7 +4,8 @@ The worker (:func:`run_scenario`) is a top-level function of plain, picklable da
 it runs in a process pool, on Dask workers (``distributed.Client(...).get_executor()``) or in
 this process (:class:`SerialExecutor`) alike. A scenario whose plan raises comes back as an
 ``error`` row; an executor that loses a scenario (a worker killed, a pool broken) gives an
-``error`` row too, which is not kept on disk, so a re-run computes that scenario again.
+``error`` row too. Neither is kept on disk (an error is never a result): a re-run plans the
+scenario again, so an error whose cause was fixed goes away.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import polars as pl
 
 from planner.schema.catalog import Catalog
 from planner.schema.instance import DEFAULT_TIME_LIMIT_S, Instance
-from planner.study.parts import read_part, table, write_part
+from planner.study.parts import parts_dir, read_part, table, write_part
 from planner.study.scenarios import (
     PLAN_COLUMNS,
     GridOrChanges,
@@ -38,6 +39,9 @@ StudyProgress = Callable[[int, int, str], None]
 #: ``status`` of a scenario that ran (its plan's status is in ``plan_status``) and of one that
 #: raised (the message is in ``error``).
 OK, ERROR = "ok", "error"
+
+#: Most processes a local pool starts, whatever is asked (each loads the solvers: ~200 MiB).
+MAX_WORKERS = 64
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -67,13 +71,37 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
+def worker_count(requested: int | None, scenarios: int) -> tuple[int, str]:
+    """How many local processes plan a study of ``scenarios``, and why, when fewer than asked.
+
+    ``min(requested, scenarios, cores, MAX_WORKERS)`` (``requested`` None: one per core): a
+    process beyond the scenarios would idle and one beyond the cores would only share them,
+    each loading the solvers. The reason is empty when the count is what was asked (or the
+    default's cores).
+    """
+    cores = default_workers()
+    caps = [
+        (cores, f"this machine has {cores} core{'s' if cores != 1 else ''}"),
+        (max(1, scenarios), f"the study has {scenarios} scenario{'s' if scenarios != 1 else ''}"),
+        (MAX_WORKERS, f"at most {MAX_WORKERS} processes"),
+    ]
+    want = cores if requested is None else requested
+    count, why = want, ""
+    for cap, reason in caps:
+        if cap < count:
+            count, why = cap, reason
+    return max(1, count), ("" if requested is None or count == requested else why)
+
+
 def process_pool(workers: int | None = None) -> ProcessPoolExecutor:
     """A local pool of ``workers`` processes (default: one per core), started fresh ("spawn").
 
     Fresh processes, not forks: the solvers' threads of this process are not copied into them.
+    At most :data:`MAX_WORKERS`.
     """
     return ProcessPoolExecutor(
-        max_workers=workers or default_workers(), mp_context=multiprocessing.get_context("spawn")
+        max_workers=min(workers or default_workers(), MAX_WORKERS),
+        mp_context=multiprocessing.get_context("spawn"),
     )
 
 
@@ -83,6 +111,7 @@ class Task:
 
     instance: Instance
     catalog: Catalog | None
+    """The scenario's catalog (read when the study was built, so its key names this content)."""
     verify: bool
     time_limit_s: float
 
@@ -130,6 +159,14 @@ class StudyRun:
     reused: int
     lost: int
     """Scenarios the executor lost (error rows not kept on disk; a re-run computes them)."""
+    stale: int = 0
+    """Parts found that were not their scenario's (another key, format or columns, an error):
+    planned again and replaced."""
+
+    @property
+    def complete(self) -> bool:
+        """Whether every scenario ran and is kept: no error row (a re-run plans those again)."""
+        return bool((self.table["status"] == OK).all())
 
 
 def sweep(
@@ -152,8 +189,10 @@ def sweep(
     grid_or_change_sets
         A grid, ``{"cluster.gpus": [8192, 32768], "cluster.nic_gbps": [400, 800]}``, whose
         cartesian product is taken (last key fastest), or a list of change sets as
-        ``Instance.with_changes`` takes them. Every change is validated before anything runs:
-        a bad key or value is an InputError naming the scenario and the key.
+        ``Instance.with_changes`` takes them. Every scenario is validated before anything
+        runs, as ``solve`` validates its instance (schema, catalog file, component names, NIC
+        speeds, parallelism): bad input is an InputError naming the scenario and the field.
+        Change sets that give the same instance once validated are planned once.
     executor
         Any ``concurrent.futures.Executor``; default a local pool of fresh processes, one per
         core (a script calls ``sweep`` under ``if __name__ == "__main__":``: they import it).
@@ -165,8 +204,9 @@ def sweep(
     time_limit_s
         Time limit of each scenario's plan.
     results
-        A folder: each finished scenario is written there as ``parts/<key>.parquet``, and a
-        re-run with the same folder reuses the scenarios whose part exists.
+        A folder: each scenario that ran is written there as ``parts/<key>.parquet``, and a
+        re-run with the same folder reuses the scenarios whose part exists and holds their key
+        (``planner.study.parts``); scenarios in error are planned again.
     progress
         ``progress(done, total, scenario)``, called in this process after each scenario that
         finishes or is found in ``results`` (``done`` of ``total``, the last one's name). The
@@ -216,10 +256,16 @@ def run_sweep(
     folder = None if results is None else Path(results)
     total = len(study.scenarios)
     rows: dict[str, dict[str, Any]] = {}
+    stale = 0
+    if folder is not None:
+        parts_dir(folder, create=False)  # a link or a foreign folder: bad input, before any run
     for s in study.scenarios:
-        found = None if folder is None else read_part(folder, s.key, study.schema)
-        if found is not None:
-            rows[s.key] = found
+        if folder is None:
+            break
+        found = read_part(folder, s.key, study.schema)
+        stale += found.stale
+        if found.row is not None:
+            rows[s.key] = found.row
             if progress is not None:
                 progress(len(rows), total, s.name)
     reused = len(rows)
@@ -227,11 +273,11 @@ def run_sweep(
     lost = 0
     if todo:
         own = executor is None
-        pool = process_pool(min(default_workers(), len(todo))) if executor is None else executor
+        pool = process_pool(worker_count(None, len(todo))[0]) if executor is None else executor
         futures: dict[Future[dict[str, Any]], Scenario] = {}
         try:
             for future in _completed(
-                pool, todo, Task(instance, catalog, verify, time_limit_s), futures
+                pool, todo, Task(instance, None, verify, time_limit_s), futures
             ):
                 s = futures[future]
                 try:
@@ -242,7 +288,8 @@ def run_sweep(
                     )
                     lost += 1
                 else:
-                    if folder is not None:
+                    # An error is never kept: the next run plans the scenario again.
+                    if folder is not None and row["status"] == OK:
                         write_part(folder, s.key, row, study.schema)
                 rows[s.key] = row
                 if progress is not None:
@@ -253,7 +300,7 @@ def run_sweep(
             if own:
                 pool.shutdown(wait=True, cancel_futures=True)
     frame = table(study.schema, [rows[s.key] for s in study.scenarios])
-    return StudyRun(frame, len(todo), reused, lost)
+    return StudyRun(frame, len(todo), reused, lost, stale)
 
 
 def _completed(
@@ -277,7 +324,8 @@ def _completed(
     def submit(n: int) -> None:
         for s in itertools.islice(waiting, n):
             try:
-                future = pool.submit(run_scenario, replace(settings, instance=s.instance))
+                task = replace(settings, instance=s.instance, catalog=s.catalog)
+                future = pool.submit(run_scenario, task)
             except Exception as exc:  # a broken pool, a task Dask cannot send: that row's error
                 future = Future()
                 future.set_exception(exc)
@@ -301,7 +349,11 @@ def study_of(
     time_limit_s: float = DEFAULT_TIME_LIMIT_S,
     catalog: Catalog | None = None,
 ) -> Study:
-    """The study's scenarios, named, keyed and validated (InputError before anything runs)."""
+    """The study's scenarios, validated, merged, named and keyed (InputError before anything runs).
+
+    Each scenario is checked as ``solve`` checks its instance (schema, catalog file, components,
+    NIC speeds, parallelism) and keyed by content (``planner.study.scenarios.build_study``).
+    """
     settings = {"verify": verify, "time_limit_s": time_limit_s}
     return build_study(instance, grid_or_change_sets, settings=settings, catalog=catalog)
 

@@ -1,11 +1,20 @@
 """The scenarios of a study: a grid or a list of change sets, named, keyed and validated.
 
 A scenario is one change set as ``Instance.with_changes`` takes it (``{"cluster.gpus": 8192}``).
+Every scenario is validated before anything runs, as ``solve`` validates its instance: the
+schema, then the checks against its catalog (``planner.checks.check_instance``: unknown switch
+models and NICs, a NIC speed the NIC cannot run, a parallelism that does not multiply out, ...),
+with the catalog file read. Two change sets that give the same instance once validated
+(``cluster.gpus=1`` and ``1.0``, a value listed twice) are one scenario: the study says what it
+merged (``Study.merged``).
+
 Its **name** is made from its changes (``gpus=8192+nic_gbps=800``: the shortest unambiguous tail
 of each key, ``=`` and the value, ``+`` between them), is safe as a file name
-(``planner.output.safe_name``) and unique within the study. Its **key** is a hash of everything
-its result depends on (the base instance, the changes, the catalog and the run settings): a
-re-run of the same study finds its finished scenarios by key (``planner.study.parts``).
+(``planner.output.safe_name``) and unique within the study. Its **key** is a hash of the
+*content* its result depends on: the scenario's validated instance, the contents of its catalog
+(not the file's name), the run settings, the part format and the planner's version. A re-run
+finds its finished scenarios by key (``planner.study.parts``), so a changed catalog file, a
+changed base instance or other settings plan the scenario again.
 """
 
 from __future__ import annotations
@@ -21,14 +30,16 @@ from typing import Any
 
 import polars as pl
 
+from planner.checks import check_instance
 from planner.errors import InputError
+from planner.loading import load_catalog
 from planner.output import safe_name
 from planner.report import SUMMARY_SCHEMA
 from planner.schema.catalog import Catalog
 from planner.schema.instance import INSTANCE_NAME_PATTERN, Instance
 
 #: Version of the part files' content: a change here makes old parts miss (recomputed).
-PART_FORMAT = 1
+PART_FORMAT = 2
 #: Most scenarios in one study (each is validated, keyed and kept in memory before any runs).
 MAX_SCENARIOS = 100_000
 #: Longest shown value of a change in a scenario name (longer ones are cut and hashed).
@@ -67,7 +78,9 @@ class Scenario:
     instance: Instance
     """The base instance with the changes applied, named ``<base>.<scenario>``."""
     key: str
-    """Hash of what the result depends on: the same changes of the same study, the same key."""
+    """Hash of the content the result depends on (instance, catalog contents, settings)."""
+    catalog: Catalog
+    """The scenario's catalog, read (and checked against) when the study was built."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +92,8 @@ class Study:
     """Every key some scenario changes, in first-seen order (one column each)."""
     schema: dict[str, Any]
     """Columns of the study table: scenario, one per key, status, error, the plan's summary."""
+    merged: tuple[str, ...] = ()
+    """What was merged: change sets that gave the same instance as an earlier one, in words."""
 
 
 def change_sets(grid_or_change_sets: GridOrChanges) -> list[Changes]:
@@ -137,49 +152,158 @@ def build_study(
     settings: Mapping[str, Any],
     catalog: Catalog | None = None,
 ) -> Study:
-    """Expand, name, key and validate every scenario before anything runs.
+    """Expand, validate, merge, name and key every scenario before anything runs.
 
-    ``settings`` are the run settings a result depends on (verification, time limit); they and
-    the catalog enter every key. Raises InputError naming the scenario and the key at fault for
-    a change ``Instance.with_changes`` refuses, and for a scenario that appears twice.
+    ``settings`` are the run settings a result depends on (``verify``, ``time_limit_s``); they
+    enter every key. ``catalog``, when given, is every scenario's; otherwise each scenario's
+    instance names its own (read once per file). Raises InputError naming the scenario and the
+    field at fault: a change ``Instance.with_changes`` refuses, a catalog that cannot be read,
+    a check ``solve`` makes before it solves. Change sets whose validated instances are equal
+    are merged into the first (``Study.merged`` says which).
     """
     sets = change_sets(grid_or_change_sets)
-    keys = list(dict.fromkeys(k for changes in sets for k in changes))
-    labels = short_labels(keys)
-    common = _digest(
-        {
-            "format": PART_FORMAT,
-            "instance": base.model_dump(mode="json"),
-            "catalog": None if catalog is None else catalog.model_dump(mode="json"),
-            "settings": dict(settings),
-        }
-    )
-    scenarios: list[Scenario] = []
-    names: set[str] = set()
-    seen: dict[str, str] = {}
+    given_labels = short_labels(list(dict.fromkeys(k for changes in sets for k in changes)))
+    verify = bool(settings.get("verify", True))
+    catalogs = _Catalogs(catalog)
+    kept: list[tuple[Changes, Instance, Catalog]] = []
+    seen: dict[str, int] = {}
+    merges: list[tuple[Changes, Changes]] = []
     for changes in sets:
-        name = _unique(scenario_name(changes, labels), names)
-        same = _digest(sorted(changes.items()))
-        if same in seen:
-            raise InputError(f"scenario {name}: the same changes as scenario {seen[same]}")
-        seen[same] = name
-        # The name enters the key: a part holds the scenario's name and its instance's.
-        key = _digest({"study": common, "name": name, "changes": sorted(changes.items())})
+        where = scenario_name(changes, given_labels)
         try:
             inst = base.with_changes(changes)
+            cat = catalogs.of(inst)
+            check_instance(inst, cat)
+            check_run(inst, verify)
         except InputError as exc:
-            raise InputError(f"scenario {name}: {exc}") from None
-        # A name the schema accepts by construction (instance_name checks it).
-        inst = inst.model_copy(update={"name": instance_name(base.name, name, key)})
-        scenarios.append(Scenario(name, changes, inst, key))
-    schema: dict[str, Any] = {SCENARIO_COLUMN: pl.Utf8}
-    for key in keys:
-        schema[key] = value_dtype([c[key] for c in sets if key in c])
-    schema |= STATUS_COLUMNS | PLAN_COLUMNS
+            raise InputError(f"scenario {where}: {exc}") from None
+        # The same instance once validated (1 and 1.0 for an integer field, a value given
+        # twice) is the same scenario: planned once.
+        same = _digest(inst.model_dump(mode="json", exclude={"name"}))
+        if same in seen:
+            merges.append((changes, kept[seen[same]][0]))
+            continue
+        seen[same] = len(kept)
+        kept.append((changes, inst, cat))
+    keys = list(dict.fromkeys(k for changes, _, _ in kept for k in changes))
     clash = [k for k in keys if k in STATUS_COLUMNS or k in PLAN_COLUMNS or k == SCENARIO_COLUMN]
     if clash:
         raise InputError(f"{clash[0]}: a study cannot change a key named like a column")
-    return Study(tuple(scenarios), tuple(keys), schema)
+    labels = short_labels(keys)
+    common = {"format": PART_FORMAT, "planner": planner_version(), "settings": dict(settings)}
+    scenarios: list[Scenario] = []
+    names: set[str] = set()
+    for changes, inst, cat in kept:
+        name = _unique(scenario_name(changes, labels), names)
+        # A name the schema accepts by construction (instance_name checks it).
+        inst = inst.model_copy(update={"name": instance_name(base.name, name)})
+        # The name enters the key: a part holds the scenario's name and its instance's.
+        key = _digest(
+            common
+            | {
+                "scenario": name,
+                "instance": inst.model_dump(mode="json"),
+                "catalog": catalogs.digest(cat),
+            }
+        )
+        scenarios.append(Scenario(name, changes, inst, key, cat))
+    schema: dict[str, Any] = {SCENARIO_COLUMN: pl.Utf8}
+    for key in keys:
+        schema[key] = value_dtype([c[key] for c, _, _ in kept if key in c])
+    schema |= STATUS_COLUMNS | PLAN_COLUMNS
+    return Study(tuple(scenarios), tuple(keys), schema, merge_notes(merges, given_labels))
+
+
+def check_run(inst: Instance, verify: bool) -> None:
+    """The check ``planner.api.plan`` makes of its run settings before it solves.
+
+    Idle GPU time is priced from the simulation: ``objective.idle_gpu_weight > 0`` needs the
+    scenario verified (``verify`` and ``verify.enabled``).
+    """
+    if inst.objective.idle_gpu_weight > 0 and not (verify and inst.verify.enabled):
+        raise InputError(
+            "objective.idle_gpu_weight prices idle GPU time, which the simulation measures: "
+            "plan with verification on (not --no-verify, verify.enabled = true), or set the "
+            "weight to 0"
+        )
+
+
+class _Catalogs:
+    """Each scenario's catalog, read once per file, and the digest of each catalog's content."""
+
+    def __init__(self, given: Catalog | None) -> None:
+        self.given = given
+        self.read: dict[str, Catalog] = {}
+        self.digests: dict[int, str] = {}
+
+    def of(self, inst: Instance) -> Catalog:
+        """The catalog the scenario plans with: the given one, else the file its instance names."""
+        if self.given is not None:
+            return self.given
+        name = inst.search.catalog
+        if name not in self.read:
+            try:
+                self.read[name] = load_catalog(name)
+            except InputError as exc:
+                raise InputError(f"search.catalog: {exc}") from None
+        return self.read[name]
+
+    def digest(self, catalog: Catalog) -> str:
+        """A hash of the catalog's content (its figures, whatever file they came from)."""
+        if id(catalog) not in self.digests:
+            self.digests[id(catalog)] = _digest(catalog.model_dump(mode="json"))
+        return self.digests[id(catalog)]
+
+
+def planner_version() -> str:
+    """The installed planner's version (a part planned by another version is planned again)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("fabric-planner")
+    except PackageNotFoundError:  # run from a source tree that is not installed
+        return "unknown"
+
+
+def merge_notes(
+    merges: Sequence[tuple[Changes, Changes]], labels: Mapping[str, str]
+) -> tuple[str, ...]:
+    """What was merged, in words: one line per kind of merge, with how many scenarios it saved.
+
+    ``merges`` holds (dropped change set, the kept one it equals once validated).
+    """
+    counts: dict[tuple[Any, ...], int] = {}
+    for dropped, kept in merges:
+        differ = tuple(
+            (k, _json(dropped.get(k, _BASE)), _json(kept.get(k, _BASE)))
+            for k in dict.fromkeys([*kept, *dropped])
+            if _json(dropped.get(k, _BASE)) != _json(kept.get(k, _BASE))
+        )
+        what = differ or (scenario_name(kept, labels),)
+        counts[what] = counts.get(what, 0) + 1
+    notes = []
+    for what, n in counts.items():
+        fewer = f"{n} scenario{'s' if n > 1 else ''} fewer"
+        if len(what) == 1 and isinstance(what[0], str):
+            notes.append(f"scenario {what[0]} is given more than once: planned once ({fewer})")
+            continue
+        pairs = [(f"{k} = {a}", f"{k} = {b}") for k, a, b in what]
+        notes.append(
+            f"{', '.join(p for p, _ in pairs)} is the same as {', '.join(q for _, q in pairs)} "
+            f"once validated: merged ({fewer})"
+        )
+    return tuple(notes)
+
+
+#: Stands for a key a change set leaves at the base instance's value.
+_BASE = object()
+
+
+def _json(value: Any) -> str:
+    """A change's value as text that tells ``1`` from ``1.0`` and ``true``."""
+    if value is _BASE:
+        return "the base value"
+    return json.dumps(value, sort_keys=True, default=str)
 
 
 def _digest(value: Any) -> str:
@@ -237,16 +361,17 @@ def _unique(name: str, taken: set[str]) -> str:
     return candidate
 
 
-def instance_name(base: str, scenario: str, key: str) -> str:
+def instance_name(base: str, scenario: str) -> str:
     """The scenario instance's name: ``<base>.<scenario>`` in the characters a name may hold.
 
     ``=`` becomes ``-`` and ``+`` becomes ``.``; a name too long for the schema is cut and ends
-    with the scenario key's first characters, so it stays unique.
+    with a hash of the scenario's (unique) name, so it stays unique.
     """
     tail = _NOT_IN_INSTANCE_NAME.sub("_", scenario.replace("=", "-").replace("+", "."))
     name = f"{base}.{tail}"
     if len(name) > MAX_INSTANCE_NAME:
-        name = f"{name[: MAX_INSTANCE_NAME - 9]}-{key[:8]}"
+        tag = hashlib.sha256(scenario.encode()).hexdigest()[:8]
+        name = f"{name[: MAX_INSTANCE_NAME - 9]}-{tag}"
     assert _INSTANCE_NAME.match(name), name
     return name
 

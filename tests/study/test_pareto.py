@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from planner.study import pareto_front, with_pareto
-from planner.study.pareto import default_objectives
+from planner.study.pareto import default_objectives, ranking_note
 
 
 def brute_force(rows: list[dict[str, Any]], minimise: list[str], maximise: list[str]) -> list[bool]:
@@ -116,3 +116,100 @@ def test_bad_figures_are_refused(minimise: list[str], maximise: list[str], word:
     df = pl.DataFrame({"capex_usd": [1.0]})
     with pytest.raises(ValueError, match=word):
         with_pareto(df, minimise, maximise)
+
+
+def study_rows(rows: list[tuple[str, int, float, float, str]]) -> pl.DataFrame:
+    """A study table of (scenario, gpus, capex_usd, power_kw, verdict) rows that ran."""
+    return pl.DataFrame(
+        [
+            {
+                "scenario": s,
+                "status": "ok",
+                "gpus": g,
+                "capex_usd": c,
+                "power_kw": p,
+                "verdict": v,
+            }
+            for s, g, c, p, v in rows
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("rows", "front"),
+    [
+        # The cheapest design fails its [verify] requirements: it is never on the front.
+        (
+            [("cheap", 64, 100.0, 1.0, "fails"), ("sound", 64, 200.0, 2.0, "meets")],
+            ["sound"],
+        ),
+        # A simulation cut short is not a design that meets.
+        (
+            [("cut", 64, 100.0, 1.0, "incomplete"), ("sound", 64, 200.0, 2.0, "meets")],
+            ["sound"],
+        ),
+        # Nothing meets: nothing is on the front.
+        ([("a", 64, 100.0, 1.0, "fails"), ("b", 64, 200.0, 0.5, "fails")], []),
+        # No scenario was verified: every design is ranked.
+        (
+            [("a", 64, 100.0, 1.0, "not verified"), ("b", 64, 200.0, 2.0, "not verified")],
+            ["a"],
+        ),
+    ],
+    ids=["fails", "incomplete", "none-meets", "unverified"],
+)
+def test_only_designs_that_meet_are_on_the_front(
+    rows: list[tuple[str, int, float, float, str]], front: list[str]
+) -> None:
+    assert pareto_front(study_rows(rows))["scenario"].to_list() == front
+
+
+def test_sizes_that_differ_are_compared_per_gpu() -> None:
+    # In total, 16 GPUs cost and draw less than 64; per GPU, the 64 are cheaper and leaner.
+    df = study_rows(
+        [("gpus=16", 16, 32_000.0, 0.8, "meets"), ("gpus=64", 64, 100_000.0, 1.3, "meets")]
+    )
+    assert default_objectives(df) == (["capex_usd_per_gpu", "power_w_per_gpu"], [])
+    flagged = with_pareto(df)
+    assert flagged["pareto"].to_list() == [False, True]
+    assert flagged["capex_usd_per_gpu"].to_list() == pytest.approx([2_000.0, 1_562.5])
+    assert flagged["power_w_per_gpu"].to_list() == pytest.approx([50.0, 20.3125])
+
+
+def test_one_size_is_compared_in_total() -> None:
+    df = study_rows([("a", 64, 100.0, 2.0, "meets"), ("b", 64, 200.0, 1.0, "meets")])
+    assert default_objectives(df) == (["capex_usd", "power_kw"], [])
+
+
+@pytest.mark.parametrize(
+    ("rows", "words"),
+    [
+        (
+            [("a", 64, 1.0, 1.0, "meets"), ("b", 64, 1.0, 1.0, "fails")],
+            ["ranked: the 1 of 2 scenarios whose design meets", "left out: 1 fails"],
+        ),
+        (
+            [("a", 16, 1.0, 1.0, "not verified"), ("b", 64, 1.0, 1.0, "not verified")],
+            ["not verified", "the 2 of 2 scenarios with a design", "per GPU", "16 to 64"],
+        ),
+    ],
+    ids=["verified", "unverified-sizes"],
+)
+def test_the_ranking_says_what_it_ranks(
+    rows: list[tuple[str, int, float, float, str]], words: list[str]
+) -> None:
+    note = ranking_note(study_rows(rows))
+    for word in words:
+        assert word in note
+
+
+def test_rounding_noise_is_a_tie_not_a_better_design() -> None:
+    # b costs more and draws more; its fraction is "higher" only in the 16th digit.
+    df = pl.DataFrame(
+        {
+            "capex_usd": [100.0, 200.0],
+            "power_kw": [1.0, 2.0],
+            "sim_fraction_spray": [0.9999999999999998, 0.9999999999999999],
+        }
+    )
+    assert with_pareto(df)["pareto"].to_list() == [True, False]

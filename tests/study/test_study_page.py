@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from html import escape
 from pathlib import Path
 
 import polars as pl
@@ -9,6 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from planner.cli import app
+from planner.report_html import study_page
+from planner.study.folder import flagged
 from tests.browser import load, require_chromium
 
 HOSTILE = '<script>alert("x")</script><img src="http://example.invalid/x.png">'
@@ -44,9 +47,14 @@ def test_the_page_names_every_scenario_the_front_and_the_best(study: Path) -> No
     for name in table["scenario"]:
         assert str(name) in text
     front = table.filter(pl.col("pareto"))["scenario"].to_list()
-    assert f"Pareto front: {len(front)} scenario(s): " + ", ".join(front) in text
-    cheapest = table.sort("capex_usd").row(0, named=True)
-    assert f"least capex: {cheapest['scenario']} (${cheapest['capex_usd']:,.0f})" in text
+    assert f": {len(front)} scenario(s): " + ", ".join(front) in text
+    assert "Pareto front over min capex_usd_per_gpu, min power_w_per_gpu" in text
+    # The GPU count varies: the cheapest is the cheapest per GPU, among those that meet.
+    meets = table.filter(pl.col("verdict") == "meets")
+    cheapest = meets.sort("capex_usd_per_gpu").row(0, named=True)
+    line = f"least capex per GPU: {cheapest['scenario']} (${cheapest['capex_usd_per_gpu']:,.0f} per GPU)"
+    assert line in text
+    assert "capex and power compared per GPU" in text
     assert "&lt;script&gt;" in text
     assert "<script>" not in text
 
@@ -67,3 +75,67 @@ def test_the_study_page_in_headless_chromium(study: Path, tmp_path: Path) -> Non
     assert all(w > 0 for w in seen.image_widths)
     assert "Pareto front" in seen.body
     assert HOSTILE in seen.body  # the description shown as text, never run
+
+
+def made_up(verdicts: list[str]) -> pl.DataFrame:
+    """Three scenarios of one size, cheapest first, with these verdicts; flagged."""
+    rows = [
+        {
+            "scenario": name,
+            "status": "ok",
+            "gpus": 64,
+            "capex_usd": capex,
+            "power_kw": 1.0,
+            "verdict": verdict,
+        }
+        for name, capex, verdict in zip(
+            ["cheap", "middle", "dear"], [1e5, 2e5, 3e5], verdicts, strict=True
+        )
+    ]
+    return flagged(pl.DataFrame(rows))
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "present", "absent"),
+    [
+        (
+            ["fails", "meets", "meets"],
+            [
+                "least capex: middle ($200,000)",
+                "Pareto front over min capex_usd, min power_kw: 1 scenario(s): middle",
+                "left out: 1 fails",
+            ],
+            ["least capex: cheap"],
+        ),
+        (
+            ["fails", "fails", "fails"],
+            [
+                "best: none, no scenario's design meets its [verify] requirements",
+                "Pareto front: 0 scenario(s): none",
+            ],
+            ["least capex"],
+        ),
+        (
+            ["not verified"] * 3,
+            ["least capex: cheap ($100,000)", "not verified (--no-verify, or verification off)"],
+            ["per GPU"],
+        ),
+    ],
+    ids=["cheapest-fails", "none-meets", "unverified"],
+)
+def test_the_page_ranks_only_what_meets(
+    verdicts: list[str], present: list[str], absent: list[str]
+) -> None:
+    text = study_page(
+        "tiny",
+        "",
+        ["constraints.max_oversubscription"],
+        made_up(verdicts),
+        {},
+        computed=3,
+        reused=0,
+    )
+    for words in present:
+        assert escape(words) in text
+    for words in absent:
+        assert escape(words) not in text

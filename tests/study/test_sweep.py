@@ -12,8 +12,9 @@ from typing import Any
 import polars as pl
 import pytest
 
-from planner.study import SerialExecutor, process_pool, run_sweep, sweep
+from planner.study import SerialExecutor, process_pool, run_sweep, sweep, worker_count
 from planner.study.parts import PARTS_DIR
+from planner.study.run import MAX_WORKERS
 from planner.study.scenarios import PLAN_COLUMNS
 from tests.study.conftest import GRID_100, TIME_LIMIT_S, comparable, tiny
 
@@ -82,16 +83,56 @@ def test_the_default_executor_is_a_process_pool() -> None:
     assert comparable(default).equals(comparable(serial))
 
 
-def test_a_scenario_that_raises_is_an_error_row_and_the_others_run() -> None:
-    # connectx-7 runs at 400G only: the 200G scenarios are refused by the instance checks.
-    inst = tiny().with_changes({"cluster.nic": "connectx-7"})
-    df = sweep(inst, GRID_4, SerialExecutor(), verify=False, time_limit_s=TIME_LIMIT_S)
-    by_speed = {r["cluster.nic_gbps"]: r for r in df.iter_rows(named=True)}
-    assert df["status"].to_list() == ["error", "ok", "error", "ok"]
-    assert "connectx-7" in by_speed[200]["error"]
-    assert by_speed[200]["capex_usd"] is None
-    assert by_speed[400]["error"] is None
-    assert by_speed[400]["capex_usd"] > 0
+def raising_for(gpus: int) -> Callable[..., Any]:
+    """``planner.api.plan`` that raises for the scenarios of ``gpus`` GPUs (a bug, say)."""
+    from planner import api
+
+    real = api.plan
+
+    def plan(inst: Any, **kwargs: Any) -> Any:
+        if inst.cluster.gpus == gpus:
+            raise RuntimeError(f"no plan for {gpus} GPUs today")
+        return real(inst, **kwargs)
+
+    return plan
+
+
+def test_a_scenario_that_raises_is_an_error_row_and_the_others_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("planner.api.plan", raising_for(16))
+    df = sweep(tiny(), GRID_4, SerialExecutor(), verify=False, time_limit_s=TIME_LIMIT_S)
+    by_gpus = {r["cluster.gpus"]: r for r in df.iter_rows(named=True)}
+    assert df["status"].to_list() == ["error", "error", "ok", "ok"]
+    assert "RuntimeError: no plan for 16 GPUs today" in by_gpus[16]["error"]
+    assert by_gpus[16]["capex_usd"] is None
+    assert by_gpus[64]["error"] is None
+    assert by_gpus[64]["capex_usd"] > 0
+
+
+def test_an_error_is_never_kept_and_the_next_run_plans_it_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with monkeypatch.context() as patch:
+        patch.setattr("planner.api.plan", raising_for(16))
+        first = run_sweep(
+            tiny(),
+            GRID_4,
+            SerialExecutor(),
+            verify=False,
+            time_limit_s=TIME_LIMIT_S,
+            results=tmp_path,
+        )
+    assert first.table["status"].to_list() == ["error", "error", "ok", "ok"]
+    assert not first.complete
+    assert len(list((tmp_path / PARTS_DIR).glob("*.parquet"))) == 2
+    # The cause is gone: the scenarios in error are planned again, the others read back.
+    second = run_sweep(
+        tiny(), GRID_4, SerialExecutor(), verify=False, time_limit_s=TIME_LIMIT_S, results=tmp_path
+    )
+    assert (second.computed, second.reused) == (2, 2)
+    assert second.table["status"].to_list() == ["ok"] * 4
+    assert second.complete
 
 
 class LosingExecutor(Executor):
@@ -157,7 +198,7 @@ def finished(tmp_path: Path) -> tuple[Path, pl.DataFrame]:
 
 def test_each_finished_scenario_is_one_part(finished: tuple[Path, pl.DataFrame]) -> None:
     folder, df = finished
-    parts = sorted((folder / PARTS_DIR).iterdir())
+    parts = sorted((folder / PARTS_DIR).glob("*.parquet"))
     assert len(parts) == df.height
     assert all(p.suffix == ".parquet" for p in parts)
     assert pl.concat([pl.read_parquet(p) for p in parts])["scenario"].sort().to_list() == sorted(
@@ -178,7 +219,7 @@ def test_a_rerun_reuses_every_part_and_gives_the_same_rows(
 
 def test_a_rerun_computes_only_the_missing_scenarios(finished: tuple[Path, pl.DataFrame]) -> None:
     folder, df = finished
-    parts = sorted((folder / PARTS_DIR).iterdir())
+    parts = sorted((folder / PARTS_DIR).glob("*.parquet"))
     parts[1].unlink()
     kept = {p: p.stat().st_mtime_ns for p in parts if p.exists()}
     run = run_sweep(
@@ -213,3 +254,35 @@ def test_a_scenario_with_verification_has_simulated_figures() -> None:
     df = sweep(tiny(), {"cluster.gpus": [32]}, SerialExecutor(), time_limit_s=TIME_LIMIT_S)
     assert df["verdict"].to_list() == ["meets"]
     assert df["sim_fraction_ecmp"][0] is not None
+
+
+@pytest.mark.parametrize(
+    ("requested", "scenarios", "cores", "count", "why"),
+    [
+        (10_000, 20, 2, 2, "this machine has 2 cores"),
+        (8, 3, 16, 3, "the study has 3 scenarios"),
+        (None, 3, 16, 3, ""),  # the default is capped silently
+        (None, 100, 4, 4, ""),
+        (4, 100, 16, 4, ""),
+        (1_000, 10_000, 1_000, MAX_WORKERS, f"at most {MAX_WORKERS} processes"),
+    ],
+    ids=str,
+)
+def test_workers_are_capped_at_scenarios_cores_and_a_hard_maximum(
+    monkeypatch: pytest.MonkeyPatch,
+    requested: int | None,
+    scenarios: int,
+    cores: int,
+    count: int,
+    why: str,
+) -> None:
+    monkeypatch.setattr("planner.study.run.default_workers", lambda: cores)
+    assert worker_count(requested, scenarios) == (count, why)
+
+
+def test_a_process_pool_never_exceeds_the_hard_maximum() -> None:
+    pool = process_pool(10_000)  # no process starts before a task is submitted
+    try:
+        assert pool._max_workers == MAX_WORKERS
+    finally:
+        pool.shutdown()
