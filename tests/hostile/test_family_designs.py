@@ -136,3 +136,11 @@ def test_family_and_wiring_kind_must_agree(
 
 def test_every_mismatched_pair_is_covered() -> None:
     assert len(MISMATCHES) == len(FAMILIES) * (len(KINDS) - 1)
+
+
+def test_every_registered_family_has_a_design_here() -> None:
+    from planner.families import FAMILIES as REGISTRY
+    from planner.wiring import wiring_kinds
+
+    assert set(FAMILY_INSTANCES) == set(REGISTRY)
+    assert set(KINDS) == set(wiring_kinds())
