@@ -319,8 +319,9 @@ class Torus:
 
         d = design
         wrong_kind = check_wiring_kind(d, TORUS_WIRING)
-        if wrong_kind or not isinstance(d.wiring, TorusWiring):
+        if wrong_kind:
             return wrong_kind
+        assert isinstance(d.wiring, TorusWiring)  # the torus kind's parser makes one
         if len(d.tiers) != 1 or d.tiers[0].ocs or d.circuits:
             return [
                 Violation("wiring", "a torus design has one packet switch group and no circuits")
