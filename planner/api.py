@@ -261,13 +261,47 @@ class PlanResult:
         return self.design.links_table() if self.design else pl.DataFrame(schema=LINKS_SCHEMA)
 
 
+def check_workload_fits(inst: Instance, design: Design) -> None:
+    """The instance's workload occupies exactly the GPUs its traffic is simulated on.
+
+    tensor x pipeline x data = the GPUs of the design's simulated fabric
+
+    That is the design's ``gpus`` for every family but a torus pod, whose simulation runs on
+    its largest slice. ``planner.checks.check_workload`` holds the same rule against
+    ``cluster.gpus`` before a solve; ``simulate --instance`` pairs a saved design with any
+    instance, so the rule is checked again against the design: a workload written for 128 GPUs
+    on a 256-GPU design would otherwise get a step time it cannot have.
+    """
+    work = inst.workload
+    if work is None:
+        return
+    from planner.sim.fabric import build_fabric
+
+    par = work.parallelism
+    fabric_gpus = build_fabric(design).gpus
+    if par.gpus == fabric_gpus:
+        return
+    where = (
+        f"the design has {design.gpus:,} GPUs"
+        if fabric_gpus == design.gpus
+        else f"the design's simulation runs on {fabric_gpus:,} of its {design.gpus:,} GPUs"
+    )
+    raise InputError(
+        f"workload.parallelism: tensor x pipeline x data = {par.tensor} x {par.pipeline} x "
+        f"{par.data} = {par.gpus:,} GPUs, but {where} ({design.family}): the parallel degrees "
+        "must multiply to the GPUs the workload runs on; give a workload written for this design"
+    )
+
+
 def verify_for(inst: Instance, design: Design) -> Verify:
     """The ``[verify]`` section a design of ``inst`` is simulated under: the workload's included.
 
     With a ``[workload]``, one call of each collective of its iteration is simulated
     (``planner.workload.step.verify_with_workload``): instead of the default traffic when
     ``[verify]`` lists none, after it when it does. Groups are placed in the design's domain.
+    A workload that does not occupy the design's GPUs is bad input (``check_workload_fits``).
     """
+    check_workload_fits(inst, design)
     return verify_with_workload(inst.verify, inst.workload, design.scale_up.gpus)
 
 

@@ -60,6 +60,74 @@ def check_shape(d: Design) -> list[Violation]:
     return [Violation("wiring", e) for e in d.wiring.shape_errors(d)]
 
 
+def check_wiring_kind(d: Design, kind: str) -> list[Violation]:
+    """The design's wiring is of the kind its family wires (a family's first structural check).
+
+    Without it a design could name one family and carry another's wiring (a rail_only design
+    wired rail_optimized), and every figure its wiring owns would be the other family's.
+    """
+    if d.wiring.kind == kind:
+        return []
+    return [
+        Violation(
+            "wiring",
+            f"wiring.kind: {d.wiring.kind!r}, but the {d.family} family is wired {kind!r} "
+            "(family and wiring must agree)",
+        )
+    ]
+
+
+def _module_sits(t: TierDesign | None) -> bool:
+    """Whether a module (or a cable plug) sits at this end: a NIC's or a switch's cage.
+
+    A co-packaged (CPO) port takes the fibre itself and an OCS port is a mirror: no module.
+    """
+    return t is None or not (t.cpo or t.ocs)
+
+
+def check_modules(d: Design) -> list[Violation]:
+    """Every end of a link that sits in a cage has modules carrying its links; no other end has.
+
+    ∀ group, end:  ports_per_module >= 1  if a module sits there (NIC or switch cage),
+                   ports_per_module == 0  at a co-packaged port or an OCS mirror.
+
+    Modules at an end are ceil(links / ports_per_module): 0 where a module must sit would leave
+    the links out of the bill of materials while capex counts them (links x modules per link),
+    and a module at a mirror would be listed and never priced.
+    """
+    out: list[Violation] = []
+    for c in d.link_classes:
+        upper = d.tier_with_role(c.upper_role)
+        if upper is None:
+            continue  # no switch group of that role: check_shape says so
+        lower = d.tier_with_role(c.lower_role)
+        for j, g in enumerate(c.groups):
+            where = f"link_classes.{c.index}.groups.{j}"
+            for side, role, tier, k in (
+                ("lower", c.lower_role, lower, g.lower_ports_per_module),
+                ("upper", c.upper_role, upper, g.upper_ports_per_module),
+            ):
+                field = f"{where}.{side}_ports_per_module"
+                if _module_sits(tier) and k < 1:
+                    out.append(
+                        Violation(
+                            "modules",
+                            f"{field}: {k}, but the {g.links} {g.medium} links end in modules at "
+                            f"the {role} end: expected 1 or more links per module",
+                        )
+                    )
+                elif tier is not None and not _module_sits(tier) and k != 0:
+                    what = "an OCS mirror" if tier.ocs else "a co-packaged port"
+                    out.append(
+                        Violation(
+                            "modules",
+                            f"{field}: {k}, but the {role} end of {g.medium} is {what} with no "
+                            "module: expected 0",
+                        )
+                    )
+    return out
+
+
 def check_spread(d: Design) -> list[Violation]:
     """Tiered wiring: uplinks split evenly (uplinks = fanout x parallel links); the top has none."""
     out: list[Violation] = []
@@ -449,6 +517,72 @@ def recompute_totals(d: Design) -> tuple[float, float]:
     return capex, power
 
 
+def recompute_modules(d: Design) -> tuple[int, int]:
+    """Transceivers and copper cable assemblies over all planes, from the links and their ends.
+
+    transceivers = Σ_{optical groups} Σ_{ends where a module sits} planes x ceil(links / k)
+    assemblies   = Σ_{copper groups} planes x ceil(links / max(k_lower, k_upper))
+
+    A module sits at a NIC or a switch cage, never at a co-packaged port or an OCS mirror
+    (``check_modules``); k is the end's links per module, at least 1 there.
+    """
+    transceivers = assemblies = 0
+    for c in d.link_classes:
+        lower, upper = d.tier_with_role(c.lower_role), d.tier_with_role(c.upper_role)
+        for g in c.groups:
+            ends = (
+                (lower, g.lower_ports_per_module),
+                (upper, g.upper_ports_per_module),
+            )
+            if g.copper:
+                per = max(g.lower_ports_per_module, g.upper_ports_per_module, 1)
+                assemblies += d.planes * -(-g.links // per)
+                continue
+            transceivers += sum(
+                d.planes * -(-g.links // max(k, 1)) for t, k in ends if _module_sits(t)
+            )
+    return transceivers, assemblies
+
+
+def check_bill_of_materials(d: Design) -> list[Violation]:
+    """The bill of materials lists the modules the links need and adds up to capex and power.
+
+    Its transceivers and cable assemblies are those ``recompute_modules`` counts, and its cost
+    and power totals those ``recompute_totals`` gives: a BOM that drops or adds modules while
+    capex keeps its own count describes two different fabrics.
+    """
+    out: list[Violation] = []
+    bom = d.bom()
+    transceivers, assemblies = recompute_modules(d)
+    for component, expected in (("transceiver", transceivers), ("cable assembly", assemblies)):
+        listed = int(bom.filter(bom["component"] == component)["count"].sum())
+        if listed != expected:
+            out.append(
+                Violation(
+                    "totals",
+                    f"the bill of materials lists {listed:,} {component} units, the links need "
+                    f"{expected:,}",
+                )
+            )
+    capex, power = recompute_totals(d)
+    bom_capex, bom_power = float(bom["total_cost_usd"].sum()), float(bom["total_power_w"].sum())
+    if not _close(bom_capex, capex):
+        out.append(
+            Violation(
+                "totals",
+                f"the bill of materials costs {bom_capex:,.2f} USD, the parts {capex:,.2f}",
+            )
+        )
+    if not _close(bom_power, power):
+        out.append(
+            Violation(
+                "totals",
+                f"the bill of materials draws {bom_power:,.3f} W, the parts {power:,.3f}",
+            )
+        )
+    return out
+
+
 def check_totals(d: Design) -> list[Violation]:
     """Stored capex, power and objective equal what the counts and unit figures give; caps hold."""
     out: list[Violation] = []
@@ -782,7 +916,7 @@ UP_DOWN_DESIGN = (check_oversubscription, check_paths, check_failure_tolerance)
 RAIL_STRUCTURE = (check_spread, check_rail_wiring, check_rail_fabric)
 
 #: Structural checks: a design failing them describes no fabric (design.json refuses it).
-STRUCTURE = (check_ports, check_shape, check_family_structure)
+STRUCTURE = (check_ports, check_shape, check_family_structure, check_modules)
 
 CHECKS = (
     *STRUCTURE,
@@ -791,6 +925,7 @@ CHECKS = (
     check_ports_fit,
     check_protocol,
     check_totals,
+    check_bill_of_materials,
 )
 
 

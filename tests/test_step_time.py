@@ -340,17 +340,19 @@ def test_gpu_power_sits_beside_the_network_power(repo_root: Path) -> None:
     assert s["step_time_s"] is None
 
 
-@pytest.mark.parametrize("name", ["workload-mixtral-8x7b", "workload-gpt3-175b"])
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param("workload-mixtral-8x7b", marks=pytest.mark.slow), "workload-gpt3-175b"],
+)
 def test_families_engineer_for_the_traffic_the_simulator_judges(repo_root: Path, name: str) -> None:
     """OCS circuits and closed-form predictions read [verify] with the workload's traffic."""
-    from types import SimpleNamespace
-    from typing import cast
-
-    from planner.design import Design
     from planner.families.base import simulated_verify
 
     inst = api.load_instance(repo_root / "instances" / f"{name}.toml")
-    design = cast(Design, SimpleNamespace(scale_up=SimpleNamespace(gpus=8)))
+    # verify_for checks that the workload fits the design: a design of the instance's GPUs.
+    design = api.plan(inst, verify=False, alternatives=False).design
+    assert design is not None
+    assert design.scale_up.gpus == 8
     verify = simulated_verify(inst, design)
     assert verify == api.verify_for(inst, design)
     assert inst.workload is not None

@@ -318,3 +318,125 @@ def test_an_instance_without_workload_is_unchanged() -> None:
     inst = Instance.model_validate({"name": "plain", "cluster": {"gpus": 64}})
     assert inst.workload is None
     check_workload(inst)
+
+
+# ---- extreme values: products of allowed fields beyond what a simulated call carries ----------
+
+#: A 1B dense model whose fields each stay within their bounds.
+_DENSE = {
+    "parameters": 1e9,
+    "layers": 4,
+    "hidden_size": 4096,
+    "sequence_length_tokens": 4096,
+    "global_batch_sequences": 8,
+}
+
+
+@pytest.mark.parametrize(
+    ("workload", "collective", "fields"),
+    [
+        # 1 x 1e7 x 1e6 x 2 = 2e13 bytes a tensor all-reduce (the cap is 1e13).
+        (
+            {
+                "model": _DENSE | {"hidden_size": 1_000_000, "sequence_length_tokens": 10_000_000},
+                "parallelism": {"tensor": 2, "data": 4},
+            },
+            "tp_all_reduce sends 20,000,000,000,000 bytes",
+            "micro_batch_sequences x model.sequence_length_tokens x model.hidden_size",
+        ),
+        # 1e5 x 1e7 x 4,096 x 8 / 1 = 3.3e16 bytes between two stages.
+        (
+            {
+                "model": _DENSE
+                | {
+                    "sequence_length_tokens": 10_000_000,
+                    "activation_bytes": 8,
+                    "global_batch_sequences": 100_000,
+                },
+                "micro_batch_sequences": 100_000,
+                "parallelism": {"pipeline": 2},
+            },
+            "pp_send sends",
+            "model.activation_bytes / parallelism.tensor",
+        ),
+        # 1e14 parameters x 8 B on one replica's shard: 8e14 bytes of gradients.
+        (
+            {
+                "model": _DENSE | {"parameters": 1e14, "gradient_bytes": 8},
+                "parallelism": {"data": 2},
+            },
+            "dp_all_reduce sends 800,000,000,000,000 bytes",
+            "dense parameters / (parallelism.tensor x parallelism.pipeline) x model.gradient_bytes",
+        ),
+        # 8 x 1e6 tokens x top 2 x capacity 16 x 65,536 x 2 bytes = 3.4e16 bytes an all-to-all.
+        (
+            {
+                "model": _MOE
+                | {"sequence_length_tokens": 1_000_000, "hidden_size": 65_536}
+                | {"capacity_factor": 16.0},
+                "micro_batch_sequences": 8,
+                "parallelism": {"data": 8, "expert": 8},
+            },
+            "ep_dispatch sends",
+            "model.top_k x model.capacity_factor",
+        ),
+        # Sequence parallel over 8 tensor ranks with 4 tokens a microbatch: 4 // 8 = 0 tokens.
+        (
+            {
+                "model": _MOE | {"sequence_length_tokens": 4},
+                "parallelism": {"tensor": 8, "data": 8, "expert": 8, "sequence_parallel": True},
+            },
+            "ep_dispatch sends no byte per call",
+            "model.sequence_length_tokens // parallelism.tensor",
+        ),
+    ],
+    ids=["tensor", "pipeline", "data", "expert", "expert-no-token"],
+)
+def test_a_collective_beyond_a_simulated_call_is_refused_by_the_workload(
+    workload: dict[str, Any], collective: str, fields: str
+) -> None:
+    # Each field was within its bounds, and the derived traffic failed as a raw pydantic dump
+    # naming verify.TrafficSpec.size_bytes.
+    with pytest.raises(ValidationError) as info:
+        Workload.model_validate({"gpu": H100} | workload)
+    message = str(info.value)
+    assert collective in message
+    assert fields in message
+    assert "TrafficSpec" not in message
+
+
+def test_the_largest_message_a_workload_may_send_is_the_traffic_cap() -> None:
+    from planner.schema.workload import MAX_MESSAGE_BYTES
+
+    limit = Verify.model_json_schema()["$defs"]["TrafficSpec"]["properties"]["size_bytes"]
+    assert limit["maximum"] == MAX_MESSAGE_BYTES
+    # At the cap exactly: 1 x 10,000,000 x 500,000 x 2 = 1e13 bytes is accepted and simulable.
+    w = Workload.model_validate(
+        {
+            "gpu": H100,
+            "model": _DENSE | {"hidden_size": 500_000, "sequence_length_tokens": 10_000_000},
+            "parallelism": {"tensor": 2, "data": 4},
+        }
+    )
+    (tp,) = [c for c in collectives(w, 8) if c.name == "tp_all_reduce"]
+    assert tp.size_bytes == MAX_MESSAGE_BYTES
+    assert len(to_verify_traffic(collectives(w, 8), 1)) == 2
+
+
+def test_an_instance_with_an_extreme_workload_names_the_workload(tmp_path: Any) -> None:
+    from planner.loading import load_instance
+
+    path = tmp_path / "extreme.toml"
+    path.write_text(
+        "name = 'extreme'\n[cluster]\ngpus = 8\n[workload]\n"
+        "parallelism = { tensor = 2, data = 4 }\n"
+        "gpu = { peak_flops = 1e15, price_usd_per_hour = 2.0 }\n"
+        "[workload.model]\nparameters = 1e9\nlayers = 4\nhidden_size = 1000000\n"
+        "sequence_length_tokens = 10000000\nglobal_batch_sequences = 8\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(InputError) as info:
+        load_instance(path)
+    assert "workload: " in str(info.value)
+    assert "tp_all_reduce sends" in str(info.value)
+    assert "TrafficSpec" not in str(info.value)

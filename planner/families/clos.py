@@ -96,9 +96,13 @@ class Clos:
         return clos_fabric(design)
 
     def check_structure(self, design: Design) -> list[Violation]:
-        """Tiered wiring of packet switches only, and no OCS circuits."""
-        from planner.validation import UP_DOWN_STRUCTURE, Violation
+        """Up-down wiring of packet switches only, and no OCS circuits."""
+        from planner.validation import UP_DOWN_STRUCTURE, Violation, check_wiring_kind
+        from planner.wiring import UP_DOWN
 
+        wrong_kind = check_wiring_kind(design, UP_DOWN)
+        if wrong_kind:
+            return wrong_kind
         if any(t.ocs for t in design.tiers) or design.circuits:
             return [Violation("wiring", "a clos design has no OCS tier and no circuits")]
         return [v for check in UP_DOWN_STRUCTURE for v in check(design)]

@@ -150,9 +150,13 @@ class OcsDirect:
         return ocs_fabric(design)
 
     def check_structure(self, design: Design) -> list[Violation]:
-        """Tiered wiring under one OCS layer on top, and circuits within the cabled ports."""
-        from planner.validation import UP_DOWN_STRUCTURE, Violation
+        """Up-down wiring under one OCS layer on top, and circuits within the cabled ports."""
+        from planner.validation import UP_DOWN_STRUCTURE, Violation, check_wiring_kind
+        from planner.wiring import UP_DOWN
 
+        wrong_kind = check_wiring_kind(design, UP_DOWN)
+        if wrong_kind:
+            return wrong_kind
         ocs = [t.level for t in design.tiers if t.ocs]
         if ocs != [design.num_tiers] or design.num_tiers < 2:
             return [

@@ -302,8 +302,11 @@ class OcsTorus:
         """
         from models import torus_ocs as to
         from planner.torus import compose_slices
-        from planner.validation import Violation
+        from planner.validation import Violation, check_wiring_kind
 
+        wrong_kind = check_wiring_kind(design, OCS_TORUS)
+        if wrong_kind:
+            return wrong_kind
         out: list[Violation] = []
         w = _wiring(design)
         c = w.cube

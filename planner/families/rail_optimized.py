@@ -205,9 +205,16 @@ class RailOptimized:
         return rail_optimized_fabric(design)
 
     def check_structure(self, design: Design) -> list[Violation]:
-        """Packet tiers only, even spread, whole SUs, and every NIC on the leaf of its rail."""
-        from planner.validation import RAIL_STRUCTURE, Violation
+        """Packet tiers only, even spread, whole SUs, and every NIC on the leaf of its rail.
 
+        The wiring is the family's own (its kind is the family's name: a rail_only design
+        wired rail_optimized is no design of either).
+        """
+        from planner.validation import RAIL_STRUCTURE, Violation, check_wiring_kind
+
+        wrong_kind = check_wiring_kind(design, self.name)
+        if wrong_kind:
+            return wrong_kind
         if any(t.ocs for t in design.tiers) or design.circuits:
             return [Violation("wiring", "a rail design has no OCS tier and no circuits")]
         return [v for check in RAIL_STRUCTURE for v in check(design)]

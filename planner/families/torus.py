@@ -315,11 +315,13 @@ class Torus:
 
     def check_structure(self, design: Design) -> list[Violation]:
         """One packet switch group of prod(dims) switches, ports and links as the rings give."""
-        from planner.validation import Violation
+        from planner.validation import Violation, check_wiring_kind
 
         d = design
-        if not isinstance(d.wiring, TorusWiring):
-            return [Violation("wiring", f"a torus design has a torus wiring, not {d.wiring.kind}")]
+        wrong_kind = check_wiring_kind(d, TORUS_WIRING)
+        if wrong_kind:
+            return wrong_kind
+        assert isinstance(d.wiring, TorusWiring)  # the torus kind's parser makes one
         if len(d.tiers) != 1 or d.tiers[0].ocs or d.circuits:
             return [
                 Violation("wiring", "a torus design has one packet switch group and no circuits")

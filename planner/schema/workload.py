@@ -15,10 +15,17 @@ from typing import Literal, get_args
 from pydantic import Field, model_validator
 
 from planner.schema.instance_base import Strict
+from planner.schema.verify import TrafficSpec
 
 #: Names of the documented presets in ``planner.workload.presets`` (a test keeps the two equal).
 PresetName = Literal["gpt3-175b", "llama3.1-405b", "mixtral-8x7b", "kimi-k2-1t"]
 PRESET_NAMES: tuple[str, ...] = get_args(PresetName)
+
+#: Most bytes one simulated call of a collective may carry: the ``[verify]`` traffic's own cap
+#: (``TrafficSpec.size_bytes``), which every collective of an iteration becomes.
+MAX_MESSAGE_BYTES: float = next(
+    float(m.le) for m in TrafficSpec.model_fields["size_bytes"].metadata if hasattr(m, "le")
+)
 
 
 class Model(Strict):
@@ -202,7 +209,33 @@ class Workload(Strict):
                 f"micro_batch_sequences x parallelism.data ({self.micro_batch_sequences} x "
                 f"{par.data} = {replicas}): each replica runs whole microbatches"
             )
+        self._check_message_sizes()
         return self
+
+    def _check_message_sizes(self) -> None:
+        """Every collective sends more than nothing and at most ``MAX_MESSAGE_BYTES`` a call.
+
+        0 < size_bytes <= MAX_MESSAGE_BYTES, for every collective of one iteration.
+
+        Each bound holds field by field, but their products (a microbatch's activations, a
+        replica's gradients) can still leave what the simulator takes: the collective, its size
+        and the fields it comes from are named here rather than in a ``[verify]`` traffic error.
+        """
+        from planner.workload.iteration import collectives  # iteration reads this schema
+
+        for c in collectives(self, 1):  # sizes do not depend on where the groups sit
+            if c.size_bytes <= 0:
+                raise ValueError(
+                    f"{c.name} sends no byte per call ({c.size_from} = 0): with sequence "
+                    "parallelism every tensor rank needs at least one token of the microbatch"
+                )
+            if c.size_bytes > MAX_MESSAGE_BYTES:
+                raise ValueError(
+                    f"{c.name} sends {c.size_bytes:,.0f} bytes per call ({c.size_from}), more "
+                    f"than one simulated call may carry ({MAX_MESSAGE_BYTES:,.0f} bytes, the "
+                    "[verify] traffic's size_bytes cap): lower those figures, or split the model "
+                    "further (parallelism)"
+                )
 
     @property
     def spec(self) -> Model:

@@ -34,6 +34,30 @@ FLOPS_PER_PARAMETER_TOKEN = 6.0
 #: TP collectives per layer per microbatch: 2 forward (after attention, after the MLP) + 2 backward.
 TP_CALLS_PER_LAYER = 4
 
+#: The workload fields each collective's size per call is computed from (``Collective.size_from``).
+DP_SIZE_FROM = (
+    "the model's dense parameters / (parallelism.tensor x parallelism.pipeline) x "
+    "model.gradient_bytes"
+)
+EDP_SIZE_FROM = (
+    "the model's expert parameters / (parallelism.tensor x parallelism.pipeline x "
+    "parallelism.expert) x model.gradient_bytes"
+)
+_ACTIVATIONS = (
+    "micro_batch_sequences x model.sequence_length_tokens x model.hidden_size x "
+    "model.activation_bytes"
+)
+TP_SIZE_FROM = _ACTIVATIONS
+PP_SIZE_FROM = f"{_ACTIVATIONS} / parallelism.tensor"
+EP_SIZE_FROM = (
+    "micro_batch_sequences x model.sequence_length_tokens x model.top_k x "
+    "model.capacity_factor x model.hidden_size x model.activation_bytes"
+)
+EP_SIZE_FROM_SP = (
+    "micro_batch_sequences x model.sequence_length_tokens // parallelism.tensor (sequence "
+    "parallel) x model.top_k x model.capacity_factor x model.hidden_size x model.activation_bytes"
+)
+
 
 @dataclass(frozen=True)
 class Collective:
@@ -59,6 +83,8 @@ class Collective:
         Calls per iteration (on the busiest stage).
     placement
         Where the groups sit on the two-level machine (``TrafficSpec.groups``).
+    size_from
+        The workload fields ``size_bytes`` is computed from, as a formula (for messages).
     """
 
     name: str
@@ -69,6 +95,7 @@ class Collective:
     size_bytes: float
     calls: int
     placement: GroupsName
+    size_from: str = ""
 
     @property
     def total_bytes(self) -> float:
@@ -95,7 +122,14 @@ def placement(stride_gpus: int, group_size: int, domain_gpus: int) -> GroupsName
 
 
 def _sharded(
-    prefix: str, size_bytes: float, group: int, stride: int, count: int, w: Workload, dom: int
+    prefix: str,
+    size_bytes: float,
+    group: int,
+    stride: int,
+    count: int,
+    w: Workload,
+    dom: int,
+    size_from: str,
 ) -> list[Collective]:
     """Gradient synchronisation of one weight shard over its data-parallel group.
 
@@ -110,7 +144,9 @@ def _sharded(
     zero, m = w.parallelism.zero_stage, w.microbatches
 
     def row(op: str, kind: TrafficKind, calls: int) -> Collective:
-        return Collective(f"{prefix}_{op}", kind, group, count, stride, size_bytes, calls, where)
+        return Collective(
+            f"{prefix}_{op}", kind, group, count, stride, size_bytes, calls, where, size_from
+        )
 
     if zero == 0:
         return [row("all_reduce", "all_reduce_ring", 1)]
@@ -129,12 +165,12 @@ def data_parallel(w: Workload, domain_gpus: int) -> list[Collective]:
     """
     model, par = w.spec, w.parallelism
     t, p, d, e, g = par.tensor, par.pipeline, par.data, par.expert, model.gradient_bytes
-    dense = _sharded("dp", model.dense_parameters / (t * p) * g, d, t, t * p, w, domain_gpus)
+    dense_size = model.dense_parameters / (t * p) * g
+    dense = _sharded("dp", dense_size, d, t, t * p, w, domain_gpus, DP_SIZE_FROM)
     if model.expert_parameters == 0:
         return dense
-    experts = _sharded(
-        "edp", model.expert_parameters / (t * p * e) * g, d // e, t * e, t * p * e, w, domain_gpus
-    )
+    expert_size = model.expert_parameters / (t * p * e) * g
+    experts = _sharded("edp", expert_size, d // e, t * e, t * p * e, w, domain_gpus, EDP_SIZE_FROM)
     return dense + experts
 
 
@@ -159,7 +195,10 @@ def tensor_parallel(w: Workload, domain_gpus: int) -> list[Collective]:
         if par.sequence_parallel
         else [("tp_all_reduce", "all_reduce_ring")]
     )
-    return [Collective(name, kind, t, count, 1, size_bytes, calls, where) for name, kind in ops]
+    return [
+        Collective(name, kind, t, count, 1, size_bytes, calls, where, TP_SIZE_FROM)
+        for name, kind in ops
+    ]
 
 
 def pipeline_parallel(w: Workload, domain_gpus: int) -> list[Collective]:
@@ -187,6 +226,7 @@ def pipeline_parallel(w: Workload, domain_gpus: int) -> list[Collective]:
             size_bytes=size_bytes,
             calls=2 * w.microbatches,
             placement=where,
+            size_from=PP_SIZE_FROM,
         )
     ]
 
@@ -211,8 +251,9 @@ def expert_parallel(w: Workload, domain_gpus: int) -> list[Collective]:
     calls = 2 * w.moe_layers_per_stage * w.microbatches
     count = t * par.pipeline * (par.data // e)
     where = placement(t, e, domain_gpus)
+    size_from = EP_SIZE_FROM_SP if par.sequence_parallel else EP_SIZE_FROM
     return [
-        Collective(name, "all_to_all", e, count, t, size_bytes, calls, where)
+        Collective(name, "all_to_all", e, count, t, size_bytes, calls, where, size_from)
         for name in ("ep_dispatch", "ep_combine")
     ]
 

@@ -3,14 +3,20 @@
 Every case runs in a fresh folder. It must end with an allowed exit status (2 for bad input in
 most cases), a message naming the file or field at fault, no traceback, no file outside the
 output folder, within 60 s. Most cases run in-process through typer's CliRunner; a sample runs
-as real subprocesses under a 2 GiB address-space limit (RLIMIT_AS) and a 60 s timeout.
+as real subprocesses under a 2 GiB address-space limit (RLIMIT_AS) and a 60 s timeout, and so do
+the cases that are unsafe in the test's own process (a read that would never end or fill memory).
+Cases that plan or simulate for real are marked slow; cases that expose a bug outside the inputs'
+files are xfail(strict=True) with the bug as reason.
 """
 
 from __future__ import annotations
 
+import io
 import json
+import math
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import time
@@ -23,7 +29,20 @@ from typer.testing import CliRunner
 
 from planner.cli import app
 from planner.errors import InputError
-from tests.hostile.generator import COMMANDS, Case, Designs, cases, counts
+from tests.hostile.family_designs import FAMILY_INSTANCES, plan_family_designs
+from tests.hostile.generator import (
+    COMMANDS,
+    PART,
+    STUDY_ARGS,
+    Case,
+    Designs,
+    Folder,
+    Link,
+    StudyCopy,
+    cases,
+    counts,
+    small_text,
+)
 
 ALL = cases()
 BY_ID = {c.id: c for c in ALL}
@@ -43,11 +62,43 @@ SUBPROCESS_SAMPLE = (
     "simulate/design/name-dotdot",
     "solve/instance/row-columns-1000",
     "schema/usage/unknown-option",
+    "sweep/instance/deep-arrays",
+    "sweep/grid/too-many-scenarios",
+    "sweep/study-folder/study-json-garbage",
+    "simulate/workload/written-for-other-gpus",
+    "validate/design-ocs_torus/no-module-at-the-nic",
 )
+#: Cases run only as subprocesses (unsafe in this process), with the sample above.
+SUBPROCESS_ONLY = tuple(c.id for c in ALL if c.subprocess_only)
+
+
+def base_study(folder: Path) -> dict[str, Any]:
+    """The base study folder (``STUDY_ARGS`` run in ``folder``): its files, first part key, and
+    that part with hostile values (NaN and infinite figures, names that try to leave)."""
+    import polars as pl
+
+    (folder / "instance.toml").write_text(small_text(), encoding="utf-8")
+    here = {"instance.toml": str(folder / "instance.toml"), "out": str(folder / "out")}
+    result = CliRunner().invoke(app, [here.get(a, a) for a in STUDY_ARGS])
+    assert result.exit_code == 0, result.output
+    out = folder / "out"
+    files = {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    record = json.loads(files["study.json"])
+    key = record["scenarios"][0]["key"]
+    part = pl.read_parquet(io.BytesIO(files[f"parts/{key}.parquet"]))
+    hostile = part.with_columns(
+        pl.lit(math.nan).alias("capex_usd"),
+        pl.lit(math.inf).alias("power_kw"),
+        pl.lit("../../escape").alias("scenario"),
+        pl.lit("<script>alert(1)</script>").alias("family"),
+    )
+    buffer = io.BytesIO()
+    hostile.write_parquet(buffer)
+    return {"files": files, "part": key, "hostile-part": buffer.getvalue()}
 
 
 @pytest.fixture(scope="module")
-def designs() -> Designs:
+def designs(tmp_path_factory: pytest.TempPathFactory) -> Designs:
     """Real design.json data written by the planner (see ``generator.Designs``)."""
     from planner.api import load_instance, plan
     from planner.schema.instance import Instance
@@ -69,18 +120,37 @@ def designs() -> Designs:
         result = plan(inst, verify=False, alternatives=False, time_limit_s=30)
         assert result.design is not None
         out[name] = json.loads(result.design.to_json())
+    out |= plan_family_designs()
+    out["study"] = base_study(tmp_path_factory.mktemp("base-study"))
     return out
 
 
 def materialise(case: Case, folder: Path, designs: Designs) -> None:
-    """Write the case's files into ``folder`` (None: a FIFO)."""
+    """Write the case's files into ``folder``, in order (a later entry replaces an earlier one).
+
+    None makes a FIFO, ``Link`` a symbolic link, ``Folder`` an empty folder, ``StudyCopy`` the
+    base study folder's files; ``PART`` in a path is the base study's first part key.
+    """
     for name, content in case.files.items():
-        path = folder / name
+        path = folder / name.replace(PART, str(designs["study"]["part"]))
         path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_dir() and not path.is_symlink() and not isinstance(content, StudyCopy):
+            shutil.rmtree(path)
+        elif path.exists() or path.is_symlink():
+            path.unlink()
         if content is None:
             os.mkfifo(path)
         elif isinstance(content, bytes):
             path.write_bytes(content)
+        elif isinstance(content, Link):
+            path.symlink_to(content.target)
+        elif isinstance(content, Folder):
+            path.mkdir()
+        elif isinstance(content, StudyCopy):
+            for relative, data in designs["study"]["files"].items():
+                target = path / relative
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
         else:
             made = content(designs)
             path.write_bytes(made if isinstance(made, bytes) else json.dumps(made).encode())
@@ -146,13 +216,17 @@ def check(case: Case, code: int, stdout: str, stderr: str, work: Path, before: s
 
 
 def _param(case: Case) -> Any:
-    marks = []
+    marks: list[Any] = []
     if case.output_side:
         marks.append(pytest.mark.xfail(strict=False, reason=case.output_side))
+    if case.known_bug:
+        marks.append(pytest.mark.xfail(strict=True, reason=case.known_bug))
+    if case.slow:
+        marks.append(pytest.mark.slow)
     return pytest.param(case, id=case.id, marks=marks)
 
 
-@pytest.mark.parametrize("case", [_param(c) for c in ALL])
+@pytest.mark.parametrize("case", [_param(c) for c in ALL if not c.subprocess_only])
 def test_hostile_input_in_process(
     case: Case, designs: Designs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -171,7 +245,17 @@ def test_hostile_input_in_process(
     assert elapsed < TIME_LIMIT_S
 
 
-@pytest.mark.parametrize("case_id", SUBPROCESS_SAMPLE)
+def _subprocess_param(case_id: str) -> Any:
+    case = BY_ID[case_id]
+    marks: list[Any] = [pytest.mark.slow] if case.slow else []
+    if case.known_bug:
+        marks.append(pytest.mark.xfail(strict=True, reason=case.known_bug))
+    return pytest.param(case_id, id=case_id, marks=marks)
+
+
+@pytest.mark.parametrize(
+    "case_id", [_subprocess_param(c) for c in SUBPROCESS_SAMPLE + SUBPROCESS_ONLY]
+)
 def test_hostile_input_in_a_subprocess(case_id: str, designs: Designs, tmp_path: Path) -> None:
     case = BY_ID[case_id]
     work = tmp_path / "case"
@@ -190,3 +274,16 @@ def test_the_generator_is_broad() -> None:
     for kind in ("deep nesting", "huge int", "bad utf-8", "lone cr", "device", "huge file"):
         assert any(kind in k for k in by_kind), kind
     assert set(SUBPROCESS_SAMPLE) <= set(BY_ID)
+    surfaces = {k.split(":")[0] for k in by_kind}
+    families = tuple(FAMILY_INSTANCES)
+    for surface in (
+        "sweep --grid",
+        "study folder",
+        "workload",
+        *(f"design.json ({f})" for f in families),
+    ):
+        assert surface in surfaces, surface
+    # Every family's design.json meets every category of mutation.
+    for family in families:
+        kinds = {k.split(": ")[1] for k in by_kind if k.startswith(f"design.json ({family})")}
+        assert {"zero count", "wrong type", "wiring", "modules", "random mutation"} <= kinds
