@@ -20,6 +20,7 @@ from typing import Any
 import polars as pl
 
 from planner.errors import InputError
+from planner.loading import read_text
 from planner.output import (
     Writer,
     bytes_writer,
@@ -78,10 +79,18 @@ def _record_writer(record: dict[str, Any]) -> Writer:
 
 
 def read_record(folder: Path) -> dict[str, Any] | None:
-    """The folder's ``study.json``, or None when it has none (or one that is not a record)."""
+    """The folder's ``study.json``, or None when it has none (or one that is not a record).
+
+    Read as every input is (``planner.loading.read_text``: a regular file of at most 64 MiB,
+    UTF-8 within the nesting limits) and never through a link: whatever
+    stands at that name, the folder's own rules (``planner.output``) decide what happens to it.
+    """
+    path = Path(folder) / STUDY_FILE
+    if path.is_symlink():
+        return None
     try:
-        data = json.loads((Path(folder) / STUDY_FILE).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        data = json.loads(read_text(path))
+    except (InputError, json.JSONDecodeError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
 
