@@ -552,7 +552,7 @@ def study_executor(workers: int | None, dask: str | None) -> Iterator[Any]:
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
         return
-    from distributed import Client
+    Client = api.require_extra("distributed", "--dask").Client  # noqa: N806 (a class)
 
     try:
         client = Client(dask, timeout=DASK_CONNECT_S)
