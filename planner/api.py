@@ -38,6 +38,8 @@ from planner.families import CLOS, OCS_DIRECT, OCS_TORUS, family_of
 from planner.interrupt import interruptible as interruptible
 from planner.interrupt import patch_cp_sat
 from planner.loading import DEFAULT_CATALOG as DEFAULT_CATALOG
+from planner.loading import changes_text as changes_text
+from planner.loading import derived_instance as derived_instance
 from planner.loading import load_catalog as load_catalog
 from planner.loading import load_instance as _load_instance
 from planner.loading import parse_override as parse_override
@@ -187,6 +189,9 @@ class PlanResult:
         """A few lines: instance, status, family, GPUs, capex, power and verdict (not the tables)."""
         s = self.summary.row(0, named=True)
         lines = [f"PlanResult({s['instance']!r}: {s['status']}, {s['gpus']:,} GPUs"]
+        derived = self.instance.derived_from
+        if derived is not None:
+            lines.append(f"  from {derived[0]!r} with {changes_text(derived[1])}")
         if s["capex_usd"] is not None:
             lines.append(
                 f"  {s['family']}, capex ${s['capex_usd']:,.0f}, power {s['power_kw']:,.1f} kW"
@@ -199,11 +204,16 @@ class PlanResult:
         import html
 
         s = self.summary.row(0, named=True)
+        cells = [
+            (name, self._cell(s[name])) for name in self.HEADLINE_COLUMNS if s.get(name) is not None
+        ]
+        derived = self.instance.derived_from
+        if derived is not None:
+            cells.insert(1, ("changes", f"{derived[0]} with {changes_text(derived[1])}"))
         rows = "".join(
             f"<tr><th style='text-align:left'>{html.escape(name)}</th>"
-            f"<td>{html.escape(self._cell(s[name]))}</td></tr>"
-            for name in self.HEADLINE_COLUMNS
-            if s.get(name) is not None
+            f"<td>{html.escape(text)}</td></tr>"
+            for name, text in cells
         )
         return f"<table><caption>PlanResult</caption>{rows}</table>"
 

@@ -39,6 +39,7 @@ from planner.api import (
     catalog_entries,
     catalog_lines,
     claimed,
+    derived_instance,
     headline,
     idle_pricing_lines,
     interruptible,
@@ -220,10 +221,15 @@ CatalogOpt = Annotated[
 
 
 def load_with_changes(path: Path, changes: list[str] | None) -> Instance:
-    """Read an instance and apply ``--set`` overrides."""
+    """Read an instance and apply ``--set`` overrides.
+
+    A changed instance gets a name derived from its changes (``h100-1k.gpus-65536``), so its
+    default report folder is not the base's, and records them for the reports
+    (``api.derived_instance``).
+    """
     inst = load_instance(path)
     if changes:
-        inst = inst.with_changes(dict(parse_override(item) for item in changes))
+        inst = derived_instance(inst, dict(parse_override(item) for item in changes))
     return inst
 
 
