@@ -814,6 +814,13 @@ def column_label(name: str) -> str:
     """
     words = name.split("_")
     unit = ""
+    rate = next((i for i, w in enumerate(words[:-2]) if w in UNITS and words[i + 1] == "per"), None)
+    if rate is not None:
+        # ``scale_up_gbps_per_gpu``: a unit per something reads ``scale up (Gb/s per GPU)``.
+        per = " ".join(WORDS.get(w, w) for w in words[rate + 2 :])
+        head = " ".join(WORDS.get(w, w) for w in words[:rate])
+        unit_text = f"{UNITS[words[rate]]} per {per}"
+        return f"{head} ({unit_text})" if head else unit_text
     if len(words) > 1 and words[-1] in UNITS:
         unit = UNITS[words.pop()]
     if unit and len(words) > 1 and words[-1] == "per":
@@ -1013,7 +1020,7 @@ def workload_assumptions(inst: Instance) -> list[tuple[str, str]]:
         ("GPU", gpu),
         (
             "GPU price",
-            f"{money_text(w.gpu.price_usd_per_hour)} per GPU-hour, over {years:g} years",
+            f"${w.gpu.price_usd_per_hour:,.2f} per GPU-hour, over {years:g} years",
         ),
         (
             "overlap",

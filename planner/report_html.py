@@ -281,6 +281,7 @@ def render_page(
     whole: Sequence[str] = (),
     figure_lines: Mapping[str, Sequence[str]] | None = None,
     turn_wide: bool = False,
+    summarised: Sequence[str] = (),
 ) -> str:
     """One self-contained HTML page; every text given is escaped here.
 
@@ -317,6 +318,8 @@ def render_page(
         (what a chart of one bar would have said).
     turn_wide
         Show a table too wide for the page but short (``is_wide``) turned, one column per row.
+    summarised
+        Tables given as a summary of their file (``sources``), said in a note under them.
     """
     from planner.report import column_label, count_text
 
@@ -394,6 +397,8 @@ def render_page(
                 continue
             limit = df.height if name in whole else max_rows
             parts.append(table_html(df, max_rows=limit, source=source))
+            if name in summarised:
+                parts.append(f'<p class="note">a summary: every row is in {escape(source)}</p>')
     if notes:
         parts.append(
             '<h2>Notes</h2><ul class="notes">'
@@ -600,6 +605,7 @@ def solve_page(
         whole=("summary", "tiers", *SUMMARISED),
         figure_lines=sentences(dict(tables), plan_result.design),
         turn_wide=True,
+        summarised=tuple(SUMMARISED),
     )
 
 
@@ -635,6 +641,7 @@ def simulation_page(
         whole=("summary", "tiers", *SUMMARISED),
         figure_lines=sentences(dict(tables), design),
         turn_wide=True,
+        summarised=tuple(SUMMARISED),
     )
 
 

@@ -66,11 +66,10 @@ def _numeric(series: pl.Series) -> bool:
 
 
 def _label(name: str) -> str:
-    """An axis label from a column name: ``capex_usd`` -> ``capex (usd)``."""
-    for unit in ("_usd", "_kw", "_gbps", "_s", "_ns", "_w"):
-        if name.endswith(unit):
-            return f"{name[: -len(unit)].replace('_', ' ')} ({unit[1:]})"
-    return name.replace("_", " ")
+    """An axis label from a column name: ``capex_usd`` -> ``capex (USD)`` (``column_label``)."""
+    from planner.report import column_label
+
+    return column_label(name)
 
 
 def sweep_curves(
