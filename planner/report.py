@@ -12,7 +12,7 @@ self-contained page ``report.html`` (``planner.report_html``), into one folder a
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -860,13 +860,23 @@ def bytes_text(n: float) -> str:
     return f"{'-' if n < 0 else ''}{_significant(size)} {BYTE_UNITS[unit]}"
 
 
-def figure_text(column: str, value: Any) -> str:
+def column_texts(column: str, values: Sequence[Any]) -> list[str]:
+    """A whole column's cells: whole numbers as integers only when every figure is one.
+
+    So a column reads one way: ``2.00, 1.75, 1.50`` rather than ``2, 1.75, 1.50``.
+    """
+    fractional = any(isinstance(v, float) and math.isfinite(v) and v != int(v) for v in values)
+    return [figure_text(column, v, fractional=fractional) for v in values]
+
+
+def figure_text(column: str, value: Any, *, fractional: bool = False) -> str:
     """A table cell, by the kind of figure its column holds; the one number formatter.
 
     Money (``*_usd``) with ``$`` and no cents from $100 up; byte counts (``*bytes*``) in binary
     units; fractions and ratios (``FRACTION_WORDS``) and measured floats to three significant
     digits; whole numbers with thousands separators; never scientific notation. An infinite
-    time (traffic a failure cut off) is ``never``.
+    time (traffic a failure cut off) is ``never``. ``fractional``: the column holds fractions,
+    so a whole float is written like them (``2.00``), not as an integer.
     """
     if value is None:
         return ""
@@ -886,7 +896,7 @@ def figure_text(column: str, value: Any) -> str:
         return bytes_text(x)
     if any(w in column for w in FRACTION_WORDS):
         return _significant(x)
-    if isinstance(value, int) or (x == int(x) and abs(x) < 1e15):
+    if isinstance(value, int) or (x == int(x) and abs(x) < 1e15 and not fractional):
         return f"{int(x):,}"
     if abs(x) >= 10 ** (SIGNIFICANT - 1):
         return f"{x:,.0f}"
@@ -908,8 +918,8 @@ def count_text(n: int, singular: str, plural: str | None = None) -> str:
     return f"{n:,} {plural}"
 
 
-def _md_cell(column: str, value: Any) -> str:
-    return figure_text(column, value).replace("|", "\\|").replace("\n", " ")
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def markdown_table(df: pl.DataFrame, columns: list[str] | None = None) -> str:
@@ -919,10 +929,9 @@ def markdown_table(df: pl.DataFrame, columns: list[str] | None = None) -> str:
         "| " + " | ".join(column_label(c) for c in columns) + " |",
         "|" + "|".join("---" for _ in columns) + "|",
     ]
-    for row in df.select(columns).iter_rows():
-        lines.append(
-            "| " + " | ".join(_md_cell(c, v) for c, v in zip(columns, row, strict=True)) + " |"
-        )
+    texts = [[_md_cell(t) for t in column_texts(c, df[c].to_list())] for c in columns]
+    for row in zip(*texts, strict=True):
+        lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 
 

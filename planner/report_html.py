@@ -171,11 +171,16 @@ def table_html(
         f'<th scope="col">{escape(column_label(str(c)) if labels else str(c))}</th>'
         for c in df.columns
     )
+    from planner.report import column_texts
+
+    shown = df.head(max_rows)
+    texts = {c: column_texts(c, shown[c].to_list()) for c in shown.columns}
     body = []
-    for row in df.head(max_rows).iter_rows():
+    for i, row in enumerate(shown.iter_rows()):
         cells = []
         for column, value in zip(df.columns, row, strict=True):
-            text, number = cell(value, column)
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            text = texts[column][i]
             kind = (
                 "num"
                 if number
@@ -203,13 +208,14 @@ def table_html(
 def page_view(name: str, df: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
     """The columns of a table a page shows, and the headings of those it leaves out.
 
-    Columns without a value are left out, and of a table in ``PAGE_COLUMNS`` all but those.
+    Columns without a value (null or empty) are left out, and of a table in ``PAGE_COLUMNS``
+    all but those.
     """
     keep = [
         c
         for c in df.columns
         if (name not in PAGE_COLUMNS or c in PAGE_COLUMNS[name])
-        and (not df.height or df[c].null_count() < df.height)
+        and (not df.height or any(v not in (None, "") for v in df[c].to_list()))
     ]
     from planner.report import column_label
 
@@ -227,7 +233,7 @@ def transposed(df: pl.DataFrame) -> pl.DataFrame:
     Each value is formatted by its own column (``planner.report.figure_text``) before turning,
     and each column is headed by its row's first value (a name: the option, the collective).
     """
-    from planner.report import column_label, figure_text
+    from planner.report import column_label, column_texts, figure_text
 
     first = df.columns[0]
     heads = [figure_text(first, v) or f"row {i + 1}" for i, v in enumerate(df[first].to_list())]
@@ -242,8 +248,9 @@ def transposed(df: pl.DataFrame) -> pl.DataFrame:
             heads = longer
     heads = [h if heads.count(h) == 1 else f"{h} ({i + 1})" for i, h in enumerate(heads)]
     data: dict[str, list[str]] = {column_label(first): [column_label(c) for c in df.columns[1:]]}
-    for head, row in zip(heads, df.iter_rows(named=True), strict=True):
-        data[head] = [figure_text(c, row[c]) for c in df.columns[1:]]
+    texts = {c: column_texts(c, df[c].to_list()) for c in df.columns[1:]}
+    for i, head in enumerate(heads):
+        data[head] = [texts[c][i] for c in df.columns[1:]]
     return pl.DataFrame(data)
 
 

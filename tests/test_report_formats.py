@@ -13,7 +13,13 @@ from typing import Any
 import pytest
 
 from planner.api import load_instance
-from planner.report import column_label, count_text, figure_text, workload_assumptions
+from planner.report import (
+    column_label,
+    column_texts,
+    count_text,
+    figure_text,
+    workload_assumptions,
+)
 from tests.conftest import REPO_ROOT
 
 
@@ -123,3 +129,18 @@ def test_the_workload_assumed_is_stated(instance: str, expected: dict[str, str])
 
 def test_no_workload_states_none() -> None:
     assert workload_assumptions(load_instance(REPO_ROOT / "instances" / "h100-1k.toml")) == []
+
+
+@pytest.mark.parametrize(
+    ("column", "values", "texts"),
+    [
+        # A column with fractions writes its whole figures like them: never "2" beside "1.50".
+        ("allowed_leaf", [2.0, 1.75, 1.5], ["2.00", "1.75", "1.50"]),
+        ("sim_fraction_spray", [1.0, 0.937], ["1.00", "0.937"]),
+        # A column of whole figures stays integers.
+        ("switches", [96.0, 48.0, None], ["96", "48", ""]),
+        ("capex_usd", [2_000_000.0, 80.5], ["$2,000,000", "$80.50"]),
+    ],
+)
+def test_a_column_reads_one_way(column: str, values: list[Any], texts: list[str]) -> None:
+    assert column_texts(column, values) == texts
