@@ -139,9 +139,11 @@ def _panel(ax: object, part: pl.DataFrame, colour: str) -> None:
     width = IDLE_WIDTH * BAR_FILL / max(len(series), 1)
     for k, (direction, share, lefts, total) in enumerate(series):
         alpha, hatch = DIRECTION_STYLE.get(direction, DIRECTION_STYLE["up"])
+        # Only bins with links get a bar: most are empty, and every bar costs drawing time.
+        filled = [(x, y) for x, y in zip(lefts, share, strict=True) if y > 0]
         ax.bar(
-            [x + IDLE_WIDTH * (1 - BAR_FILL) / 2 + k * width for x in lefts],
-            share,
+            [x + IDLE_WIDTH * (1 - BAR_FILL) / 2 + k * width for x, _ in filled],
+            [y for _, y in filled],
             width=width,
             align="edge",
             color=colour,
