@@ -19,11 +19,13 @@ CP-SAT solves too).
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -33,10 +35,12 @@ from planner.checks import check_instance
 from planner.deadline import Deadline as Deadline
 from planner.design import Design as Design
 from planner.errors import InputError as InputError
-from planner.families import CLOS, OCS_DIRECT, family_of
+from planner.families import CLOS, OCS_DIRECT, OCS_TORUS, family_of
 from planner.interrupt import interruptible as interruptible
 from planner.interrupt import patch_cp_sat
 from planner.loading import DEFAULT_CATALOG as DEFAULT_CATALOG
+from planner.loading import changes_text as changes_text
+from planner.loading import derived_instance as derived_instance
 from planner.loading import load_catalog as load_catalog
 from planner.loading import load_instance as _load_instance
 from planner.loading import parse_override as parse_override
@@ -67,6 +71,7 @@ from planner.schema.instance import DEFAULT_TIME_LIMIT_S as DEFAULT_TIME_LIMIT_S
 from planner.schema.instance import Instance as Instance
 from planner.schema.verify import Verify as Verify
 from planner.study import sweep as sweep
+from planner.study.cluster import connect as connect_scheduler  # noqa: F401 (for the CLI)
 from planner.validation import Violation, validate_design
 from planner.workload.step import verify_with_workload
 
@@ -82,20 +87,60 @@ if TYPE_CHECKING:
     from planner.workload.step import StepTime
 
 
-def _load_solvers() -> None:
-    """Load the search, the circuit engineering, the simulator and the torus, once.
+#: The optional extras (pyproject's ``[project.optional-dependencies]``) by module they bring.
+EXTRAS = {"distributed": "dask", "pandas": "pandas", "pyarrow": "pandas"}
 
-    Then HiGHS's banner is kept off stdout, where it would land in the middle of --json output
-    (``planner/quiet.py``), and CP-SAT is loaded, so Ctrl-C can stop its solves if a command
-    asked for it (``planner/interrupt.py``).
+
+def require_extra(module: str, what: str) -> ModuleType:
+    """Import an optional dependency; InputError naming the extra to install when it is missing.
+
+    ``what`` names what the user asked for (``--dask``, ``PlanResult.to_pandas()``).
     """
-    import planner.ocs
-    import planner.sim.simulate
-    import planner.sizing
-    import planner.torus  # noqa: F401
+    extra = EXTRAS[module]
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise InputError(
+            f"{what} needs {module}, which comes with the optional '{extra}' extra: install "
+            f"it with pip install 'fabric-planner[{extra}]' (in a clone: uv sync --extra {extra})"
+        ) from None
 
-    silence_highs_banner()
+
+#: What ``_load_solvers`` can load: the search (CP-SAT), the simulator (SciPy), the OCS circuit
+#: engineering (CP-SAT, PuLP/HiGHS, networkx) and the torus pod (networkx, scipy.stats).
+SOLVER_PARTS = {
+    "search": "planner.sizing",
+    "sim": "planner.sim.simulate",
+    "ocs": "planner.ocs",
+    "torus": "planner.torus",
+}
+
+
+def _load_solvers(*parts: str) -> None:
+    """Load the parts of the planner a call needs (``SOLVER_PARTS``; all of them without any).
+
+    Each loads once per process and only when asked for, so a command pays for what it uses: a
+    Clos plan never loads the OCS models, a plan without verification never loads the simulator.
+    Once OCS is loaded, HiGHS's banner is kept off stdout, where it would land in the middle of
+    --json output (``planner/quiet.py``); once CP-SAT is, it is patched so Ctrl-C can stop its
+    solves if a command asked for it (``planner/interrupt.py``).
+    """
+    for part in parts or tuple(SOLVER_PARTS):
+        if part == "ocs":
+            silence_highs_banner()
+        importlib.import_module(SOLVER_PARTS[part])
     patch_cp_sat()
+
+
+def _parts_for(inst: Instance, verifying: bool) -> tuple[str, ...]:
+    """The solver parts a plan of ``inst`` needs: its families' and the simulator's if it verifies."""
+    families = set(inst.search.families)
+    return (
+        "search",
+        *(("sim",) if verifying else ()),
+        *(("ocs",) if OCS_DIRECT in families else ()),
+        *(("torus",) if OCS_TORUS in families else ()),
+    )
 
 
 @dataclass(frozen=True)
@@ -149,6 +194,9 @@ class PlanResult:
         """A few lines: instance, status, family, GPUs, capex, power and verdict (not the tables)."""
         s = self.summary.row(0, named=True)
         lines = [f"PlanResult({s['instance']!r}: {s['status']}, {s['gpus']:,} GPUs"]
+        derived = self.instance.derived_from
+        if derived is not None:
+            lines.append(f"  from {derived[0]!r} with {changes_text(derived[1])}")
         if s["capex_usd"] is not None:
             lines.append(
                 f"  {s['family']}, capex ${s['capex_usd']:,.0f}, power {s['power_kw']:,.1f} kW"
@@ -161,11 +209,16 @@ class PlanResult:
         import html
 
         s = self.summary.row(0, named=True)
+        cells = [
+            (name, self._cell(s[name])) for name in self.HEADLINE_COLUMNS if s.get(name) is not None
+        ]
+        derived = self.instance.derived_from
+        if derived is not None:
+            cells.insert(1, ("changes", f"{derived[0]} with {changes_text(derived[1])}"))
         rows = "".join(
             f"<tr><th style='text-align:left'>{html.escape(name)}</th>"
-            f"<td>{html.escape(self._cell(s[name]))}</td></tr>"
-            for name in self.HEADLINE_COLUMNS
-            if s.get(name) is not None
+            f"<td>{html.escape(text)}</td></tr>"
+            for name, text in cells
         )
         return f"<table><caption>PlanResult</caption>{rows}</table>"
 
@@ -179,7 +232,9 @@ class PlanResult:
         return str(value)
 
     def to_pandas(self) -> Any:
-        """The summary row as a pandas DataFrame (needs pandas and pyarrow)."""
+        """The summary row as a pandas DataFrame (needs the ``pandas`` extra: pandas, pyarrow)."""
+        for module in ("pandas", "pyarrow"):
+            require_extra(module, "PlanResult.to_pandas()")
         return self.summary.to_pandas()
 
     @property
@@ -345,8 +400,8 @@ def plan(
     deadline = deadline or Deadline.after(time_limit_s)
     catalog = catalog or catalog_for(inst)
     check_instance(inst, catalog)
-    _load_solvers()
     verifying = inst.verify.enabled if verify is None else verify
+    _load_solvers(*_parts_for(inst, verifying))
     if inst.objective.idle_gpu_weight > 0:
         if not verifying:
             raise InputError(
@@ -597,7 +652,7 @@ def verify_demand(design: Design, verify: Verify) -> npt.NDArray[np.float64]:
     The diagonal holds the bytes that stay inside a block: they use no circuit but are part of
     what the block injects, which scales the throughput (``models.ocs_topology``, Units).
     """
-    _load_solvers()
+    _load_solvers("sim", "ocs")
     import numpy as np
 
     from planner import ocs
@@ -631,7 +686,7 @@ def simulate(
     time_limit_s: float | None = None,
 ) -> SimResult:
     """Simulate a design under traffic, routing and failures (an instance's ``[verify]`` section)."""
-    _load_solvers()
+    _load_solvers("sim", *(("ocs",) if design.family == OCS_DIRECT else ()))
     from planner.sim.simulate import simulate as _simulate
 
     deadline = Deadline.after(time_limit_s)
@@ -698,7 +753,7 @@ def compare_optics(
     """
     deadline = deadline or Deadline.after(time_limit_s)
     catalog = catalog or catalog_for(inst)
-    _load_solvers()
+    _load_solvers("search")
     from planner.optics import SCENARIOS, comparison_table, scenario_instance
 
     results = {}
@@ -765,7 +820,7 @@ def compare_fabrics(
     """
     deadline = Deadline.after(time_limit_s)
     catalog = catalog or catalog_for(inst)
-    _load_solvers()
+    _load_solvers("search", "sim", "ocs")
     from planner import ocs
     from planner.sim.simulate import simulate as _simulate
 
@@ -846,7 +901,7 @@ def compare_fabrics(
 
 def plan_torus(inst: Instance, *, catalog: Catalog | None = None) -> TorusPlan:
     """Size a TPU-style torus pod ([torus] section): cubes, spares, OCS, slices, a cube failure."""
-    _load_solvers()
+    _load_solvers("torus")
     from planner.torus import plan_torus as _plan_torus
 
     return _plan_torus(inst, catalog or catalog_for(inst))
@@ -886,7 +941,7 @@ def export_htsim(
     is left out and said through ``note``; a connection matrix that cannot be written is bad
     input (InputError).
     """
-    _load_solvers()
+    _load_solvers("sim")
     from planner.sim.fabric import build_fabric
     from planner.sim.htsim import connection_matrix_text, topology_text
     from planner.sim.simulate import build_traffic

@@ -40,6 +40,7 @@ from planner.api import (
     catalog_entries,
     catalog_lines,
     claimed,
+    derived_instance,
     headline,
     idle_pricing_lines,
     interruptible,
@@ -242,10 +243,15 @@ CatalogOpt = Annotated[
 
 
 def load_with_changes(path: Path, changes: list[str] | None) -> Instance:
-    """Read an instance and apply ``--set`` overrides."""
+    """Read an instance and apply ``--set`` overrides.
+
+    A changed instance gets a name derived from its changes (``h100-1k.gpus-65536``), so its
+    default report folder is not the base's, and records them for the reports
+    (``api.derived_instance``).
+    """
     inst = load_instance(path)
     if changes:
-        inst = inst.with_changes(dict(parse_override(item) for item in changes))
+        inst = derived_instance(inst, dict(parse_override(item) for item in changes))
     return inst
 
 
@@ -623,7 +629,7 @@ def study_executor(
     Local processes are capped at ``min(--workers, scenarios, cores)`` (and
     ``planner.study.run.MAX_WORKERS``); a cap below what ``--workers`` asked is said on stderr.
     One process is this process (no pool). ``--dask`` connects within ``DASK_CONNECT_S``
-    seconds, or exits 2 saying why (``planner.study.cluster.connect``).
+    seconds, or exits 2 saying why (``api.connect_scheduler``).
     """
     if dask is not None and workers is not None:
         raise InputError("--dask and --workers: choose one (a Dask cluster has its own workers)")
@@ -643,9 +649,8 @@ def study_executor(
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
         return
-    from planner.study.cluster import connect
-
-    client = connect(dask, DASK_CONNECT_S)
+    api.require_extra("distributed", "--dask")
+    client = api.connect_scheduler(dask, DASK_CONNECT_S)
     try:
         yield client.get_executor()
     finally:

@@ -96,6 +96,9 @@ class LinkGroup:
     connector: str = ""
     channel_loss_db: float | None = None
     source: str = ""
+    """Where the price of a module (or copper assembly end) comes from (catalog)."""
+    cable_source: str = ""
+    """Where the price of the fibre (``cable_cost_usd``) comes from (catalog)."""
     lower_ports_per_module: int = 1
     """Logical links one module (or cable plug) at the lower end carries: 2 for a twin-port
     module; 0 when no module sits there (a CPO port)."""
@@ -542,7 +545,7 @@ class Design:
                             links,
                             g.cable_cost_usd,
                             0.0,
-                            g.source,
+                            g.cable_source,
                         )
                     )
         return pl.DataFrame(rows, schema=BOM_SCHEMA)

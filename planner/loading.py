@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
+import math
 import os
 import re
 import stat
 import tomllib
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
@@ -15,8 +18,9 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from planner.errors import InputError
+from planner.output import safe_name
 from planner.schema.catalog import Catalog
-from planner.schema.instance import Instance
+from planner.schema.instance import INSTANCE_NAME_PATTERN, Instance
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -367,7 +371,11 @@ def parse_override(item: str) -> tuple[str, Any]:
 
 
 def apply_changes(inst: Instance, changes: dict[str, Any]) -> Instance:
-    """A new instance with dotted paths replaced, validated as a whole."""
+    """A new instance with dotted paths replaced, validated as a whole.
+
+    The name stays (``derived_instance`` gives one derived from the changes); an instance that
+    was itself derived keeps that record (``Instance.derived_from``).
+    """
     data = inst.model_dump(mode="python", exclude_unset=True)
     for dotted, value in changes.items():
         parts = dotted.split(".")
@@ -382,7 +390,106 @@ def apply_changes(inst: Instance, changes: dict[str, Any]) -> Instance:
                 )
             node = child
         node[parts[-1]] = value
-    return validate_data(Instance, data, source="changes " + ", ".join(changes))
+    out = validate_data(Instance, data, source="changes " + ", ".join(changes))
+    out._derived_from = inst.derived_from
+    return out
+
+
+# ---- names of changed instances (``--set`` and a study's scenarios) -------------------------
+#: Longest shown value of a change in a derived name (longer ones are cut and hashed).
+MAX_VALUE_CHARS = 24
+#: Longest instance name the schema allows (``INSTANCE_NAME_PATTERN``).
+MAX_INSTANCE_NAME = 100
+#: Longest name ``derived_instance`` gives: a longer one is cut and ends with a hash of the changes.
+MAX_DERIVED_NAME = 64
+#: Name of the change set that changes nothing (a study's baseline).
+BASELINE = "base"
+_INSTANCE_NAME = re.compile(INSTANCE_NAME_PATTERN)
+_NOT_IN_INSTANCE_NAME = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def short_labels(keys: Sequence[str]) -> dict[str, str]:
+    """Each dotted key's shortest tail that no other key shares (``cluster.gpus`` -> ``gpus``)."""
+    labels = {}
+    for key in keys:
+        parts = key.split(".")
+        for n in range(1, len(parts) + 1):
+            tail = ".".join(parts[-n:])
+            if not any(other != key and other.endswith("." + tail) for other in keys) and not any(
+                other == tail for other in keys if other != key
+            ):
+                break
+        labels[key] = tail
+    return labels
+
+
+def value_text(value: Any) -> str:
+    """A change's value as it shows in a derived name: short, no spaces, no brackets."""
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, float) and math.isfinite(value) and value == int(value):
+        text = str(int(value)) if abs(value) < 1e15 else repr(value)
+    elif isinstance(value, list | tuple):
+        text = "-".join(value_text(v) for v in value) or "none"
+    elif isinstance(value, dict):
+        text = "-".join(f"{k}={value_text(v)}" for k, v in value.items()) or "none"
+    else:
+        text = str(value)
+    if len(text) > MAX_VALUE_CHARS:
+        tag = hashlib.sha256(text.encode()).hexdigest()[:6]
+        text = f"{text[: MAX_VALUE_CHARS - 7]}~{tag}"
+    return text
+
+
+def scenario_name(changes: Mapping[str, Any], labels: Mapping[str, str]) -> str:
+    """``gpus=8192+nic_gbps=800``: each change's label and value, made safe as a file name."""
+    if not changes:
+        return BASELINE
+    return safe_name("+".join(f"{labels[k]}={value_text(v)}" for k, v in changes.items()))
+
+
+def instance_name(base: str, scenario: str, key: str, limit: int = MAX_INSTANCE_NAME) -> str:
+    """A changed instance's name: ``<base>.<scenario>`` in the characters a name may hold.
+
+    ``=`` becomes ``-`` and ``+`` becomes ``.``; a name longer than ``limit`` is cut and ends
+    with ``key``'s first characters (a hash of the changes), so it stays unique and stable.
+    """
+    tail = _NOT_IN_INSTANCE_NAME.sub("_", scenario.replace("=", "-").replace("+", "."))
+    name = f"{base}.{tail}"
+    if len(name) > limit:
+        name = f"{name[: limit - 9]}-{key[:8]}"
+    assert _INSTANCE_NAME.match(name), name
+    return name
+
+
+def changes_key(changes: Mapping[str, Any]) -> str:
+    """A stable hash of a change set (the same changes, in any order, the same key)."""
+    text = json.dumps(sorted(changes.items()), sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def derived_instance(inst: Instance, changes: Mapping[str, Any]) -> Instance:
+    """``inst`` with ``--set`` changes applied, named after them, the changes recorded.
+
+    The name is the one a study gives the same changes (``<base>.gpus-65536``: see
+    ``planner.study.scenarios``), at most ``MAX_DERIVED_NAME`` characters (a longer one ends
+    with a hash of the changes), so a changed plan never writes into the base's report folder.
+    ``Instance.derived_from`` then holds the base's name and the changes, for the reports.
+    """
+    if not changes:
+        return inst
+    changed = apply_changes(inst, dict(changes))
+    label = scenario_name(changes, short_labels(list(changes)))
+    name = instance_name(inst.name, label, changes_key(changes), MAX_DERIVED_NAME)
+    out = changed.model_copy(update={"name": name})
+    base, earlier = inst.derived_from or (inst.name, ())
+    out._derived_from = (base, (*earlier, *changes.items()))
+    return out
+
+
+def changes_text(changes: Sequence[tuple[str, Any]]) -> str:
+    """``cluster.gpus = 65536, search.switch_models = ["sn5600"]``: changes as a person reads them."""
+    return ", ".join(f"{path} = {json.dumps(value, default=str)}" for path, value in changes)
 
 
 def instance_dir(path: str | Path) -> Path:

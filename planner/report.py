@@ -12,7 +12,7 @@ self-contained page ``report.html`` (``planner.report_html``), into one folder a
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -134,6 +134,7 @@ SUMMARY_SCHEMA: dict[str, Any] = {
     "sim_fraction_after_failure": pl.Float64,
     "sim_steps_cut": pl.Int64,
     "time_limit_hint_s": pl.Float64,
+    "workload": pl.Utf8,
     "step_time_s": pl.Float64,
     "compute_s": pl.Float64,
     "comm_s": pl.Float64,
@@ -187,6 +188,11 @@ def summary_table(
     return _with_idle_value(row, inst, design, None if step is None else step[1])
 
 
+def _with_workload(row: pl.DataFrame, inst: Instance) -> pl.DataFrame:
+    """The summary row with the workload it assumed (``workload_text``), when there is one."""
+    return row.with_columns(workload=pl.lit(workload_text(inst), pl.Utf8))
+
+
 def _with_idle_value(
     row: pl.DataFrame, inst: Instance, design: Design | None, step: StepTime | None
 ) -> pl.DataFrame:
@@ -195,6 +201,7 @@ def _with_idle_value(
     The lifetime value of idle GPU time when the step is known; the facility's power,
     (GPUs + interconnect) x PUE, when the GPU gives its power.
     """
+    row = _with_workload(row, inst)
     if design is None:
         return row
     gpu_kw = row["gpu_power_kw"][0]
@@ -765,32 +772,179 @@ def _carried(outdir: Path, design: Design) -> dict[str, Writer]:
     return out
 
 
-# ---- report.md -----------------------------------------------------------------------------
-def _fmt(value: Any) -> str:
+# ---- how figures read: units, numbers, plurals (report.md, report.html, the pictures) -------
+#: The unit a column's name ends with (``capex_usd``), as a person writes it.
+UNITS = {
+    "usd": "USD",
+    "kw": "kW",
+    "w": "W",
+    "gbps": "Gb/s",
+    "ns": "ns",
+    "ms": "ms",
+    "s": "s",
+    "m": "m",
+    "db": "dB",
+    "bytes": "bytes",
+    "gib": "GiB",
+    "gpus": "GPUs",
+}
+#: Words written in capitals (or otherwise) in labels.
+WORDS = {
+    "gpu": "GPU",
+    "gpus": "GPUs",
+    "tco": "TCO",
+    "ocs": "OCS",
+    "ecmp": "ECMP",
+    "nic": "NIC",
+    "afr": "AFR",
+    "cpo": "CPO",
+    "lpo": "LPO",
+    "bom": "BOM",
+    "p50": "p50",
+    "p99": "p99",
+    "fct": "FCT",
+    "busbw": "bus bandwidth",
+    "algbw": "algorithm bandwidth",
+    "mfu": "MFU",
+    "usd": "USD",
+}
+#: Columns read as fractions or ratios: three significant digits.
+FRACTION_WORDS = ("fraction", "share", "utilisation", "gap", "ratio", "oversubscription", "afr")
+#: Significant digits of a fraction, ratio or measured quantity.
+SIGNIFICANT = 3
+#: Money at or above this many dollars is shown without cents.
+WHOLE_DOLLARS_FROM_USD = 100.0
+#: Binary units of byte counts.
+BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+
+
+def column_label(name: str) -> str:
+    """A column's name as a heading: words, capitals, its unit in brackets.
+
+    ``capex_usd`` -> ``capex (USD)``, ``power_kw`` -> ``power (kW)``, ``min_length_m`` ->
+    ``min length (m)``, ``gpus`` -> ``GPUs``. The one mapping every table heading and axis label
+    goes through (``UNITS``, ``WORDS``).
+    """
+    words = name.split("_")
+    unit = ""
+    rate = next((i for i, w in enumerate(words[:-2]) if w in UNITS and words[i + 1] == "per"), None)
+    if rate is not None:
+        # ``scale_up_gbps_per_gpu``: a unit per something reads ``scale up (Gb/s per GPU)``.
+        per = " ".join(WORDS.get(w, w) for w in words[rate + 2 :])
+        head = " ".join(WORDS.get(w, w) for w in words[:rate])
+        unit_text = f"{UNITS[words[rate]]} per {per}"
+        return f"{head} ({unit_text})" if head else unit_text
+    if len(words) > 1 and words[-1] in UNITS:
+        unit = UNITS[words.pop()]
+    if unit and len(words) > 1 and words[-1] == "per":
+        # ``tokens_per_s``: a rate reads ``tokens/s``.
+        return " ".join(WORDS.get(w, w) for w in words[:-1]) + f"/{unit}"
+    text = " ".join(WORDS.get(w, w) for w in words)
+    return f"{text} ({unit})" if unit else text
+
+
+def _significant(x: float, digits: int = SIGNIFICANT) -> str:
+    """``x`` to ``digits`` significant digits in plain notation (never ``2.77e6``)."""
+    x = float(f"{x:.{digits}g}")  # round first: 0.99999 is 1.00, not 1.000
+    if x == 0:
+        return "0"
+    magnitude = math.floor(math.log10(abs(x)))
+    decimals = max(digits - 1 - magnitude, 0)
+    return f"{x:,.{min(decimals, 15)}f}"
+
+
+def money_text(x: float) -> str:
+    """``$1,234,567`` (no cents from $100 up, nor on whole dollars), ``$12.35``, ``-$40``."""
+    sign = "-" if x < 0 else ""
+    size = abs(x)
+    if size >= WHOLE_DOLLARS_FROM_USD or size == int(size):
+        return f"{sign}${size:,.0f}"
+    return f"{sign}${size:,.2f}"
+
+
+def bytes_text(n: float) -> str:
+    """A byte count in binary units: ``512 B``, ``1.50 KiB``, ``30.8 GiB``."""
+    size, unit = abs(n), 0
+    while size >= 1024 and unit < len(BYTE_UNITS) - 1:
+        size /= 1024
+        unit += 1
+    if unit == 0:
+        return f"{n:,.0f} B"
+    return f"{'-' if n < 0 else ''}{_significant(size)} {BYTE_UNITS[unit]}"
+
+
+def column_texts(column: str, values: Sequence[Any]) -> list[str]:
+    """A whole column's cells: whole numbers as integers only when every figure is one.
+
+    So a column reads one way: ``2.00, 1.75, 1.50`` rather than ``2, 1.75, 1.50``.
+    """
+    fractional = any(isinstance(v, float) and math.isfinite(v) and v != int(v) for v in values)
+    return [figure_text(column, v, fractional=fractional) for v in values]
+
+
+def figure_text(column: str, value: Any, *, fractional: bool = False) -> str:
+    """A table cell, by the kind of figure its column holds; the one number formatter.
+
+    Money (``*_usd``) with ``$`` and no cents from $100 up; byte counts (``*bytes*``) in binary
+    units; fractions and ratios (``FRACTION_WORDS``) and measured floats to three significant
+    digits; whole numbers with thousands separators; never scientific notation. An infinite
+    time (traffic a failure cut off) is ``never``. ``fractional``: the column holds fractions,
+    so a whole float is written like them (``2.00``), not as an integer.
+    """
     if value is None:
         return ""
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "n/a"
-        if math.isinf(value):
-            # A collective some of whose flows a failure cut off never completes.
-            return "never" if value > 0 else "-inf"
-        if value == int(value) and abs(value) < 1e15:
-            return f"{int(value):,}"
-        return f"{value:,.2f}" if abs(value) >= 1 else f"{value:.4g}"
-    if isinstance(value, int):
-        return f"{value:,}"
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    if not isinstance(value, int | float):
+        return str(value)
+    x = float(value)
+    if math.isnan(x):
+        return "n/a"
+    if math.isinf(x):
+        return "never" if x > 0 else "-inf"
+    words = column.split("_")
+    if words[-1] == "usd" or "usd" in words:
+        return money_text(x)
+    if "bytes" in words:
+        return bytes_text(x)
+    if any(w in column for w in FRACTION_WORDS):
+        return _significant(x)
+    if isinstance(value, int) or (x == int(x) and abs(x) < 1e15 and not fractional):
+        return f"{int(x):,}"
+    if abs(x) >= 10 ** (SIGNIFICANT - 1):
+        return f"{x:,.0f}"
+    return _significant(x)
+
+
+def count_text(n: int, singular: str, plural: str | None = None) -> str:
+    """``1 switch``, ``2 switches``, ``1,024 GPUs``: a count with its noun, singular or plural.
+
+    The plural is ``plural`` when given, else the noun with ``es`` after s, x, ch or sh and ``s``
+    otherwise. The one helper report.md, report.html and the pictures count things with.
+    """
+    if n == 1:
+        return f"1 {singular}"
+    if plural is None:
+        last = singular.rsplit(" ", 1)[-1]
+        suffix = "es" if last.endswith(("s", "x", "ch", "sh")) else "s"
+        plural = f"{singular}{suffix}"
+    return f"{n:,} {plural}"
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def markdown_table(df: pl.DataFrame, columns: list[str] | None = None) -> str:
     """Render a DataFrame as a GitHub markdown table."""
     columns = columns or df.columns
-    lines = ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
-    for row in df.select(columns).iter_rows():
-        lines.append("| " + " | ".join(_fmt(v) for v in row) + " |")
+    lines = [
+        "| " + " | ".join(column_label(c) for c in columns) + " |",
+        "|" + "|".join("---" for _ in columns) + "|",
+    ]
+    texts = [[_md_cell(t) for t in column_texts(c, df[c].to_list())] for c in columns]
+    for row in zip(*texts, strict=True):
+        lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 
 
@@ -806,17 +960,102 @@ def _money(x: float | None) -> str:
 def _scale_up_line(s: dict[str, Any]) -> str:
     """The scale-up domain, and the whole interconnect when its switches are priced."""
     line = (
-        f"scale-up: {s['scale_up_gpus']} GPUs per domain at {s['scale_up_gbps_per_gpu']:,.0f} Gb/s"
+        f"scale-up: {count_text(s['scale_up_gpus'], 'GPU')} per domain at "
+        f"{s['scale_up_gbps_per_gpu']:,.0f} Gb/s"
         " per GPU each way (traffic inside a domain never touches a NIC)"
     )
     if not s["scale_up_switches"]:
         return line + "; its switches are not priced (no cluster.scale_up.switch)"
     return (
-        line + f"; {s['scale_up_switches']:,} scale-up switches"
+        line + f"; {count_text(s['scale_up_switches'], 'scale-up switch')}"
         f" ({_money(s['scale_up_capex_usd'])}, {s['scale_up_power_kw']:,.1f} kW);"
         f" whole interconnect {_money(s['interconnect_capex_usd'])},"
         f" {s['interconnect_power_kw']:,.1f} kW"
     )
+
+
+def instance_lines(inst: Instance) -> list[str]:
+    """Which instance a plan answers: when ``--set`` derived it, its base and the changes."""
+    if inst.derived_from is None:
+        return []
+    from planner.loading import changes_text
+
+    base, changes = inst.derived_from
+    return [f"instance: {inst.name} = {base} with {changes_text(changes)}"]
+
+
+def _quantity_text(n: float) -> str:
+    """``405B``, ``1.8T``, ``37B``, ``46.7B``: a parameter count as people write it."""
+    for size, unit in ((1e12, "T"), (1e9, "B"), (1e6, "M")):
+        if n >= size:
+            return f"{n / size:.3g}{unit}"
+    return f"{n:,.0f}"
+
+
+def workload_assumptions(inst: Instance) -> list[tuple[str, str]]:
+    """The workload a plan assumed, as (what, value) pairs; empty without a ``[workload]``.
+
+    The one place that says it: report.md's and report.html's assumptions read these pairs,
+    and the summary's ``workload`` column joins them.
+    """
+    w = inst.workload
+    if w is None:
+        return []
+    m, par = w.spec, w.parallelism
+    name = f"{w.preset} (preset)" if w.preset is not None else "own model ([workload.model])"
+    size = f"{_quantity_text(m.parameters)} parameters"
+    if m.experts > 1:
+        size += (
+            f" ({_quantity_text(m.active)} active; {count_text(m.experts, 'expert')}, "
+            f"top-{m.top_k}, {count_text(m.moe_layers, 'MoE layer')})"
+        )
+    else:
+        size += " (dense)"
+    shape = (
+        f"{count_text(m.layers, 'layer')}, hidden size {m.hidden_size:,}, "
+        f"{count_text(m.sequence_length_tokens, 'token')} per sequence, "
+        f"{count_text(m.global_batch_sequences, 'sequence')} per batch"
+    )
+    split = (
+        f"tp {par.tensor:,} x pp {par.pipeline:,} x dp {par.data:,} = "
+        f"{count_text(par.gpus, 'GPU')}; ep {par.expert:,}"
+    )
+    if par.sequence_parallel:
+        split += "; sequence parallel"
+    if par.zero_stage:
+        split += f"; ZeRO stage {par.zero_stage}"
+    gpu = (
+        f"{w.gpu.peak_flops / 1e12:,.4g} TFLOP/s peak at "
+        f"{100 * w.gpu.utilisation:.4g} % model FLOPs utilisation (MFU)"
+    )
+    if w.gpu.power_w is not None:
+        gpu += f"; {w.gpu.power_w:,.0f} W"
+    years = inst.objective.lifetime_years
+    return [
+        ("workload model", f"{name}: {size}; {shape}"),
+        ("parallelism", split),
+        (
+            "microbatch",
+            f"{count_text(w.micro_batch_sequences, 'sequence')}; "
+            f"{count_text(w.microbatches, 'microbatch')} per iteration",
+        ),
+        ("GPU", gpu),
+        (
+            "GPU price",
+            f"${w.gpu.price_usd_per_hour:,.2f} per GPU-hour, over {years:g} years",
+        ),
+        (
+            "overlap",
+            f"{100 * w.overlap_fraction:.4g} % of the data-parallel communication "
+            "hidden under compute",
+        ),
+    ]
+
+
+def workload_text(inst: Instance) -> str | None:
+    """The workload assumed in one line (the summary's ``workload`` column); None without one."""
+    pairs = workload_assumptions(inst)
+    return "; ".join(f"{k}: {v}" for k, v in pairs) if pairs else None
 
 
 def headline(summary: pl.DataFrame) -> list[str]:
@@ -829,11 +1068,12 @@ def headline(summary: pl.DataFrame) -> list[str]:
         f"tco: {_money(s['tco_usd'])} (capex {_money(s['capex_usd'])}"
         f" + lifetime energy {_money(s['energy_usd'])})",
         f"power: {s['power_kw']:,.1f} kW",
-        f"fabric: {s['family']}, {s['planes']} plane(s) x {s['tiers']} tier(s)"
-        f" at {s['link_speed_gbps']}G, "
-        f"{s['switches']:,} switches ({s['switch_models']}), {s['transceivers']:,} transceivers",
+        f"fabric: {s['family']}, {count_text(s['planes'], 'plane')} x "
+        f"{count_text(s['tiers'], 'tier')} at {s['link_speed_gbps']}G, "
+        f"{count_text(s['switches'], 'switch')} ({s['switch_models']}), "
+        f"{count_text(s['transceivers'], 'transceiver')}",
         _scale_up_line(s),
-        f"paths: {s['max_switch_hops']} switch hops, {s['max_latency_ns']:,.0f} ns, "
+        f"paths: {count_text(s['max_switch_hops'], 'switch hop')}, {s['max_latency_ns']:,.0f} ns, "
         f"oversubscription {s['oversubscription']:.2f}:1,"
         f" bisection {s['bisection_gbps']:,.0f} Gb/s",
         f"optimality gap: {s['gap']:.2%} (lower bound {_money(s['bound_usd'])})",
@@ -1036,7 +1276,11 @@ def render_markdown(plan_result: PlanResult, tables: dict[str, pl.DataFrame]) ->
     if inst.description:
         out += [inst.description, ""]
     out += [f"{inst.cluster.gpus:,} GPUs, {inst.cluster.nic_gbps}G scale-out NIC per GPU.", ""]
-    out += ["## Result", ""] + [f"- {line}" for line in headline(tables["summary"])] + [""]
+    result = [*instance_lines(inst), *headline(tables["summary"])]
+    out += ["## Result", ""] + [f"- {line}" for line in result] + [""]
+    assumed = workload_assumptions(inst)
+    if assumed:
+        out += ["## Workload assumed", ""] + [f"- {k}: {v}" for k, v in assumed] + [""]
     d = plan_result.design
     if d is None:
         title = (

@@ -12,7 +12,6 @@ notes); :func:`solve_page` fills it from a plan.
 from __future__ import annotations
 
 import base64
-import math
 from collections.abc import Mapping, Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
@@ -27,8 +26,32 @@ if TYPE_CHECKING:
 
 #: Rows of a table shown on the page; longer tables are cut with a note naming their file.
 MAX_ROWS = 30
+#: A table of more columns than this (and at most ``TRANSPOSE_MAX_ROWS`` rows) is shown turned.
+WIDE_COLUMNS = 11
+#: Most rows of a wide table shown turned (a longer one scrolls sideways in its box).
+TRANSPOSE_MAX_ROWS = 8
 #: Cells longer than this many characters wrap; shorter ones keep to one line.
-LONG_TEXT = 32
+LONG_TEXT = 60
+#: Cells with spaces longer than this wrap in a narrow column (switch models per tier).
+WRAP_TEXT = 16
+#: Columns a page shows of a table too wide for it; the file beside the page has them all.
+PAGE_COLUMNS = {
+    "alternatives": (
+        "family",
+        "option",
+        "status",
+        "planes",
+        "tiers",
+        "switch_models",
+        "switches",
+        "capex_usd",
+        "tco_usd",
+        "power_kw",
+        "delta_tco_usd",
+        "sim_verdict",
+        "winner",
+    ),
+}
 #: Headings of the tables a solve writes (a table without one is titled by its name).
 TABLE_TITLES = {
     "summary": "Summary",
@@ -49,7 +72,16 @@ TABLE_TITLES = {
     "sim_collectives": "Simulation: collectives and patterns",
     "sim_failures": "Simulation: failures",
     "sim_links": "Simulation: link utilisation",
+    "sim_link_histogram": "Simulation: links per utilisation bin (summary)",
+    "idle_pricing": "Idle GPU time priced: each rung of allowed ratios",
+    "torus_slices": "Torus slices",
+    "torus_circuits": "Torus circuits",
+    "torus_failure": "Torus: after a cube fails",
 }
+#: Tables shown summarised on the page (the file beside it holds them whole).
+SUMMARISED = {"sim_link_histogram": "sim_link_histogram.csv"}
+#: A link at or above this utilisation counts as busy in the histogram's summary.
+BUSY_UTILISATION = 0.9
 #: Figure captions by picture name (``planner.pictures.PICTURES``).
 FIGURE_CAPTIONS = {
     "topology": "Drawn from the design (design.json); each bundle's lengths are links.csv's range.",
@@ -67,7 +99,7 @@ CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial,
   "Noto Sans", "DejaVu Sans", sans-serif; color: #1d1f21; background: #fff; margin: 0;
   line-height: 1.45; font-size: 15px; }
-main { max-width: 1100px; margin: 0 auto; padding: 1.5rem 1.25rem 3rem; }
+main { max-width: 1240px; margin: 0 auto; padding: 1.5rem 1.25rem 3rem; }
 h1 { font-size: 1.6rem; margin: 0 0 .3rem; overflow-wrap: anywhere; }
 h2 { font-size: 1.2rem; margin: 2rem 0 .6rem; padding-bottom: .25rem; border-bottom: 1px solid #d8dce3; }
 h3 { font-size: 1rem; margin: 1.4rem 0 .4rem; }
@@ -80,14 +112,27 @@ ul.headline li { margin: .15rem 0; overflow-wrap: anywhere; }
 .card { border: 1px solid #d8dce3; border-radius: 6px; padding: .55rem .75rem; }
 .card .v { font-size: 1.2rem; font-weight: 600; font-variant-numeric: tabular-nums; }
 .card .k { color: #555; font-size: .8rem; }
-.scroll { overflow-x: auto; margin: .3rem 0 .4rem; }
+.scroll { overflow-x: auto; width: fit-content; max-width: 100%; margin: .3rem 0 .4rem; border: 1px solid #e3e6eb;
+  border-radius: 4px;
+  background: linear-gradient(to right, #fff 30%, rgba(255,255,255,0)) left / 2rem 100% no-repeat local,
+    linear-gradient(to left, #fff 30%, rgba(255,255,255,0)) right / 2rem 100% no-repeat local,
+    radial-gradient(farthest-side at 0 50%, rgba(0,0,0,.18), rgba(0,0,0,0)) left / .8rem 100% no-repeat scroll,
+    radial-gradient(farthest-side at 100% 50%, rgba(0,0,0,.18), rgba(0,0,0,0)) right / .8rem 100% no-repeat scroll; }
+.scroll::-webkit-scrollbar { height: 10px; }
+.scroll::-webkit-scrollbar-thumb { background: #c3c9d3; border-radius: 5px; }
+.scroll::-webkit-scrollbar-track { background: #f4f6f9; }
+.scroll table { margin: 0; }
 table { border-collapse: collapse; font-size: .82rem; font-variant-numeric: tabular-nums; }
 th, td { padding: .28rem .55rem; border-bottom: 1px solid #e3e6eb; text-align: left;
   vertical-align: top; }
-th { background: #eef1f5; font-weight: 600; white-space: nowrap; }
-tbody tr:nth-child(even) { background: #f8f9fb; }
+th { background: #eef1f5; font-weight: 600; min-width: 2.5rem; max-width: 9rem;
+  overflow-wrap: normal; }
+th[scope="row"] { max-width: 16rem; }
+tbody tr:nth-child(even) { background: rgba(0, 0, 0, .025); }
+p.lines { margin: .2rem 0 1rem; }
 td.num { text-align: right; white-space: nowrap; }
 td.text { white-space: nowrap; }
+td.wrap { min-width: 8rem; max-width: 13rem; }
 td.long { min-width: 16rem; max-width: 30rem; overflow-wrap: break-word; }
 p.note { color: #666; font-size: .8rem; margin: .2rem 0 1rem; }
 figure { margin: 1rem 0 1.6rem; }
@@ -102,36 +147,49 @@ CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 
 
 # ---- cells, tables, figures ----------------------------------------------------------------
-def cell(value: Any) -> tuple[str, bool]:
-    """A table cell's text (thousands separators, short floats) and whether it is a number."""
-    if value is None:
-        return "", False
-    if isinstance(value, bool):
-        return ("yes" if value else "no"), False
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "n/a", True
-        if math.isinf(value):
-            return ("never" if value > 0 else "-inf"), True
-        if value == int(value) and abs(value) < 1e15:
-            return f"{int(value):,}", True
-        return (f"{value:,.2f}" if abs(value) >= 1 else f"{value:.4g}"), True
-    if isinstance(value, int):
-        return f"{value:,}", True
-    return str(value), False
+def cell(value: Any, column: str = "") -> tuple[str, bool]:
+    """A table cell's text (``planner.report.figure_text``, by its column) and whether a number."""
+    from planner.report import figure_text
+
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    return figure_text(column, value), number
 
 
-def table_html(df: pl.DataFrame, *, max_rows: int = MAX_ROWS, source: str = "") -> str:
-    """A table as HTML, cut to ``max_rows`` rows with a note naming ``source`` for the rest."""
+def table_html(
+    df: pl.DataFrame, *, max_rows: int = MAX_ROWS, source: str = "", labels: bool = True
+) -> str:
+    """A table as HTML in its own scrolling box, cut to ``max_rows`` rows.
+
+    The note under a cut table names ``source`` for the rest. Headings read as words with
+    units (``planner.report.column_label``).
+    """
+    from planner.report import column_label, count_text
+
     if not df.height:
         return '<p class="note">no rows</p>'
-    head = "".join(f"<th>{escape(str(c))}</th>" for c in df.columns)
+    head = "".join(
+        f'<th scope="col">{escape(column_label(str(c)) if labels else str(c))}</th>'
+        for c in df.columns
+    )
+    from planner.report import column_texts
+
+    shown = df.head(max_rows)
+    texts = {c: column_texts(c, shown[c].to_list()) for c in shown.columns}
     body = []
-    for row in df.head(max_rows).iter_rows():
+    for i, row in enumerate(shown.iter_rows()):
         cells = []
-        for value in row:
-            text, number = cell(value)
-            kind = "num" if number else "long" if len(text) > LONG_TEXT else "text"
+        for column, value in zip(df.columns, row, strict=True):
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            text = texts[column][i]
+            kind = (
+                "num"
+                if number
+                else "long"
+                if len(text) > LONG_TEXT
+                else "wrap"
+                if len(text) > WRAP_TEXT and " " in text
+                else "text"
+            )
             cells.append(f'<td class="{kind}">{escape(text)}</td>')
         body.append("<tr>" + "".join(cells) + "</tr>")
     out = (
@@ -140,8 +198,60 @@ def table_html(df: pl.DataFrame, *, max_rows: int = MAX_ROWS, source: str = "") 
     )
     if df.height > max_rows:
         where = f"; full table in {escape(source)}" if source else ""
-        out += f'<p class="note">first {max_rows:,} of {df.height:,} rows{where}</p>'
+        out += (
+            f'<p class="note">first {max_rows:,} of {escape(count_text(df.height, "row"))}'
+            f"{where}</p>"
+        )
     return out
+
+
+def page_view(name: str, df: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
+    """The columns of a table a page shows, and the headings of those it leaves out.
+
+    Columns without a value (null or empty) are left out, and of a table in ``PAGE_COLUMNS``
+    all but those.
+    """
+    keep = [
+        c
+        for c in df.columns
+        if (name not in PAGE_COLUMNS or c in PAGE_COLUMNS[name])
+        and (not df.height or any(v not in (None, "") for v in df[c].to_list()))
+    ]
+    from planner.report import column_label
+
+    return df.select(keep), [column_label(c) for c in df.columns if c not in keep]
+
+
+def is_wide(df: pl.DataFrame) -> bool:
+    """Whether a table is too wide for the page and short enough to show turned (``transposed``)."""
+    return df.width > WIDE_COLUMNS and 1 <= df.height <= TRANSPOSE_MAX_ROWS
+
+
+def transposed(df: pl.DataFrame) -> pl.DataFrame:
+    """A wide, short table turned: one row per column (its heading), one column per row.
+
+    Each value is formatted by its own column (``planner.report.figure_text``) before turning,
+    and each column is headed by its row's first value (a name: the option, the collective).
+    """
+    from planner.report import column_label, column_texts, figure_text
+
+    first = df.columns[0]
+    heads = [figure_text(first, v) or f"row {i + 1}" for i, v in enumerate(df[first].to_list())]
+    # Name each row by the text columns that tell it apart (pattern, routing, scenario).
+    for column in df.columns[1:]:
+        if len(set(heads)) == len(heads):
+            break
+        if df.schema[column] != pl.Utf8:
+            continue
+        longer = [f"{h} · {figure_text(column, v)}" for h, v in zip(heads, df[column], strict=True)]
+        if len(set(longer)) > len(set(heads)):
+            heads = longer
+    heads = [h if heads.count(h) == 1 else f"{h} ({i + 1})" for i, h in enumerate(heads)]
+    data: dict[str, list[str]] = {column_label(first): [column_label(c) for c in df.columns[1:]]}
+    texts = {c: column_texts(c, df[c].to_list()) for c in df.columns[1:]}
+    for i, head in enumerate(heads):
+        data[head] = [texts[c][i] for c in df.columns[1:]]
+    return pl.DataFrame(data)
 
 
 def data_uri(data: bytes) -> str:
@@ -176,6 +286,9 @@ def render_page(
     sources: Mapping[str, str] | None = None,
     max_rows: int = MAX_ROWS,
     whole: Sequence[str] = (),
+    figure_lines: Mapping[str, Sequence[str]] | None = None,
+    turn_wide: bool = False,
+    summarised: Sequence[str] = (),
 ) -> str:
     """One self-contained HTML page; every text given is escaped here.
 
@@ -207,7 +320,16 @@ def render_page(
         Rows shown of each table.
     whole
         Tables shown whole, never cut.
+    figure_lines
+        Sentences by picture name, shown under the picture, or in its place when there is none
+        (what a chart of one bar would have said).
+    turn_wide
+        Show a table too wide for the page but short (``is_wide``) turned, one column per row.
+    summarised
+        Tables given as a summary of their file (``sources``), said in a note under them.
     """
+    from planner.report import column_label, count_text
+
     titles = titles or {}
     captions = captions or {}
     sources = sources or {}
@@ -245,15 +367,45 @@ def render_page(
         parts.append(
             f'<h2>Assumptions used</h2><div class="scroll"><table><tbody>{rows}</tbody></table></div>'
         )
-    if figures:
+    figure_lines = figure_lines or {}
+    if figures or any(figure_lines.values()):
         parts.append("<h2>Pictures</h2>")
-        parts += [figure_html(n, data, captions.get(n, "")) for n, data in figures.items()]
+        for name in dict.fromkeys([*figures, *figure_lines]):
+            if name in figures:
+                parts.append(figure_html(name, figures[name], captions.get(name, "")))
+            lines = figure_lines.get(name, ())
+            if lines:
+                parts.append(
+                    f'<ul class="notes" id="text-{escape(name)}">'
+                    + "".join(f"<li>{escape(line)}</li>" for line in lines)
+                    + "</ul>"
+                )
     if tables:
         parts.append("<h2>Tables</h2>")
         for name, df in tables.items():
-            parts.append(f'<h3 id="table-{escape(name)}">{escape(titles.get(name, name))}</h3>')
+            title = titles.get(name) or column_label(name).capitalize()
+            parts.append(f'<h3 id="table-{escape(name)}">{escape(title)}</h3>')
+            source = sources.get(name, f"{name}.csv")
+            if turn_wide:
+                df, left_out = page_view(name, df)
+                if left_out:
+                    parts.append(
+                        f'<p class="note">not shown here: {escape(", ".join(left_out))} '
+                        f"(in {escape(source)})</p>"
+                    )
+            if turn_wide and is_wide(df):
+                parts.append(
+                    table_html(transposed(df), max_rows=df.width, source=source, labels=False)
+                )
+                parts.append(
+                    f'<p class="note">{escape(count_text(df.width, "column"))} turned into rows '
+                    f"to fit the page: one column per row of {escape(source)}</p>"
+                )
+                continue
             limit = df.height if name in whole else max_rows
-            parts.append(table_html(df, max_rows=limit, source=sources.get(name, f"{name}.csv")))
+            parts.append(table_html(df, max_rows=limit, source=source))
+            if name in summarised:
+                parts.append(f'<p class="note">a summary: every row is in {escape(source)}</p>')
     if notes:
         parts.append(
             '<h2>Notes</h2><ul class="notes">'
@@ -353,13 +505,52 @@ SOLVE_ORDER = (
 
 
 def _transposed(summary: pl.DataFrame) -> pl.DataFrame:
-    """The one-row summary as (field, value) rows, empty fields left out."""
+    """The one-row summary as (field, value) rows, empty fields left out.
+
+    Each field reads as words with its unit, each value as its kind of figure (the same
+    ``column_label`` and ``figure_text`` as every other table).
+    """
+    from planner.report import column_label, figure_text
+
     row = summary.row(0, named=True)
     return pl.DataFrame(
         {
-            "field": [k for k, v in row.items() if v is not None],
-            "value": [cell(v)[0] for v in row.values() if v is not None],
+            "field": [column_label(k) for k, v in row.items() if v is not None],
+            "value": [figure_text(k, v) for k, v in row.items() if v is not None],
         }
+    )
+
+
+def histogram_summary(histogram: pl.DataFrame) -> pl.DataFrame:
+    """``sim_link_histogram`` in one row per pattern, routing, tier and direction.
+
+    Its links, how many are idle, how many run at or above ``BUSY_UTILISATION``, and the
+    highest bin that has links: the page's view of a table of hundreds of bins (the file has them).
+    """
+    keys = ["pattern", "routing", "tier", "direction"]
+    busy = f"links_at_{round(100 * BUSY_UTILISATION)}_percent_or_more"
+    return (
+        histogram.group_by(keys, maintain_order=True)
+        .agg(
+            links=pl.col("links").sum(),
+            idle_links=pl.col("links").filter(pl.col("bin_high") == 0).sum(),
+            busy=pl.col("links").filter(pl.col("bin_low") >= BUSY_UTILISATION).sum(),
+            low=pl.col("bin_low").filter(pl.col("links") > 0).max(),
+            high=pl.col("bin_high").filter(pl.col("links") > 0).max(),
+        )
+        .rename({"busy": busy})
+        .with_columns(
+            highest_bin_with_links=pl.when(pl.col("high") == 0)
+            .then(pl.lit("idle"))
+            .otherwise(
+                pl.format(
+                    "{}-{} %",
+                    (100 * pl.col("low")).round(0).cast(pl.Int64),
+                    (100 * pl.col("high")).round(0).cast(pl.Int64),
+                )
+            )
+        )
+        .drop("low", "high")
     )
 
 
@@ -371,7 +562,8 @@ def solve_page(
     ``tables`` are the report set's (``planner.report.plan_tables``); ``figures`` the pictures
     by name (``planner.pictures``; SVG preferred).
     """
-    from planner.report import headline, tiers_table
+    from planner.pictures import sentences
+    from planner.report import headline, instance_lines, tiers_table, workload_assumptions
 
     inst = plan_result.instance
     summary = tables["summary"]
@@ -381,7 +573,7 @@ def solve_page(
     ordered = [n for n in SOLVE_ORDER if n in tables] + [n for n in tables if n not in SOLVE_ORDER]
     for name in ordered:
         if name not in shown:
-            shown[name] = tables[name]
+            shown[name] = histogram_summary(tables[name]) if name in SUMMARISED else tables[name]
         if name == "bom" and "source" in tables[name].columns and tables[name].height:
             # Long price sources would make every BOM row tall: one row per model instead.
             shown["bom"] = tables[name].drop("source")
@@ -406,8 +598,8 @@ def solve_page(
     )
     return render_page(
         f"fabric-planner report: {inst.name}",
-        headline(summary),
-        assumptions(inst, summary),
+        [*instance_lines(inst), *headline(summary)],
+        [*assumptions(inst, summary), *workload_assumptions(inst)],
         shown,
         figures,
         intro=inst.description,
@@ -416,8 +608,11 @@ def solve_page(
         sections=sections,
         titles=TABLE_TITLES,
         captions=FIGURE_CAPTIONS,
-        sources={"tiers": "design.json", "price_sources": "bom.csv"},
-        whole=("summary", "tiers"),
+        sources={"tiers": "design.json", "price_sources": "bom.csv", **SUMMARISED},
+        whole=("summary", "tiers", *SUMMARISED),
+        figure_lines=sentences(dict(tables), plan_result.design),
+        turn_wide=True,
+        summarised=tuple(SUMMARISED),
     )
 
 
@@ -425,6 +620,7 @@ def simulation_page(
     design: Design, sim: SimResult, tables: Mapping[str, pl.DataFrame], figures: Mapping[str, bytes]
 ) -> str:
     """The page of ``simulate``: the saved design's headline, its verdict, pictures and tables."""
+    from planner.pictures import sentences
     from planner.report import headline, tiers_table
 
     summary = tables["summary"]
@@ -432,6 +628,8 @@ def simulation_page(
     for name, df in tables.items():
         if name not in shown:
             shown[name] = df.drop("source") if name == "bom" and "source" in df.columns else df
+        if name in SUMMARISED:
+            shown[name] = histogram_summary(df)
     return render_page(
         f"fabric-planner simulation: {design.instance}",
         headline(summary),
@@ -446,8 +644,11 @@ def simulation_page(
         ],
         titles=TABLE_TITLES,
         captions=FIGURE_CAPTIONS,
-        sources={"tiers": "design.json"},
-        whole=("summary", "tiers"),
+        sources={"tiers": "design.json", **SUMMARISED},
+        whole=("summary", "tiers", *SUMMARISED),
+        figure_lines=sentences(dict(tables), design),
+        turn_wide=True,
+        summarised=tuple(SUMMARISED),
     )
 
 

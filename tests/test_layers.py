@@ -50,3 +50,93 @@ def test_cli_imports_only_the_api_from_the_planner() -> None:
         ln.startswith(("from planner import api", "from planner.api import")) for ln in imports
     )
     assert not [ln for ln in lines if ln.lstrip().startswith(("from models", "import models"))]
+
+
+#: Libraries a command loads only when it does what needs them (issue: a fast start).
+HEAVY_MODULES = (
+    "ortools",
+    "pulp",
+    "highspy",
+    "scipy",
+    "networkx",
+    "matplotlib",
+    "distributed",
+    "pandas",
+    "pyarrow",
+    "models.ocs_assignment",
+    "models.ocs_topology",
+    "models.torus_ocs",
+)
+
+
+def loaded_after(code: str) -> list[str]:
+    """The heavy modules loaded after running ``code`` in a fresh interpreter."""
+    probe = f"{code}\nimport sys\nprint(' '.join(m for m in {HEAVY_MODULES!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return out.stdout.split()
+
+
+@pytest.mark.parametrize("module", ["planner.cli", "planner.api", "planner.report"])
+def test_importing_the_cli_loads_no_heavy_library(module: str) -> None:
+    assert loaded_after(f"import {module}") == []
+
+
+@pytest.mark.parametrize(
+    ("parts", "absent"),
+    [
+        # A Clos search: CP-SAT only (OR-Tools itself imports pandas), no OCS model, no SciPy.
+        (
+            ("search",),
+            (
+                "scipy",
+                "networkx",
+                "matplotlib",
+                "distributed",
+                "pulp",
+                "highspy",
+                "models.ocs_assignment",
+                "models.ocs_topology",
+                "models.torus_ocs",
+            ),
+        ),
+        # The simulator: SciPy's sparse graphs and LPs, but not scipy.stats or networkx.
+        (
+            ("sim",),
+            (
+                "scipy.stats",
+                "networkx",
+                "matplotlib",
+                "distributed",
+                "ortools",
+                "models.ocs_assignment",
+            ),
+        ),
+        # Verifying a Clos plan loads neither the OCS models nor the torus.
+        (
+            ("search", "sim"),
+            (
+                "networkx",
+                "matplotlib",
+                "distributed",
+                "pulp",
+                "highspy",
+                "models.ocs_assignment",
+                "models.ocs_topology",
+                "models.torus_ocs",
+            ),
+        ),
+    ],
+    ids=["search", "sim", "search+sim"],
+)
+def test_a_solver_part_loads_only_what_it_uses(
+    parts: tuple[str, ...], absent: tuple[str, ...]
+) -> None:
+    code = f"import planner.api as api\napi._load_solvers(*{parts!r})"
+    probe = f"{code}\nimport sys\nprint(' '.join(m for m in {absent!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == []
+
+
+def test_ocs_part_loads_the_ocs_models() -> None:
+    code = "import planner.api as api\napi._load_solvers('ocs')"
+    assert {"models.ocs_assignment", "networkx"} <= set(loaded_after(code))

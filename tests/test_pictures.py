@@ -11,13 +11,15 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, replace
+from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
 
 from planner.api import PlanResult, compare_optics, load_instance, plan
-from planner.pictures import PICTURES, costs, file_name, render, tco, topology, utilisation
+from planner.pictures import PICTURES, cables, costs, file_name, render, tco, topology, utilisation
 from planner.report import plan_tables, write_reports
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -126,11 +128,87 @@ def test_the_cable_histogram_names_every_medium_with_its_links(solved: Solved) -
     if "cable_lengths" not in solved.case.pictures:
         pytest.skip("no cable picture for this family")
     text = svg_text(solved.folder / file_name("cable_lengths", "svg"))
+    said = "\n".join(cables.sentences(d))
     assert "cable length (m)" in text
     for c in d.link_classes:
+        one_bar = f"cable lengths, {c.lower_role}-{c.upper_role}: " in said
         for g in c.groups:
             if g.links and g.max_length_m > 0:
-                assert f"{g.medium}: {d.planes * g.links:,} links" in text
+                links = d.planes * g.links
+                expected = (
+                    f"{g.medium} ({links:,} link" if one_bar else f"{g.medium}: {links:,} links"
+                )
+                assert expected in (said if one_bar else text)
+
+
+@pytest.mark.parametrize(
+    ("lengths", "panels"),
+    [
+        # Every link 2 m long: one bar, said in a sentence, no panel.
+        (((2.0, 100),), 0),
+        # Lengths over 4 m: several bars, a panel.
+        (((2.0, 50), (6.0, 50)), 1),
+    ],
+)
+def test_a_class_of_one_bar_is_a_sentence_not_a_chart(
+    lengths: tuple[tuple[float, int], ...], panels: int
+) -> None:
+    d = load_design_of("small-256")
+    c = d.link_classes[0]
+    g = replace(
+        c.groups[0],
+        links=sum(n for _, n in lengths),
+        min_length_m=lengths[0][0],
+        max_length_m=lengths[-1][0],
+        length_histogram=lengths,
+    )
+    one = replace(d, link_classes=(replace(c, groups=(g,)),))
+    said = cables.sentences(one)
+    drawn = cables.figure(one)
+    assert (drawn is None) == (panels == 0)
+    assert len(said) == 1 - panels
+    if said:
+        assert said[0].startswith(f"cable lengths, {c.lower_role}-{c.upper_role}: all ")
+
+
+def load_design_of(name: str) -> Any:
+    """A design of an example instance, planned without verification."""
+    result = plan(load_instance(f"instances/{name}.toml"), verify=False)
+    assert result.design is not None
+    return result.design
+
+
+#: Bars may touch (a bin's last edge is the next one's first), never overlap.
+EDGE_TOL = 1e-12
+
+
+@pytest.mark.parametrize(
+    ("up", "down", "bars"),
+    [
+        # Up and down alike: one bar per bin with links.
+        ([10, 0, 90], [10, 0, 90], 2),
+        # Different: two bars per bin, side by side (bins without links have none).
+        ([10, 0, 90], [50, 50, 0], 4),
+    ],
+)
+def test_utilisation_bars_never_lie_on_each_other(
+    up: list[int], down: list[int], bars: int
+) -> None:
+    from planner.pictures.common import new_figure
+
+    part = pl.DataFrame(
+        {
+            "direction": ["up"] * 3 + ["down"] * 3,
+            "bin_low": [0.0, 0.0, 0.95] * 2,
+            "bin_high": [0.0, 0.05, 1.0] * 2,
+            "links": up + down,
+        }
+    )
+    ax = new_figure(2.0).add_subplot()
+    utilisation._panel(ax, part, "#3465a4")
+    spans = sorted((r.get_x(), r.get_x() + r.get_width()) for r in ax.patches)
+    assert len(spans) == bars
+    assert all(a[1] <= b[0] + EDGE_TOL for a, b in pairwise(spans))
 
 
 def test_the_utilisation_histogram_has_a_panel_per_pattern(solved: Solved) -> None:

@@ -17,8 +17,22 @@ import polars as pl
 import pytest
 
 from planner.api import PlanResult, load_instance, plan
-from planner.report import headline, write_reports
-from planner.report_html import MAX_ROWS, render_page
+from planner.report import (
+    IDLE_PRICING_TABLE,
+    OPTIONAL_TABLES,
+    SIM_TABLES,
+    TABLES,
+    headline,
+    write_reports,
+)
+from planner.report_html import (
+    MAX_ROWS,
+    TABLE_TITLES,
+    TRANSPOSE_MAX_ROWS,
+    WIDE_COLUMNS,
+    histogram_summary,
+    render_page,
+)
 from tests.browser import load, require_chromium
 
 HOSTILE = '<script>alert("x")</script><img src="http://example.invalid/x.png"> & </table>'
@@ -142,3 +156,112 @@ def test_simulate_writes_its_pictures_and_page(page: Path, tmp_path: Path) -> No
         assert (out / f"fig_{name}.svg").is_file()
     assert text.count('src="data:image/svg+xml;base64,') == len(list(out.glob("fig_*.svg")))
     assert "http://" not in text.replace("http://www.w3.org", "")
+
+
+# ---- a page a person can read (titles, units, numbers, plurals, no cut-off) ----------------
+#: Every table a solve or a simulation may show on its page.
+SOLVE_TABLES = (
+    *TABLES,
+    *SIM_TABLES,
+    *OPTIONAL_TABLES,
+    IDLE_PRICING_TABLE,
+    "tiers",
+    "price_sources",
+    "rails",
+    "torus",
+    "torus_slices",
+    "torus_circuits",
+    "torus_failure",
+)
+
+
+@pytest.mark.parametrize("name", SOLVE_TABLES)
+def test_every_table_a_solve_may_show_has_a_title(name: str) -> None:
+    assert TABLE_TITLES[name]
+
+
+def test_every_table_on_the_page_is_titled(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    shown = re.findall(r'<h3 id="table-([a-z_]+)">([^<]*)</h3>', text)
+    assert shown
+    assert [(n, escape(TABLE_TITLES[n], quote=False)) for n, _ in shown] == shown
+
+
+def test_the_utilisation_histogram_is_summarised(page: Path, result: PlanResult) -> None:
+    text = page.read_text(encoding="utf-8")
+    section = text.split('<h3 id="table-sim_link_histogram">', 1)[1].split("<h3", 1)[0]
+    summary = histogram_summary(result.sim_link_histogram)
+    assert summary.height < result.sim_link_histogram.height
+    assert section.count("<tr>") == summary.height + 1
+    assert "every row is in sim_link_histogram.csv" in section
+
+
+def _cells(text: str, tag: str) -> list[str]:
+    return re.findall(rf"<{tag}[^>]*>([^<]*)</{tag}>", text)
+
+
+def test_headings_carry_units_not_column_names(page: Path) -> None:
+    heads = _cells(page.read_text(encoding="utf-8"), "th")
+    assert "unit cost (USD)" in heads
+    assert "total cost (USD)" in heads
+    assert not [h for h in heads if re.search(r"_(usd|kw|w|m|s|ns|gbps)$", h)]
+
+
+def test_numbers_read_by_kind(page: Path) -> None:
+    cells = _cells(page.read_text(encoding="utf-8"), "td")
+    assert not [c for c in cells if re.fullmatch(r"-?[\d.,]+e[+-]?\d+", c)]
+    assert "$0.00" not in cells
+    assert re.search(r"\$\d{1,3}(,\d{3})+", " ".join(cells))
+
+
+@pytest.mark.parametrize("word", [r"[a-z]\(s\)", r"\b1 switches", r"\b1 planes", r"\b1 tiers"])
+def test_no_word_is_left_unplural(page: Path, word: str) -> None:
+    assert not re.search(word, page.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(
+    ("rows", "columns", "turned"),
+    [(3, WIDE_COLUMNS + 1, True), (TRANSPOSE_MAX_ROWS + 1, WIDE_COLUMNS + 1, False), (3, 4, False)],
+)
+def test_a_wide_short_table_is_turned_to_fit(rows: int, columns: int, turned: bool) -> None:
+    df = pl.DataFrame({f"c{k}_usd": [float(r) for r in range(rows)] for k in range(columns)})
+    text = render_page("t", [], [], {"circuits": df}, {}, turn_wide=True)
+    assert ("turned into rows" in text) == turned
+
+
+def test_a_one_bar_picture_is_a_sentence_on_the_page(page: Path, result: PlanResult) -> None:
+    from planner.pictures import cables
+
+    assert result.design is not None
+    said = cables.sentences(result.design)
+    assert said  # h100-1k's GPU-leaf cables are all 2 m long
+    text = page.read_text(encoding="utf-8")
+    for line in said:
+        assert escape(line) in text
+
+
+def test_wide_tables_scroll_in_their_own_box(chromium: str, page: Path) -> None:
+    """No table reaches past the page: each sits in a box that scrolls sideways if it must."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.browser import CHROMIUM_ARGS
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            tab = browser.new_page(viewport={"width": 900, "height": 900})
+            tab.goto(page.as_uri(), wait_until="load")
+            page_width = tab.evaluate("document.documentElement.scrollWidth")
+            viewport = tab.evaluate("window.innerWidth")
+            loose = tab.evaluate("document.querySelectorAll('table:not(.scroll table)').length")
+            boxes = tab.evaluate(
+                """[...document.querySelectorAll('.scroll')].map(b => [
+                    b.scrollWidth > b.clientWidth, getComputedStyle(b).overflowX,
+                    b.getBoundingClientRect().right <= window.innerWidth])"""
+            )
+        finally:
+            browser.close()
+    assert page_width <= viewport
+    assert loose == 0
+    assert boxes
+    assert all(inside and overflow == "auto" for _, overflow, inside in boxes)

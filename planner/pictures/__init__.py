@@ -62,3 +62,19 @@ def render(tables: dict[str, pl.DataFrame], design: Design | None) -> dict[str, 
         if pair is not None:
             files[file_name(name, "png")], files[file_name(name, "svg")] = pair
     return files
+
+
+def sentences(tables: dict[str, pl.DataFrame], design: Design | None) -> dict[str, list[str]]:
+    """What a picture leaves out because it would be a chart of one bar, said in sentences.
+
+    By picture name: the cost breakdown of a single kind of component, the link classes whose
+    cables all have one length. The page shows them where the picture (or its panel) would be.
+    """
+    from planner.pictures import cables, costs
+
+    out: dict[str, list[str]] = {}
+    if design is not None:
+        out["costs"] = costs.sentences(tables["bom"], tables["summary"])
+        if "links" in tables:
+            out["cable_lengths"] = cables.sentences(design)
+    return {name: lines for name, lines in out.items() if lines}

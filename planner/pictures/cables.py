@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from planner.pictures.common import COLOURS, new_figure, png_svg, style, thousands, thousands_axis
+from planner.report import column_label, count_text
 
 if TYPE_CHECKING:
-    from planner.design import Design, LinkGroup
+    from planner.design import Design, LinkClass, LinkGroup
     from planner.layout import FloatArray
 
 #: Colour by medium kind: copper browns, optics oranges and the rest from a fixed cycle.
@@ -48,11 +49,56 @@ def group_lengths(g: LinkGroup) -> tuple[FloatArray, FloatArray, bool]:
     return x, np.full(steps, g.links / steps), False
 
 
+def _drawn(c: LinkClass) -> list[tuple[LinkGroup, FloatArray, FloatArray, bool]]:
+    """A class's groups with links, each with its lengths, links per length and whether known."""
+    return [(g, *group_lengths(g)) for g in c.groups if g.links]
+
+
+def _bins(series: list[tuple[LinkGroup, FloatArray, FloatArray, bool]]) -> tuple[float, int, int]:
+    """Bin width (m), first bin index and number of bins covering every length of a class."""
+    low = min(float(x.min()) for _, x, _, _ in series)
+    high = max(float(x.max()) for _, x, _, _ in series)
+    width = bin_width_m(high - low)
+    first = math.floor(low / width + 1e-9)
+    return width, first, max(math.floor(high / width + 1e-9) - first + 1, 1)
+
+
+def _lengths_known(c: LinkClass) -> bool:
+    return any(g.links and g.max_length_m > 0 for g in c.groups)
+
+
+def _one_bar(c: LinkClass) -> bool:
+    """Whether every link of the class falls in one bin: a chart of one bar says nothing."""
+    return _bins(_drawn(c))[2] == 1
+
+
+def sentences(design: Design) -> list[str]:
+    """The classes a histogram would draw as one bar, in a sentence each (instead of a panel)."""
+    out = []
+    for c in design.link_classes:
+        if not _lengths_known(c) or not _one_bar(c):
+            continue
+        series = _drawn(c)
+        low = min(g.min_length_m for g, *_ in series)
+        high = max(g.max_length_m for g, *_ in series)
+        span = f"{low:,.2f} m" if low == high else f"{low:,.2f}-{high:,.2f} m"
+        media = ", ".join(
+            f"{g.medium} ({count_text(g.links * design.planes, 'link')})" for g, *_ in series
+        )
+        total = sum(g.links for g, *_ in series) * design.planes
+        out.append(
+            f"cable lengths, {c.lower_role}-{c.upper_role}: all {count_text(total, 'link')} are "
+            f"{span} long: {media}"
+        )
+    return out
+
+
 def figure(design: Design) -> tuple[bytes, bytes] | None:
-    """One histogram panel per link class; None without links of a known length."""
-    classes = [
-        c for c in design.link_classes if any(g.links and g.max_length_m > 0 for g in c.groups)
-    ]
+    """One histogram panel per link class; None without a class of several lengths.
+
+    A class whose links all fall in one bin is said in a sentence instead (``sentences``).
+    """
+    classes = [c for c in design.link_classes if _lengths_known(c) and not _one_bar(c)]
     if not classes:
         return None
     with style():
@@ -60,7 +106,7 @@ def figure(design: Design) -> tuple[bytes, bytes] | None:
         axes = fig.subplots(len(classes), 1, squeeze=False)[:, 0]
         for ax, c in zip(axes, classes, strict=True):
             _panel(ax, c.groups, f"{c.lower_role}-{c.upper_role}", design.planes)
-        axes[-1].set_xlabel("cable length (m)")
+        axes[-1].set_xlabel(column_label("cable_length_m"))
         fig.suptitle(
             "Cable lengths from the floor plan: links per length, all planes",
             x=0.01,
@@ -78,9 +124,7 @@ def _panel(ax: object, groups: tuple[LinkGroup, ...], tier: str, planes: int) ->
     series = [(g, *group_lengths(g)) for g in groups if g.links]
     low = min(float(x.min()) for _, x, _, _ in series)
     high = max(float(x.max()) for _, x, _, _ in series)
-    width = bin_width_m(high - low)
-    first = math.floor(low / width + 1e-9)
-    bins = max(math.floor(high / width + 1e-9) - first + 1, 1)
+    width, first, bins = _bins(series)
     left = (first + np.arange(bins)) * width
     bottom = np.zeros(bins)
     others = iter(MEDIUM_CYCLE)

@@ -17,6 +17,7 @@ from planner.pictures.common import (
     thousands_axis,
     usd,
 )
+from planner.report import column_label
 
 #: BOM component -> kind of component shown.
 KINDS = {
@@ -55,10 +56,25 @@ def breakdown(bom: pl.DataFrame, summary: pl.DataFrame) -> pl.DataFrame:
     return by_kind.filter((pl.col("capex_usd") > 0) | (pl.col("power_kw") > 0))
 
 
-def figure(bom: pl.DataFrame, summary: pl.DataFrame) -> tuple[bytes, bytes] | None:
-    """Two bar charts side by side, capex and power by kind; None without a priced BOM."""
+def sentences(bom: pl.DataFrame, summary: pl.DataFrame) -> list[str]:
+    """One kind of component only: its capex and power in a sentence (a chart of one bar each)."""
     data = breakdown(bom, summary)
-    if not len(data):
+    if data.height != 1:
+        return []
+    row = data.row(0, named=True)
+    return [
+        f"capex and power: all {usd(row['capex_usd'])} of capex and "
+        f"{thousands(round(row['power_kw'], 1))} kW of power are {row['kind']}"
+    ]
+
+
+def figure(bom: pl.DataFrame, summary: pl.DataFrame) -> tuple[bytes, bytes] | None:
+    """Two bar charts side by side, capex and power by kind; None with fewer than two kinds.
+
+    One kind alone is said in a sentence instead (``sentences``).
+    """
+    data = breakdown(bom, summary)
+    if data.height < 2:
         return None
     kinds = data["kind"].to_list()
     colours = [COLOURS.get(k, COLOURS["muted"]) for k in kinds]
@@ -72,8 +88,8 @@ def figure(bom: pl.DataFrame, summary: pl.DataFrame) -> tuple[bytes, bytes] | No
         )
         axes = fig.subplots(1, 2, sharey=True)
         for ax, col, unit, money in (
-            (axes[0], "capex_usd", "capex (USD)", True),
-            (axes[1], "power_kw", "power (kW)", False),
+            (axes[0], "capex_usd", column_label("capex_usd"), True),
+            (axes[1], "power_kw", column_label("power_kw"), False),
         ):
             values = data[col].to_list()
             total = sum(values) or 1.0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from planner.pictures.common import COLOURS, new_figure, png_svg, style, thousands_axis, usd
+from planner.report import column_label
 
 #: Most alternatives drawn (the cheapest); the table keeps every one.
 MAX_BARS = 25
@@ -26,7 +27,7 @@ def _bars(
         ax.invert_yaxis()
         ax.grid(axis="y", visible=False)
         ax.set_title(title, loc="left")
-        ax.set_xlabel("TCO (USD)" + (f"; {note}" if note else ""))
+        ax.set_xlabel(column_label("tco_usd") + (f"; {note}" if note else ""))
         thousands_axis(ax, "x", money=True)
         top = max(c + e for c, e in zip(capex, energy, strict=True))
         ax.set_xlim(0, top * 1.3)

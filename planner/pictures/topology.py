@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from planner.pictures.common import COLOURS, new_figure, png_svg, style
+from planner.report import count_text
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -61,7 +62,8 @@ def layers(d: Design) -> list[Layer]:
         Layer(
             "gpu",
             f"GPUs · {d.gpus:,}",
-            f"{nodes:,} nodes × {d.gpus_per_node} GPUs; {d.planes} NIC port(s) per GPU"
+            f"{count_text(nodes, 'node')} × {count_text(d.gpus_per_node, 'GPU')}; "
+            f"{count_text(d.planes, 'NIC port')} per GPU"
             f" at {d.link_speed_gbps}G",
         )
     ]
@@ -196,7 +198,8 @@ def figure(d: Design, tables: dict[str, pl.DataFrame]) -> tuple[bytes, bytes]:
         ax.set_ylim(-0.5, len(stack) - 0.5)
         note = family_note(d, tables)
         title = (
-            f"Topology: {d.family}, {d.gpus:,} GPUs, {d.planes} plane(s) × {d.num_tiers} tier(s)"
+            f"Topology: {d.family}, {count_text(d.gpus, 'GPU')}, {count_text(d.planes, 'plane')}"
+            f" × {count_text(d.num_tiers, 'tier')}"
         )
         ax.set_title(title, loc="left", pad=18 if note else 6)
         if note:

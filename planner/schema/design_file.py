@@ -157,6 +157,7 @@ class LinkGroupFile(_Part):
     connector: str = ""
     channel_loss_db: float | None = Field(None, ge=0, le=100)
     source: str = ""
+    cable_source: str = ""
     lower_ports_per_module: int = Field(1, ge=0, le=64)
     upper_ports_per_module: int = Field(1, ge=0, le=64)
     host_lane_gbps: list[int] = Field(default_factory=list, max_length=16)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, get_args
 
-from pydantic import Field, model_validator
+from pydantic import Field, PrivateAttr, model_validator
 
 from planner.schema.catalog import MediumKind
 from planner.schema.instance_base import Strict
@@ -367,6 +367,14 @@ class Instance(Strict):
     workload: Workload | None = None
     """What the cluster trains (a preset or a model, its parallelism and GPU); its parallel
     degrees multiply to cluster.gpus. None: the fabric is planned for the [verify] traffic alone."""
+    _derived_from: tuple[str, tuple[tuple[str, Any], ...]] | None = PrivateAttr(None)
+    """Not an input: (base name, changes) when ``planner.loading.derived_instance`` made this
+    instance from another by ``--set`` changes (its name is then derived from them)."""
+
+    @property
+    def derived_from(self) -> tuple[str, tuple[tuple[str, Any], ...]] | None:
+        """The base instance's name and the changes (dotted path, value) this one was made with."""
+        return self._derived_from
 
     @model_validator(mode="after")
     def _check_hall(self) -> Instance:

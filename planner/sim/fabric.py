@@ -25,13 +25,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from enum import IntEnum
 from functools import cached_property
+from typing import TYPE_CHECKING
 
-import networkx as nx
 import numpy as np
 import numpy.typing as npt
 
 from planner.design import Design
 from planner.families import family_of
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -253,6 +256,8 @@ class Fabric:
         Nodes carry their ``tier`` (node group) and ``kind`` (a ``NodeKind``), and torus
         switches their ``coords``.
         """
+        import networkx as nx  # the simulator itself runs on arrays; only this view needs it
+
         g = nx.MultiDiGraph()
         tier = self.tier_of(np.arange(self.nodes))
         kind = self.node_kind

@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
 from planner.deadline import NO_DEADLINE, Deadline, DeadlineExpired, suggest_time_limit_s
 from planner.design import Design
@@ -181,6 +180,8 @@ def percentile_band(
     n = max(sample, 1)
     k = min(max(math.ceil(n * percentile / 100.0), 1), n)
     tail = (1.0 - confidence) / 2.0
+    from scipy import stats  # about 0.3-1 s to import; only a sampled phase needs it
+
     lo, hi = stats.beta.ppf([tail, 1.0 - tail], k, n - k + 1)
     return 100.0 * float(lo), 100.0 * float(hi)
 

@@ -216,6 +216,7 @@ def medium_group(
         connector=m.connector,
         channel_loss_db=m.channel_loss_db,
         source=m.source.get("cost_usd_per_end", ""),
+        cable_source=m.source.get("cable_cost_usd", ""),
         lower_ports_per_module=ports_per_module[0],
         upper_ports_per_module=ports_per_module[1],
         host_lane_gbps=m.host_lanes,

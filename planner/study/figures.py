@@ -78,13 +78,10 @@ def _numeric(series: pl.Series) -> bool:
 
 
 def _label(name: str) -> str:
-    """An axis label from a column name: ``capex_usd`` -> ``capex (usd)``."""
-    base = name.removesuffix("_per_gpu")
-    per = " per GPU" if base != name else ""
-    for unit in ("_usd", "_kw", "_gbps", "_s", "_ns", "_w"):
-        if base.endswith(unit):
-            return f"{base[: -len(unit)].replace('_', ' ')}{per} ({unit[1:]})"
-    return name.replace("_", " ")
+    """An axis label from a column name: ``capex_usd`` -> ``capex (USD)`` (``column_label``)."""
+    from planner.report import column_label
+
+    return column_label(name)
 
 
 def _left_out(df: pl.DataFrame, drawn: int) -> str:

@@ -23,7 +23,6 @@ import hashlib
 import itertools
 import json
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,22 +31,24 @@ import polars as pl
 
 from planner.checks import check_instance
 from planner.errors import InputError
-from planner.loading import load_catalog
-from planner.output import safe_name
+
+# The names are shared with ``--set`` (``planner.loading.derived_instance``): one naming.
+from planner.loading import BASELINE as BASELINE
+from planner.loading import MAX_INSTANCE_NAME as MAX_INSTANCE_NAME
+from planner.loading import MAX_VALUE_CHARS as MAX_VALUE_CHARS
+from planner.loading import changes_key, load_catalog
+from planner.loading import instance_name as instance_name
+from planner.loading import scenario_name as scenario_name
+from planner.loading import short_labels as short_labels
+from planner.loading import value_text as value_text
 from planner.report import SUMMARY_SCHEMA
 from planner.schema.catalog import Catalog
-from planner.schema.instance import INSTANCE_NAME_PATTERN, Instance
+from planner.schema.instance import Instance
 
 #: Version of the part files' content: a change here makes old parts miss (recomputed).
 PART_FORMAT = 2
 #: Most scenarios in one study (each is validated, keyed and kept in memory before any runs).
 MAX_SCENARIOS = 100_000
-#: Longest shown value of a change in a scenario name (longer ones are cut and hashed).
-MAX_VALUE_CHARS = 24
-#: Longest instance name the schema allows.
-MAX_INSTANCE_NAME = 100
-#: Name of the scenario that changes nothing (a baseline in a list of change sets).
-BASELINE = "base"
 #: Columns of a study table before the changed keys: the scenario's name.
 SCENARIO_COLUMN = "scenario"
 #: Columns after the changed keys: how the scenario ended (``ok``/``error``), the error's message.
@@ -59,8 +60,6 @@ PLAN_COLUMNS: dict[str, Any] = {
 }
 #: Summary columns that measure wall-clock time: they differ between two runs of one scenario.
 TIMING_COLUMNS = ("solve_s",)
-_INSTANCE_NAME = re.compile(INSTANCE_NAME_PATTERN)
-_NOT_IN_INSTANCE_NAME = re.compile(r"[^A-Za-z0-9._-]")
 
 Changes = dict[str, Any]
 #: A grid (``{dotted.key: [values]}``) or a list of change sets.
@@ -196,7 +195,8 @@ def build_study(
     for changes, inst, cat in kept:
         name = _unique(scenario_name(changes, labels), names)
         # A name the schema accepts by construction (instance_name checks it).
-        inst = inst.model_copy(update={"name": instance_name(base.name, name)})
+        tag = changes_key(changes)  # as --set names a changed instance (derived_instance)
+        inst = inst.model_copy(update={"name": instance_name(base.name, name, tag)})
         # The name enters the key: a part holds the scenario's name and its instance's.
         key = _digest(
             common
@@ -311,46 +311,6 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
-def short_labels(keys: Sequence[str]) -> dict[str, str]:
-    """Each dotted key's shortest tail that no other key shares (``cluster.gpus`` -> ``gpus``)."""
-    labels = {}
-    for key in keys:
-        parts = key.split(".")
-        for n in range(1, len(parts) + 1):
-            tail = ".".join(parts[-n:])
-            if not any(other != key and other.endswith("." + tail) for other in keys) and not any(
-                other == tail for other in keys if other != key
-            ):
-                break
-        labels[key] = tail
-    return labels
-
-
-def value_text(value: Any) -> str:
-    """A change's value as it shows in a scenario name: short, no spaces, no brackets."""
-    if isinstance(value, bool):
-        text = "true" if value else "false"
-    elif isinstance(value, float) and math.isfinite(value) and value == int(value):
-        text = str(int(value)) if abs(value) < 1e15 else repr(value)
-    elif isinstance(value, list | tuple):
-        text = "-".join(value_text(v) for v in value) or "none"
-    elif isinstance(value, dict):
-        text = "-".join(f"{k}={value_text(v)}" for k, v in value.items()) or "none"
-    else:
-        text = str(value)
-    if len(text) > MAX_VALUE_CHARS:
-        tag = hashlib.sha256(text.encode()).hexdigest()[:6]
-        text = f"{text[: MAX_VALUE_CHARS - 7]}~{tag}"
-    return text
-
-
-def scenario_name(changes: Mapping[str, Any], labels: Mapping[str, str]) -> str:
-    """``gpus=8192+nic_gbps=800``: each change's label and value, made safe as a file name."""
-    if not changes:
-        return BASELINE
-    return safe_name("+".join(f"{labels[k]}={value_text(v)}" for k, v in changes.items()))
-
-
 def _unique(name: str, taken: set[str]) -> str:
     """``name``, or ``name-2``, ``name-3``, ... when two scenarios' names come out the same."""
     candidate, n = name, 1
@@ -359,21 +319,6 @@ def _unique(name: str, taken: set[str]) -> str:
         candidate = f"{name}-{n}"
     taken.add(candidate)
     return candidate
-
-
-def instance_name(base: str, scenario: str) -> str:
-    """The scenario instance's name: ``<base>.<scenario>`` in the characters a name may hold.
-
-    ``=`` becomes ``-`` and ``+`` becomes ``.``; a name too long for the schema is cut and ends
-    with a hash of the scenario's (unique) name, so it stays unique.
-    """
-    tail = _NOT_IN_INSTANCE_NAME.sub("_", scenario.replace("=", "-").replace("+", "."))
-    name = f"{base}.{tail}"
-    if len(name) > MAX_INSTANCE_NAME:
-        tag = hashlib.sha256(scenario.encode()).hexdigest()[:8]
-        name = f"{name[: MAX_INSTANCE_NAME - 9]}-{tag}"
-    assert _INSTANCE_NAME.match(name), name
-    return name
 
 
 def value_dtype(values: Sequence[Any]) -> Any:

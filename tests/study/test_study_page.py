@@ -118,7 +118,7 @@ def made_up(verdicts: list[str]) -> pl.DataFrame:
         (
             ["not verified"] * 3,
             ["least capex: cheap ($100,000)", "not verified (--no-verify, or verification off)"],
-            ["per GPU"],
+            ["least capex per GPU"],  # one size: totals (the table still has per-GPU columns)
         ),
     ],
     ids=["cheapest-fails", "none-meets", "unverified"],
