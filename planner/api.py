@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from models.status import Status as Status
-from planner.checks import check_instance
+from planner.checks import check_instance, check_run
 from planner.deadline import Deadline as Deadline
 from planner.design import Design as Design
 from planner.errors import InputError as InputError
@@ -402,13 +402,8 @@ def plan(
     check_instance(inst, catalog)
     verifying = inst.verify.enabled if verify is None else verify
     _load_solvers(*_parts_for(inst, verifying))
+    check_run(inst, verifying)
     if inst.objective.idle_gpu_weight > 0:
-        if not verifying:
-            raise InputError(
-                "objective.idle_gpu_weight prices idle GPU time, which the simulation measures: "
-                "plan with verification on (not --no-verify, verify.enabled = true), or set the "
-                "weight to 0"
-            )
         return _plan_priced(
             inst, catalog, time_limit_s, progress, alternatives, sim_progress, deadline
         )

@@ -125,6 +125,20 @@ def check_idle_pricing(inst: Instance) -> None:
         )
 
 
+def check_run(inst: Instance, verifying: bool) -> None:
+    """The run's settings against the instance: idle GPU time is priced from the simulation.
+
+    ``objective.idle_gpu_weight > 0`` needs the design verified: ``verifying`` is whether this
+    run simulates it (``--no-verify``, ``verify.enabled`` or the API's ``verify`` resolved).
+    """
+    if inst.objective.idle_gpu_weight > 0 and not verifying:
+        raise InputError(
+            "objective.idle_gpu_weight prices idle GPU time, which the simulation measures: "
+            "plan with verification on (not --no-verify, verify.enabled = true), or set the "
+            "weight to 0"
+        )
+
+
 def check_instance(inst: Instance, catalog: Catalog) -> None:
     """All cheap checks; raises InputError on the first problem."""
     check_references(inst, catalog)

@@ -29,7 +29,7 @@ from typing import Any
 
 import polars as pl
 
-from planner.checks import check_instance
+from planner.checks import check_instance, check_run
 from planner.errors import InputError
 
 # The names are shared with ``--set`` (``planner.loading.derived_instance``): one naming.
@@ -173,7 +173,7 @@ def build_study(
             inst = base.with_changes(changes)
             cat = catalogs.of(inst)
             check_instance(inst, cat)
-            check_run(inst, verify)
+            check_run(inst, verify and inst.verify.enabled)
         except InputError as exc:
             raise InputError(f"scenario {where}: {exc}") from None
         # The same instance once validated (1 and 1.0 for an integer field, a value given
@@ -212,20 +212,6 @@ def build_study(
         schema[key] = value_dtype([c[key] for c, _, _ in kept if key in c])
     schema |= STATUS_COLUMNS | PLAN_COLUMNS
     return Study(tuple(scenarios), tuple(keys), schema, merge_notes(merges, given_labels))
-
-
-def check_run(inst: Instance, verify: bool) -> None:
-    """The check ``planner.api.plan`` makes of its run settings before it solves.
-
-    Idle GPU time is priced from the simulation: ``objective.idle_gpu_weight > 0`` needs the
-    scenario verified (``verify`` and ``verify.enabled``).
-    """
-    if inst.objective.idle_gpu_weight > 0 and not (verify and inst.verify.enabled):
-        raise InputError(
-            "objective.idle_gpu_weight prices idle GPU time, which the simulation measures: "
-            "plan with verification on (not --no-verify, verify.enabled = true), or set the "
-            "weight to 0"
-        )
 
 
 class _Catalogs:
