@@ -359,6 +359,8 @@ def parse_override(item: str) -> tuple[str, Any]:
         raise InputError(f"{where}: the value is longer than {MAX_OVERRIDE_CHARS:,} characters")
     if "\x00" in item or _LONE_CR.search(item):
         raise InputError(f"{where}: the value holds a NUL or a lone carriage return")
+    if "\n" in raw:
+        raise InputError(f"{where}: the value spans lines; give it on one line")
     check_syntax_limits(raw, source=where)
     try:
         value = tomllib.loads(f"v = {raw}")["v"]
@@ -366,8 +368,22 @@ def parse_override(item: str) -> tuple[str, Any]:
         value = raw
     except (RecursionError, ValueError) as exc:  # limits check_syntax_limits did not foresee
         raise InputError(f"{where}: {exc}") from None
+    if "#" in raw and not _holds_hash(value):
+        # TOML read the text from '#' on as a comment: it would be dropped without a word.
+        raise InputError(f"{where}: text after the value ({raw[raw.index('#') :][:40]!r})")
     check_data_limits(value, source=where)
     return path, value
+
+
+def _holds_hash(value: Any) -> bool:
+    """Whether a parsed value holds a '#' in a string (else a '#' in its text began a comment)."""
+    if isinstance(value, str):
+        return "#" in value
+    if isinstance(value, list):
+        return any(_holds_hash(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_hash(k) or _holds_hash(v) for k, v in value.items())
+    return False
 
 
 def apply_changes(inst: Instance, changes: dict[str, Any]) -> Instance:
