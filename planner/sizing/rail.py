@@ -2,14 +2,17 @@
 
 Both rail families size with ``models.rail_sizing`` (the Clos model plus the rail rules) through
 ``Family.size``: the SU size U is a decision of the model, and the GPU-to-leaf lengths it prices
-depend on U, so every candidate U brings its own class 0 plans (``rail_gpu_leaf_lengths``).
+depend on U, so every candidate U brings its own class 0 plans (``rail_gpu_leaf_lengths``). The
+nodes are placed once and every SU size is measured off that placement
+(``planner.sizing.rail_geometry``); ``rail_problems`` prepares the data of every structure once,
+and ``size_rails`` restricts it to each switch model and solves within one deadline.
 
 Rail count (rail-only). The rail of GPU g is g mod R, its rank in a *rail group* of R
 consecutive GPUs (R / n nodes). Rail-optimized: R = n, a group is a node. Rail-only: R is a
 decision among ``rail_counts``: a multiple of n that divides the scale-up domain D and the GPU
 count G, so every domain holds whole rail groups (every rail) and every rail has G / R GPUs.
 Each candidate R is its own ``RailProblem`` (one rail of G / R endpoints, R copies); the family
-keeps the cheapest per structure (``size_rail``).
+keeps the cheapest per structure (``size_rails``).
 
 Rail geometry (class 0). Nodes stand in racks as ``planner.layout`` places them: node k in rack
 ``k // nodes_per_rack``, racks filling rows and rows filling columns. Rank r of rail group j sits
