@@ -126,6 +126,10 @@ class ClassCabling:
         """The tails a plan is priced on."""
         return self.tails[plan.placement]
 
+    def tails_at(self, g: int) -> LengthTails:
+        """The tails plan ``g`` (``plans[g]``) is priced on."""
+        return self.tails_for(self.plans[g])
+
 
 def _port_kind_key(e: PortKind) -> tuple[int, float, str, float]:
     if e is None:
@@ -598,7 +602,7 @@ def cost_and_power(
             unit_power = [0 if u is None else w_to_units(u.power_w) for u in plan.bands]
             if c == 0:
                 # E endpoint links: the band counts are numbers, the plan's price a constant.
-                counts = band_counts(cab.tails_for(plan), p.endpoints)
+                counts = band_counts(cab.tails_at(g), p.endpoints)
                 capex += sum(n * a for n, a in zip(counts, unit_capex, strict=True)) * z
                 power += sum(n * b for n, b in zip(counts, unit_power, strict=True)) * z
                 continue
@@ -715,6 +719,38 @@ RELAXABLE = (
     "budget.capex",
     "pins",
 )
+
+
+def binds(p: SizingProblem, family: str) -> bool:
+    """Whether a relaxable family adds any constraint to the problem's model.
+
+    When it adds none (no such limit, no pin), the model without it is the same model: relaxing
+    it alone can never turn an infeasible structure feasible, so a diagnosis need not re-solve.
+    """
+    r, pins = p.requirements, p.pins
+    if family == "tier.oversubscription":
+        return p.tiers > 1
+    if family == "path.hops":
+        return r.max_switch_hops is not None and switch_hops(p) > r.max_switch_hops
+    if family == "path.latency":
+        return r.max_latency_ns is not None
+    if family == "failure.single_switch":
+        return r.min_fraction_after_failure is not None and any(
+            level <= p.tiers for level in r.protected_tiers
+        )
+    if family == "budget.power":
+        return r.max_power_w is not None
+    if family == "budget.capex":
+        return r.max_capex_usd is not None
+    if family == "pins":
+        per_tier = (pins.switches, pins.downlinks, pins.uplinks, pins.parallel_links)
+        return (
+            any(name is not None for name in pins.switch_models[: p.tiers])
+            or any(value is not None for values in per_tier for value in values)
+            or pins.pods is not None
+            or pins.leaf_placement is not None
+        )
+    return True
 
 
 def build(problem: SizingProblem, leave_out: frozenset[str] = frozenset()) -> BuiltModel:

@@ -73,6 +73,10 @@ class SuCabling(cs.ClassCabling):
                 return self.plan_tails[g]
         return self.plan_tails[self.plans.index(plan)]
 
+    def tails_at(self, g: int) -> LengthTails:
+        """The tails plan ``g`` was made on, by position (no search)."""
+        return self.plan_tails[g]
+
     def su_of(self, plan: CablePlan) -> int:
         """The SU size a plan assumes."""
         for g, q in enumerate(self.plans):

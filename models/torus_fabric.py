@@ -433,9 +433,25 @@ def fits_ports(c: Candidate) -> bool:
 def min_parallel_links(
     dims: tuple[int, ...], gpus_per_switch: int, max_ratio: Fraction, gpus: int | None = None
 ) -> int:
-    """Bandwidth: the least q with lambda(dims, g, q) <= max_ratio (lambda falls as 1 / q)."""
-    lam = load_ratio(dims, gpus_per_switch, 1, gpus)
-    return max(1, math.ceil(lam / max_ratio))
+    """Bandwidth: the least q with lambda(dims, g, q) <= max_ratio (lambda falls as 1 / q).
+
+    q = max(1, ceil(lambda(q = 1) / max_ratio)), in integers: lambda is a maximum over the
+    dimensions, and the ceiling of a maximum is the maximum of the ceilings (no ``Fraction``
+    per candidate: the enumeration asks this of every candidate structure).
+    """
+    n, g = switches(dims), gpus_per_switch
+    e = n * g if gpus is None else gpus
+    if e < 2:
+        return 1
+    num, den = max_ratio.numerator, max_ratio.denominator
+    return max(
+        [1]
+        + [
+            -(-(n * g * g * (k * k // 4) * den) // ((e - 1) * k * degree(k) * num))
+            for k in dims
+            if k >= 2
+        ]
+    )
 
 
 def meets_hops(dims: tuple[int, ...], r: Requirements) -> bool:

@@ -50,6 +50,11 @@ class Deadline:
         """Whether the time is up."""
         return self.remaining_s() <= 0.0
 
+    def sooner(self, seconds: float) -> Deadline:
+        """The earlier of this deadline and ``seconds`` from now (a share of what is left)."""
+        at_s = self.clock() + seconds
+        return Deadline(at_s if self.at_s is None else min(self.at_s, at_s), self.clock)
+
     def step_s(self, floor_s: float = MIN_STEP_S) -> float:
         """Time for a step that must run: what is left, but at least ``floor_s``."""
         return max(floor_s, self.remaining_s())

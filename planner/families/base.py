@@ -12,7 +12,7 @@ inside their methods, so that importing the registry stays cheap and free of cyc
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from models import clos_sizing as cs
+    from planner.deadline import Deadline
     from planner.design import Design, TierDesign
     from planner.schema.catalog import Catalog
     from planner.schema.instance import Instance, Verify
@@ -70,6 +71,9 @@ class Sized:
     wall_s: float = 0.0
     design: Design | None = None
     reason: str = ""
+    switch_model: str | None = None
+    """The switch restriction it was sized under: one catalog model for every packet tier, or
+    None for any allowed switch (``Family.size``'s ``switch_models``)."""
 
 
 class Family(Protocol):
@@ -96,13 +100,20 @@ class Family(Protocol):
         ...
 
     def size(
-        self, inst: Instance, catalog: Catalog, switch_model: str | None, time_limit_s: float
+        self,
+        inst: Instance,
+        catalog: Catalog,
+        switch_models: Sequence[str | None],
+        deadline: Deadline,
     ) -> list[Sized]:
-        """Size the family's structures with its own model, best design of each.
+        """Size the family's structures with its own model, best design of each, per restriction.
 
-        ``switch_model`` restricts the packet switches to one catalog model (None: any). A
-        family sized through ``shapes`` and the Clos model returns [] (its structures are
-        solved by the search loop).
+        Each entry of ``switch_models`` restricts the packet switches to one catalog model (None:
+        any); every ``Sized`` names the one it was sized under. Work the restrictions share
+        (geometry, model data) is done once per call. ``deadline`` bounds the whole call,
+        preparation and diagnosis included: what it cuts is returned ``TIME_LIMIT`` (a structure
+        never solved has no bound), never left out. A family sized through ``shapes`` and the
+        Clos model returns [] (its structures are solved by the search loop).
         """
         ...
 

@@ -6,9 +6,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import polars as pl
 
     from models import clos_sizing as cs
+    from planner.deadline import Deadline
     from planner.design import Design, TierDesign
     from planner.families.base import DemandOf, PerTier, Sized
     from planner.schema.catalog import Catalog
@@ -37,7 +40,11 @@ class Clos:
         return [(t, (options,) * t) for t in tier_options]
 
     def size(
-        self, inst: Instance, catalog: Catalog, switch_model: str | None, time_limit_s: float
+        self,
+        inst: Instance,
+        catalog: Catalog,
+        switch_models: Sequence[str | None],
+        deadline: Deadline,
     ) -> list[Sized]:
         """None: the structures are solved through ``shapes`` and the Clos model."""
         return []

@@ -12,9 +12,12 @@ from typing import TYPE_CHECKING
 from planner.families.base import simulated_verify
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import polars as pl
 
     from models import clos_sizing as cs
+    from planner.deadline import Deadline
     from planner.design import Design, TierDesign
     from planner.families.base import DemandOf, PerTier, Sized
     from planner.schema.catalog import Catalog
@@ -56,7 +59,11 @@ class OcsDirect:
         return [(TIERS, (options, options, ocs))]
 
     def size(
-        self, inst: Instance, catalog: Catalog, switch_model: str | None, time_limit_s: float
+        self,
+        inst: Instance,
+        catalog: Catalog,
+        switch_models: Sequence[str | None],
+        deadline: Deadline,
     ) -> list[Sized]:
         """None: the structures are solved through ``shapes`` and the Clos model."""
         return []

@@ -25,9 +25,12 @@ from models.status import Status
 from planner.wiring import register_wiring
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import polars as pl
 
     from models import clos_sizing as cs
+    from planner.deadline import Deadline
     from planner.design import Design, TierDesign
     from planner.families.base import DemandOf, PerTier, Sized
     from planner.schema.catalog import Catalog
@@ -161,20 +164,30 @@ class OcsTorus:
     name: str = OCS_TORUS
 
     def size(
-        self, inst: Instance, catalog: Catalog, switch_model: str | None, time_limit_s: float
+        self,
+        inst: Instance,
+        catalog: Catalog,
+        switch_models: Sequence[str | None],
+        deadline: Deadline,
     ) -> list[Sized]:
-        """The pod of the [torus] section (no packet switch: nothing under a switch restriction)."""
+        """The pod of the [torus] section, under the restriction None only (no packet switch).
+
+        The sizing is closed-form (``planner.torus.plan_torus``); it is not started when the
+        deadline has passed (``TIME_LIMIT``, no bound).
+        """
         from planner.errors import InputError
         from planner.families.base import Sized
         from planner.torus import plan_torus
 
-        if switch_model is not None:
+        if None not in switch_models:
             return []
         if inst.torus is None:
             raise InputError(
                 "search.families: ocs_torus sizes a TPU-style pod from a [torus] section, "
                 "which this instance lacks"
             )
+        if deadline.expired:
+            return [Sized(Status.TIME_LIMIT, 1, 1)]
         start = time.perf_counter()
         plan = plan_torus(inst, catalog)
         wall = time.perf_counter() - start

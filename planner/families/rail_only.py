@@ -37,8 +37,11 @@ from planner.families.rail_optimized import (
 from planner.wiring import UpDown, register_wiring
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import polars as pl
 
+    from planner.deadline import Deadline
     from planner.design import Design
     from planner.families.base import Sized
     from planner.schema.catalog import Catalog
@@ -155,15 +158,19 @@ class RailOnly(RailOptimized):
     name: str = RAIL_ONLY
 
     def size(
-        self, inst: Instance, catalog: Catalog, switch_model: str | None, time_limit_s: float
+        self,
+        inst: Instance,
+        catalog: Catalog,
+        switch_models: Sequence[str | None],
+        deadline: Deadline,
     ) -> list[Sized]:
         """Each rail count R: one rail sized by the rail model, times R; the cheapest R kept.
 
         Refused when PXN cannot work (``rail_only_refusal``).
         """
-        from planner.sizing.rail import size_rail
+        from planner.sizing.rail import size_rails
 
-        return size_rail(inst, catalog, self.name, switch_model, time_limit_s, rail_only=True)
+        return size_rails(inst, catalog, self.name, switch_models, deadline, rail_only=True)
 
     def label(self, planes: int, tiers: int) -> str:
         """``1 plane x 2 tiers, rail-only``."""

@@ -16,9 +16,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from planner.wiring import UpDown, register_wiring
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import polars as pl
 
     from models import clos_sizing as cs
+    from planner.deadline import Deadline
     from planner.design import Design, TierDesign
     from planner.families.base import DemandOf, PerTier, Sized
     from planner.schema.catalog import Catalog
@@ -146,12 +149,16 @@ class RailOptimized:
         return []
 
     def size(
-        self, inst: Instance, catalog: Catalog, switch_model: str | None, time_limit_s: float
+        self,
+        inst: Instance,
+        catalog: Catalog,
+        switch_models: Sequence[str | None],
+        deadline: Deadline,
     ) -> list[Sized]:
         """The rail model (``planner.sizing.rail``): the Clos model plus the rail rules."""
-        from planner.sizing.rail import size_rail
+        from planner.sizing.rail import size_rails
 
-        return size_rail(inst, catalog, self.name, switch_model, time_limit_s, rail_only=False)
+        return size_rails(inst, catalog, self.name, switch_models, deadline, rail_only=False)
 
     def label(self, planes: int, tiers: int) -> str:
         """``1 plane x 2 tiers, rail-optimized``."""

@@ -13,7 +13,6 @@ decisions and do not apply.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections import deque
 from dataclasses import dataclass, replace
@@ -23,10 +22,13 @@ from planner.families.base import simulated_verify
 from planner.wiring import register_wiring
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import polars as pl
 
     from models import clos_sizing as cs
     from models import torus_fabric as tf
+    from planner.deadline import Deadline
     from planner.design import Design, LinkGroup, TierDesign
     from planner.families.base import DemandOf, PerTier, Sized
     from planner.schema.catalog import Catalog
@@ -207,46 +209,60 @@ class Torus:
         return []
 
     def size(
-        self, inst: Instance, catalog: Catalog, switch_model: str | None, time_limit_s: float
+        self,
+        inst: Instance,
+        catalog: Catalog,
+        switch_models: Sequence[str | None],
+        deadline: Deadline,
     ) -> list[Sized]:
-        """One structure per plane count: the best torus of the allowed switches, priced.
+        """One structure per plane count and restriction: the best torus of the allowed switches.
 
-        Each switch model is enumerated on its own (``_solve_switch``, remembered), with an
-        equal share of the time limit, whether one model or any is asked for: the search asks for
-        "any switch" and then each model alone, and the enumeration runs once per model.
+        Each switch model is enumerated once per plane count (``_solve_each_switch``), the plane
+        counts taking equal shares of the time left; every restriction then reads the
+        enumerations it allows (``_best_of``): any switch the best of them all, one model its own.
         """
         from planner.families.base import Sized
 
-        out: list[Sized] = []
+        per_option: dict[str | None, list[Sized]] = {o: [] for o in switch_models}
         planes = (
             [inst.search.pin.planes] if inst.search.pin.planes else sorted(inst.cluster.nic_ports)
         )
-        for p in planes:
+        for i, p in enumerate(planes):
             problem = _problem(inst, catalog, p, None)
-            sol = _solve_switches(problem, switch_model, time_limit_s / len(planes))
-            if sol.priced is None:
-                reason = sol.reason or "the time limit ran out before a torus was priced"
+            share = deadline.remaining_s() / (len(planes) - i)
+            each = _solve_each_switch(problem, share)
+            for option, out in per_option.items():
+                sol = _best_of(problem, each, option)
+                if sol.priced is None:
+                    reason = sol.reason or "the time limit ran out before a torus was priced"
+                    out.append(
+                        Sized(
+                            sol.status,
+                            p,
+                            1,
+                            bound_usd=sol.bound_usd,
+                            wall_s=sol.wall_s,
+                            reason=reason,
+                            switch_model=option,
+                        )
+                    )
+                    continue
+                design = _design_of(inst, catalog, problem, sol)
                 out.append(
                     Sized(
-                        sol.status, p, 1, bound_usd=sol.bound_usd, wall_s=sol.wall_s, reason=reason
+                        sol.status,
+                        p,
+                        1,
+                        objective_usd=design.objective_usd,
+                        bound_usd=sol.bound_usd,
+                        capex_usd=design.capex_usd,
+                        power_w=design.power_w,
+                        wall_s=sol.wall_s,
+                        design=design,
+                        switch_model=option,
                     )
                 )
-                continue
-            design = _design_of(inst, catalog, problem, sol)
-            out.append(
-                Sized(
-                    sol.status,
-                    p,
-                    1,
-                    objective_usd=design.objective_usd,
-                    bound_usd=sol.bound_usd,
-                    capex_usd=design.capex_usd,
-                    power_w=design.power_w,
-                    wall_s=sol.wall_s,
-                    design=design,
-                )
-            )
-        return out
+        return [sized for out in per_option.values() for sized in out]
 
     def label(self, planes: int, tiers: int) -> str:
         """``1 plane x torus``."""
@@ -518,36 +534,50 @@ def _load_ratio(w: TorusWiring, gpus: int) -> float:
 
 
 # ---- solving, one switch model at a time ---------------------------------------------------------
-@functools.lru_cache(maxsize=256)
-def _solve_switch(problem: tf.TorusProblem, time_limit_s: float) -> tf.TorusSolution:
-    """The model's optimum of a problem (of one switch model), remembered for the next ask."""
+def _solve_each_switch(
+    problem: tf.TorusProblem, time_limit_s: float
+) -> dict[str | None, tf.TorusSolution]:
+    """The model's optimum with each of the problem's switch models alone, in equal time shares.
+
+    Keyed by switch name; with no switch at all, the whole problem under the key None (the
+    model says why there is no torus). A model the time did not reach stops at its first lower
+    bound (``TIME_LIMIT``, the bound stated).
+    """
+    import time
+
     from models import torus_fabric as tf
 
-    return tf.solve(tf.build(problem), time_limit_s)
+    (option,) = problem.options
+    if not option.switches:
+        return {None: tf.solve(tf.build(problem), time_limit_s)}
+    end = time.perf_counter() + time_limit_s
+    out: dict[str | None, tf.TorusSolution] = {}
+    for i, s in enumerate(option.switches):
+        share = max(0.0, end - time.perf_counter()) / (len(option.switches) - i)
+        alone = replace(problem, options=(replace(option, switches=(s,)),))
+        out[s.name] = tf.solve(tf.build(alone), share)
+    return out
 
 
-def _solve_switches(
-    problem: tf.TorusProblem, switch_model: str | None, time_limit_s: float
+def _best_of(
+    problem: tf.TorusProblem,
+    each: dict[str | None, tf.TorusSolution],
+    switch_model: str | None,
 ) -> tf.TorusSolution:
-    """The best over the problem's switch models (or the one named), each solved alone.
+    """The best over the switch models a restriction allows (all for None, else the one named).
 
-    The optimum over all models is the least of the per-model optima; the bound is the least of
-    the per-model bounds (an infeasible model bounds nothing), and the design is optimal when no
-    model's bound lies below it.
+    The optimum over several models is the least of the per-model optima; the bound is the least
+    of the per-model bounds (an infeasible model bounds nothing), and the design is optimal when
+    no model's bound lies below it.
     """
     from models import torus_fabric as tf
     from models.status import Status
 
-    (option,) = problem.options
-    if not option.switches:
-        return tf.solve(tf.build(problem), time_limit_s)
-    share = time_limit_s / len(option.switches)
-    subs = [
-        _solve_switch(replace(problem, options=(replace(option, switches=(s,)),)), share)
-        for s in option.switches
-        if switch_model in (None, s.name)
-    ]
+    if None in each:
+        return each[None]
+    subs = [sol for name, sol in each.items() if switch_model in (None, name)]
     if not subs:
+        (option,) = problem.options
         return tf.solve(tf.build(replace(problem, options=(replace(option, switches=()),))), 0.0)
     wall = sum(x.wall_s for x in subs)
     examined = sum(x.examined for x in subs)

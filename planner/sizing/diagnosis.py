@@ -7,6 +7,7 @@ from fractions import Fraction
 
 from models import clos_sizing as cs
 from models.hops import hops
+from planner.deadline import NO_DEADLINE, Deadline
 from planner.design import ROLES
 from planner.schema.catalog import Catalog
 from planner.schema.instance import Instance
@@ -29,8 +30,17 @@ def max_endpoints(radix: int, tiers: int, ratios: tuple[Fraction, ...]) -> int:
     return total if tiers > 1 else radix
 
 
-def explain_infeasible(inst: Instance, catalog: Catalog, structures: list[Structure]) -> list[str]:
-    """Name, in a user's words, the constraints that together leave no design."""
+def explain_infeasible(
+    inst: Instance,
+    catalog: Catalog,
+    structures: list[Structure],
+    deadline: Deadline = NO_DEADLINE,
+) -> list[str]:
+    """Name, in a user's words, the constraints that together leave no design.
+
+    The re-solves that find them (``_deletion_filter``, ``explain_pins``) stop at ``deadline``;
+    when it cuts them short, a line says so.
+    """
     lines: list[str] = []
     for st in structures:
         if st.impossible:
@@ -60,8 +70,13 @@ def explain_infeasible(inst: Instance, catalog: Catalog, structures: list[Struct
                 f"with {st.planes} plane{'s' if st.planes > 1 else ''} need switches of radix >= {need} at "
                 f"{speed}G; the largest in the catalog at that speed is {best.radix} ({best.name})"
             )
-    culprits = _deletion_filter(structures)
-    lines.extend(_describe(inst, family, st, sol) for family, st, sol in culprits)
+    culprits, untried = _deletion_filter(structures, deadline)
+    lines.extend(_describe(inst, family, st, sol, deadline) for family, st, sol in culprits)
+    if untried:
+        lines.append(
+            f"the time limit ran out before every constraint was tried on its own ({untried} "
+            "re-solves not run); raise --time-limit for a complete diagnosis"
+        )
     if not culprits and not lines:
         lines.append(
             "no single constraint explains it: several conflict together (try relaxing them one by one)"
@@ -70,30 +85,38 @@ def explain_infeasible(inst: Instance, catalog: Catalog, structures: list[Struct
 
 
 def _deletion_filter(
-    structures: list[Structure],
-) -> list[tuple[str, Structure, cs.SizingSolution]]:
-    """Relaxable families whose removal alone lets some structure find a design."""
+    structures: list[Structure], deadline: Deadline = NO_DEADLINE
+) -> tuple[list[tuple[str, Structure, cs.SizingSolution]], int]:
+    """Relaxable families whose removal alone lets some structure find a design.
+
+    Also returns the re-solves ``deadline`` left out.
+    """
     found: list[tuple[str, Structure, cs.SizingSolution]] = []
+    untried = 0
     for family in cs.RELAXABLE:
         best: tuple[Structure, cs.SizingSolution] | None = None
         for st in structures:
             if st.problem is None:
                 continue
-            sol = _solve(st.problem, DIAGNOSIS_TIME_S, frozenset({family}))
+            left = deadline.remaining_s()
+            if left <= 0:
+                untried += 1
+                continue
+            sol = _solve(st.problem, min(DIAGNOSIS_TIME_S, left), frozenset({family}))
             if sol.status.has_solution and (
                 best is None or (sol.objective_usd or 0) < (best[1].objective_usd or 0)
             ):
                 best = (st, sol)
         if best is not None:
             found.append((family, *best))
-    return found
+    return found, untried
 
 
-def explain_pins(problem: cs.SizingProblem) -> list[str]:
+def explain_pins(problem: cs.SizingProblem, deadline: Deadline = NO_DEADLINE) -> list[str]:
     """Which pinned decisions cannot hold, in words.
 
     The port arithmetic first (radix, even spread, coverage); failing that, the single pins whose
-    release alone lets a design exist.
+    release alone lets a design exist (re-solves that stop at ``deadline``).
     """
     pins, T, E = problem.pins, problem.tiers, problem.endpoints
     roles = ROLES.get(T, ("leaf", "spine", "core"))
@@ -133,13 +156,23 @@ def explain_pins(problem: cs.SizingProblem) -> list[str]:
             out.append(f"a spine's {d2} downlinks are not {n1} leaves x {q1} parallel links")
     if out:
         return out
-    return [f"releasing {what} alone lets a design exist" for what in _freeing_pins(problem)]
+    return [
+        f"releasing {what} alone lets a design exist" for what in _freeing_pins(problem, deadline)
+    ]
 
 
-def _freeing_pins(problem: cs.SizingProblem) -> list[str]:
-    """The single pins whose release makes the structure feasible (a deletion filter)."""
+def _freeing_pins(problem: cs.SizingProblem, deadline: Deadline = NO_DEADLINE) -> list[str]:
+    """The single pins whose release makes the structure feasible (a deletion filter).
+
+    A release ``deadline`` leaves no time for is not tried (and so not named).
+    """
     pins = problem.pins
     found = []
+
+    def frees(trial: cs.SizingProblem) -> bool:
+        left = deadline.remaining_s()
+        return left > 0 and _solve(trial, min(DIAGNOSIS_TIME_S, left)).status.has_solution
+
     for field_name in ("switch_models", "switches", "downlinks", "uplinks", "parallel_links"):
         values = getattr(pins, field_name)
         for i, value in enumerate(values):
@@ -147,7 +180,7 @@ def _freeing_pins(problem: cs.SizingProblem) -> list[str]:
                 continue
             freed = values[:i] + (None,) + values[i + 1 :]
             trial = replace(problem, pins=replace(pins, **{field_name: freed}))
-            if _solve(trial, DIAGNOSIS_TIME_S, frozenset()).status.has_solution:
+            if frees(trial):
                 found.append(f"search.pin.{field_name}[{i}] = {value}")
     for field_name, without in (
         ("pods", replace(pins, pods=None)),
@@ -155,12 +188,18 @@ def _freeing_pins(problem: cs.SizingProblem) -> list[str]:
     ):
         if getattr(pins, field_name) is not None:
             trial = replace(problem, pins=without)
-            if _solve(trial, DIAGNOSIS_TIME_S, frozenset()).status.has_solution:
+            if frees(trial):
                 found.append(f"search.pin.{field_name} = {getattr(pins, field_name)}")
     return found
 
 
-def _describe(inst: Instance, rule: str, st: Structure, sol: cs.SizingSolution) -> str:
+def _describe(
+    inst: Instance,
+    rule: str,
+    st: Structure,
+    sol: cs.SizingSolution,
+    deadline: Deadline = NO_DEADLINE,
+) -> str:
     c = inst.constraints
     shape = st.label
     if rule == "tier.oversubscription":
@@ -201,7 +240,7 @@ def _describe(inst: Instance, rule: str, st: Structure, sol: cs.SizingSolution) 
     if rule == "budget.capex":
         assert sol.capex_usd is not None
         return f"max_capex_usd = {c.max_capex_usd:,.0f}: the best design without the cap ({shape}) costs ${sol.capex_usd:,.0f}"
-    why = explain_pins(st.problem) if st.problem is not None else []
+    why = explain_pins(st.problem, deadline) if st.problem is not None else []
     return (
         f"the pinned decisions (search.pin) cannot all hold; without them a design exists ({shape})"
         + (": " + "; ".join(why) if why else "")

@@ -2,14 +2,17 @@
 
 Both rail families size with ``models.rail_sizing`` (the Clos model plus the rail rules) through
 ``Family.size``: the SU size U is a decision of the model, and the GPU-to-leaf lengths it prices
-depend on U, so every candidate U brings its own class 0 plans (``rail_gpu_leaf_lengths``).
+depend on U, so every candidate U brings its own class 0 plans (``rail_gpu_leaf_lengths``). The
+nodes are placed once and every SU size is measured off that placement
+(``planner.sizing.rail_geometry``); ``rail_problems`` prepares the data of every structure once,
+and ``size_rails`` restricts it to each switch model and solves within one deadline.
 
 Rail count (rail-only). The rail of GPU g is g mod R, its rank in a *rail group* of R
 consecutive GPUs (R / n nodes). Rail-optimized: R = n, a group is a node. Rail-only: R is a
 decision among ``rail_counts``: a multiple of n that divides the scale-up domain D and the GPU
 count G, so every domain holds whole rail groups (every rail) and every rail has G / R GPUs.
 Each candidate R is its own ``RailProblem`` (one rail of G / R endpoints, R copies); the family
-keeps the cheapest per structure (``size_rail``).
+keeps the cheapest per structure (``size_rails``).
 
 Rail geometry (class 0). Nodes stand in racks as ``planner.layout`` places them: node k in rack
 ``k // nodes_per_rack``, racks filling rows and rows filling columns. Rank r of rail group j sits
@@ -30,18 +33,17 @@ Classes 1 and 2 keep the hall's lengths: the rail leaves stand at the leaf sites
 from __future__ import annotations
 
 import math
-import time
+from collections.abc import Sequence
 from dataclasses import replace
-
-import numpy as np
 
 from models import cabling as cb
 from models import clos_sizing as cs
 from models import rail_sizing as rs
 from models.status import Status
+from planner.deadline import NO_DEADLINE, Deadline, DeadlineExpired, Watch, watch
 from planner.design import Design, LinkClass, LinkGroup, TierDesign
 from planner.families.base import Sized
-from planner.layout import LengthDistribution, default_row_columns, hall_of
+from planner.layout import LengthDistribution, hall_of
 from planner.schema.catalog import Catalog
 from planner.schema.instance import Instance, Layout
 from planner.sizing.designs import design_of
@@ -57,41 +59,12 @@ from planner.sizing.problems import (
     nic_port,
     restrict_to,
 )
+from planner.sizing.rail_geometry import NodeGeometry, SuLengthTable
 
 #: Share of a rail structure's time spent choosing the canonical design among optimal ones.
 CANONICAL_SHARE = 0.25
 #: Cap on that time, in seconds.
 CANONICAL_MAX_S = 5.0
-#: A length less than this above a whole centimetre counts as that centimetre (float noise).
-ROUND_TOL_CM = 1e-6
-
-
-def _node_xy(layout: Layout, nodes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The x, y and rack of every node, as ``planner.layout.hall_of`` places the racks."""
-    lay = layout
-    racks = math.ceil(nodes / lay.nodes_per_rack)
-    per_row = lay.racks_per_row
-    rows = math.ceil(racks / per_row)
-    columns = lay.row_columns or default_row_columns(rows, per_row)
-    rows_per_column = math.ceil(rows / columns)
-    row_length = per_row * lay.rack_width_m
-    node = np.arange(nodes, dtype=np.int64)
-    rack = node // lay.nodes_per_rack
-    row = rack // per_row
-    x0 = (row // rows_per_column) * (row_length + lay.cross_aisle_m)
-    x = x0 + (rack % per_row + 0.5) * lay.rack_width_m
-    y = (row % rows_per_column) * lay.row_pitch_m
-    return x.astype(np.float64), y.astype(np.float64), rack
-
-
-def _site_x(layout: Layout, placement: str, rack_x: np.ndarray, rack: np.ndarray) -> np.ndarray:
-    """The x of the row site serving a rack at x ``rack_x`` (middle or end of its row)."""
-    lay = layout
-    row_length = lay.racks_per_row * lay.rack_width_m
-    slot = rack % lay.racks_per_row
-    x0 = rack_x - (slot + 0.5) * lay.rack_width_m
-    rel = row_length / 2 if placement == "middle_of_row" else row_length + lay.rack_width_m / 2
-    return np.asarray(x0 + rel, dtype=np.float64)
 
 
 def rail_gpu_leaf_lengths(
@@ -101,33 +74,19 @@ def rail_gpu_leaf_lengths(
     su_groups: int,
     placement: str,
     group_nodes: int = 1,
+    geometry: NodeGeometry | None = None,
 ) -> LengthDistribution:
     """Class 0 lengths of the rail wiring with SUs of ``su_groups`` rail groups (module docstring).
 
     A rail group is ``group_nodes`` = R / n consecutive nodes (1: rail-optimized, R = n). Rank r
     of group j is in node j R / n + r // n, so SU su holds nodes su U R / n .. (su + 1) U R / n - 1
     and every GPU of a node is cabled to its SU's leaves. Weighted by GPUs (one link per GPU and
-    plane); whole centimetres, rounded up.
+    plane); whole centimetres, rounded up. ``geometry``: the nodes already placed
+    (``NodeGeometry.of(layout, gpus // gpus_per_node)``), else placed here.
     """
     nodes = gpus // gpus_per_node
-    su_nodes = su_groups * group_nodes
-    x, y, rack = _node_xy(layout, nodes)
-    node = np.arange(nodes, dtype=np.int64)
-    first = (node // su_nodes) * su_nodes
-    size = np.minimum(first + su_nodes, nodes) - first
-    run = 1.0 + layout.routing_overhead
-    if placement == cs.TOP_OF_RACK:
-        site = first
-        away = run * (np.abs(x - x[site]) + np.abs(y - y[site])) + layout.cable_slack_m
-        length = np.where(rack == rack[site], layout.in_rack_cable_m, away)
-    else:
-        site = first + (size - 1) // 2
-        site_x = _site_x(layout, placement, x[site], rack[site])
-        length = run * (np.abs(x - site_x) + np.abs(y - y[site])) + layout.cable_slack_m
-    cm = np.ceil(length * 100.0 - ROUND_TOL_CM).astype(np.int64)
-    counts = np.bincount(cm, weights=np.full(nodes, gpus_per_node)).astype(np.int64)
-    where = np.flatnonzero(counts)
-    return LengthDistribution(tuple((where / 100.0).tolist()), tuple(counts[where].tolist()))
+    geometry = geometry or NodeGeometry.of(layout, nodes)
+    return geometry.distribution(su_groups * group_nodes, placement, gpus_per_node)
 
 
 def su_candidates(groups: int, leaf_options: tuple[cs.SwitchOption, ...]) -> list[int]:
@@ -148,33 +107,31 @@ def rail_counts(gpus: int, gpus_per_node: int, domain_gpus: int) -> list[int]:
 
 
 def _su_cabling(
-    inst: Instance,
+    table: SuLengthTable,
+    placements: tuple[str, ...],
+    group_nodes: int,
+    groups: int,
     leaf_options: tuple[cs.SwitchOption, ...],
     media: list[cb.MediumOption],
     criteria: cb.Criteria,
     nic: cb.PortKind,
-    rails: int | None = None,
+    check: Watch | None = None,
 ) -> rs.SuCabling:
-    """Class 0 plans of every candidate SU size, on the rail geometry (``rail_gpu_leaf_lengths``).
+    """Class 0 plans of every candidate SU size, on the rail geometry's tails (``table``).
 
-    ``rails``: the rail period R (None: the node's n GPUs); SU sizes count rail groups.
+    SU sizes count rail groups of ``group_nodes`` nodes (R / n); ``groups`` is their number.
+    ``check`` is checked after every SU size (``DeadlineExpired`` when the time is up).
     """
-    cl, lay = inst.cluster, inst.layout
-    group_nodes = (rails or cl.gpus_per_node) // cl.gpus_per_node
-    groups = cl.gpus // cl.gpus_per_node // group_nodes
     thresholds = cs.reach_thresholds(media, None, leaf_options)
     per_su = {}
     for u in su_candidates(groups, leaf_options):
-        tails: dict[str | None, cb.LengthTails] = {}
-        for placement in lay.leaf_placement:
-            dist = rail_gpu_leaf_lengths(lay, cl.gpus, cl.gpus_per_node, u, placement, group_nodes)
-            tails[placement] = cb.LengthTails(
-                dist.total,
-                thresholds,
-                tuple(dist.longer_than(r) for r in thresholds),
-                max_length_m=dist.max_m,
-            )
+        tails: dict[str | None, cb.LengthTails] = {
+            placement: table.tails(u * group_nodes, placement, thresholds)
+            for placement in placements
+        }
         per_su[u] = cs.class_cabling(tails, media, None, leaf_options, criteria, nic)
+        if check is not None:
+            check.check()
     return rs.su_cabling(per_su)
 
 
@@ -202,21 +159,40 @@ def rail_only_refusal(inst: Instance) -> str:
     return ""
 
 
+def _shapes(inst: Instance, family: str) -> list[tuple[int, int]]:
+    """The (planes, tiers) of every rail structure the search considers, in the order tried."""
+    cl, pin = inst.cluster, inst.search.pin
+    planes_options = [pin.planes] if pin.planes else sorted(cl.nic_ports)
+    tier_options = [pin.tiers] if pin.tiers else list(range(1, inst.search.max_tiers + 1))
+    return [(p, t) for p in planes_options for t in _tier_counts(family, tier_options)]
+
+
 def rail_problems(
-    inst: Instance, catalog: Catalog, family: str, rail_only: bool
+    inst: Instance,
+    catalog: Catalog,
+    family: str,
+    rail_only: bool,
+    *,
+    deadline: Deadline = NO_DEADLINE,
 ) -> list[tuple[Structure, rs.RailProblem | None]]:
     """Every rail structure (planes x tiers) of the family, with its model data or why none.
 
     Rail-optimized: one entry per structure. Rail-only: one entry per structure and candidate
     rail count R (``rail_counts``, ascending; ``RailProblem.copies`` = R), each one rail of G / R
     GPUs whose "nodes" are its G / R rail groups.
+
+    The work is done once: the nodes are placed once (``NodeGeometry``), every SU size any
+    structure needs is measured once against the reach thresholds of every plane count
+    (``SuLengthTable``; an SU of U groups of R / n nodes is the same SU of U R / n nodes at every
+    R), and the class 0 plans of a plane count and rail count serve all its tier counts.
+    Raises ``DeadlineExpired`` when ``deadline`` passes before the data is complete.
     """
+    if deadline.expired:
+        raise DeadlineExpired("the time limit passed before the rail data was prepared")
     cl, lay = inst.cluster, inst.layout
     n = cl.gpus_per_node
+    check = watch(deadline)
     hall = hall_of(lay, cl.gpus, n)
-    pin = inst.search.pin
-    planes_options = [pin.planes] if pin.planes else sorted(cl.nic_ports)
-    tier_options = [pin.tiers] if pin.tiers else list(range(1, inst.search.max_tiers + 1))
     nic = nic_of(inst, catalog)
     switches = [
         s for s in allowed_switches(inst, catalog) if nic is None or s.protocol in nic.protocols
@@ -224,37 +200,67 @@ def rail_problems(
     all_media = allowed_media(inst, catalog)
     criteria = criteria_of(inst)
     counts = rail_counts(cl.gpus, n, cl.scale_up.gpus) if rail_only else [n]
-    out: list[tuple[Structure, rs.RailProblem | None]] = []
-    for p in planes_options:
+    placements = tuple(lay.leaf_placement)
+    # The structures first (the Clos data of each), then the class 0 data they need.
+    built: list[tuple[Structure, tuple[cs.SwitchOption, ...], list[cb.MediumOption]]] = []
+    for p, T in _shapes(inst, family):
         speed = cl.nic_gbps // p
         options = tuple(o for s in switches if (o := _switch_option(s, speed)) is not None)
         media = [medium_option(m) for m in all_media if m.speed_gbps == speed]
-        for T in _tier_counts(family, tier_options):
-            per_tier = (options,) * T
-            st = _structure(inst, hall, family, p, T, per_tier, media, criteria, nic_port(nic))
-            if st.problem is None:
-                out.append((st, None))
+        per_tier = (options,) * T
+        st = _structure(inst, hall, family, p, T, per_tier, media, criteria, nic_port(nic))
+        built.append((st, options, media))
+        check.check()
+    needed = [(st.planes, options, media) for st, options, media in built if st.problem]
+    su_nodes = {
+        u * (rails // n)
+        for _, options, _ in needed
+        for rails in counts
+        for u in su_candidates(cl.gpus // rails, options)
+    }
+    thresholds = {t for _, o, m in needed for t in cs.reach_thresholds(m, None, o)}
+    table = SuLengthTable.measure(
+        NodeGeometry.of(lay, cl.gpus // n), su_nodes, placements, thresholds, n, check
+    )
+    cabling: dict[tuple[int, int], rs.SuCabling] = {}  # by (planes, rails): any tier count
+    out: list[tuple[Structure, rs.RailProblem | None]] = []
+    for st, options, media in built:
+        if st.problem is None:
+            out.append((st, None))
+            continue
+        for rails in counts:
+            key = (st.planes, rails)
+            if key not in cabling:
+                cabling[key] = _su_cabling(
+                    table,
+                    placements,
+                    rails // n,
+                    cl.gpus // rails,
+                    options,
+                    media,
+                    criteria,
+                    nic_port(nic),
+                    check,
+                )
+            cab0 = cabling[key]
+            if not cab0.plans:
+                why = "no allowed medium cables the GPU links to their rail leaves"
+                out.append((replace(st, problem=None, impossible=why), None))
                 continue
-            for rails in counts:
-                cab0 = _su_cabling(inst, per_tier[0], media, criteria, nic_port(nic), rails)
-                if not cab0.plans:
-                    why = "no allowed medium cables the GPU links to their rail leaves"
-                    out.append((replace(st, problem=None, impossible=why), None))
-                    continue
-                groups = cl.gpus // rails
-                clos = replace(
-                    st.problem,
-                    cabling=(cab0, *st.problem.cabling[1:]),
-                    endpoints=groups if rail_only else cl.gpus,
-                )
-                rp = rs.RailProblem(
-                    clos,
-                    rails=1 if rail_only else n,
-                    nodes=groups,
-                    nodes_per_rack=lay.nodes_per_rack * n // rails,
-                    copies=rails if rail_only else 1,
-                )
-                out.append((replace(st, problem=clos), rp))
+            groups = cl.gpus // rails
+            clos = replace(
+                st.problem,
+                cabling=(cab0, *st.problem.cabling[1:]),
+                endpoints=groups if rail_only else cl.gpus,
+            )
+            rp = rs.RailProblem(
+                clos,
+                rails=1 if rail_only else n,
+                nodes=groups,
+                nodes_per_rack=lay.nodes_per_rack * n // rails,
+                copies=rails if rail_only else 1,
+            )
+            out.append((replace(st, problem=clos), rp))
     return out
 
 
@@ -273,65 +279,132 @@ def size_rail(
     *,
     rail_only: bool,
 ) -> list[Sized]:
-    """Size every rail structure of the family, best design of each (``Family.size``).
+    """Size every rail structure of the family under one switch restriction (``size_rails``)."""
+    return size_rails(
+        inst, catalog, family, (switch_model,), Deadline.after(time_limit_s), rail_only=rail_only
+    )
 
-    Rail-only: every candidate rail count R of a structure is solved and the structure keeps
-    the cheapest (``_best_over_rails``; ties go to the smaller R).
+
+#: Jobs ahead of the last get at most this many times an even share of the time left (the
+#: search loop's rule): early jobs, the decisive ones, may use more, later ones take the rest.
+SHARE_FACTOR = 4
+
+
+def size_rails(
+    inst: Instance,
+    catalog: Catalog,
+    family: str,
+    switch_models: Sequence[str | None],
+    deadline: Deadline,
+    *,
+    rail_only: bool,
+) -> list[Sized]:
+    """Size every rail structure of the family under each switch restriction (``Family.size``).
+
+    The model data is prepared once (``rail_problems``) and restricted per switch model. Rail-only:
+    every candidate rail count R of a structure is solved and the structure keeps the cheapest
+    (``_best_over_rails``; ties go to the smaller R).
+
+    ``deadline`` bounds it all. The preparation is cut when it passes (every structure is then
+    ``TIME_LIMIT``, no bound); each solve gets a share of the time left, a solve the time did not
+    reach is ``TIME_LIMIT`` with no bound, and the diagnosis of an infeasible structure tries
+    only the relaxations there is time for, and says so.
     """
+    pin = inst.search.pin
     if rail_only:
         why = rail_only_refusal(inst)
         if why:
-            tiers = inst.search.pin.tiers or 2
-            return [Sized(Status.INFEASIBLE, inst.search.pin.planes or 1, tiers, reason=why)]
-    pairs = rail_problems(inst, catalog, family, rail_only)
-    pin = inst.search.pin
-    per_structure: dict[tuple[int, int], list[tuple[Structure, rs.RailProblem | None, Sized]]] = {}
-    jobs: list[tuple[Structure, rs.RailProblem]] = []
-    for st, rp in pairs:
-        key = (st.planes, st.tiers)
-        if rp is None:
-            sized = Sized(Status.INFEASIBLE, st.planes, st.tiers, reason=st.impossible or "")
-            per_structure.setdefault(key, []).append((st, None, sized))
-            continue
-        if switch_model is not None:
-            if any(pin.model_for(t) not in (None, switch_model) for t in range(1, st.tiers + 1)):
+            tiers = pin.tiers or 2
+            return [
+                Sized(Status.INFEASIBLE, pin.planes or 1, tiers, reason=why, switch_model=o)
+                for o in switch_models
+            ]
+    try:
+        pairs = rail_problems(inst, catalog, family, rail_only, deadline=deadline)
+    except DeadlineExpired:
+        return [
+            Sized(Status.TIME_LIMIT, p, t, switch_model=o)
+            for o in switch_models
+            for p, t in _shapes(inst, family)
+        ]
+    Tried = list[tuple[Structure, rs.RailProblem | None, Sized]]
+    per_option: list[dict[tuple[int, int], Tried]] = []
+    jobs: list[tuple[dict[tuple[int, int], Tried], str | None, Structure, rs.RailProblem]] = []
+    for option in switch_models:
+        per_structure: dict[tuple[int, int], Tried] = {}
+        per_option.append(per_structure)
+        for st, rp in pairs:
+            if rp is None:
+                sized = Sized(
+                    Status.INFEASIBLE,
+                    st.planes,
+                    st.tiers,
+                    reason=st.impossible or "",
+                    switch_model=option,
+                )
+                per_structure.setdefault((st.planes, st.tiers), []).append((st, None, sized))
                 continue
-            restricted = restrict_to(rp.clos, switch_model, family)
-            if restricted is None:
-                continue
-            rp = replace(rp, clos=restricted)
-        jobs.append((replace(st, problem=rp.clos), rp))
-    start = time.perf_counter()
-    for done, (st, rp) in enumerate(jobs):
-        left = time_limit_s - (time.perf_counter() - start)
-        share = max(0.05, left / (len(jobs) - done))
-        canonical = min(CANONICAL_MAX_S, CANONICAL_SHARE * share)
-        rsol = rs.solve(rp, cs.SolveOptions(time_limit_s=share - canonical), canonical)
-        sol = rsol.solution
-        design = None
-        if sol.status.has_solution:
-            design = rail_design(inst, st, rp, sol, catalog)
-        sized = Sized(
-            sol.status,
-            st.planes,
-            st.tiers,
-            objective_usd=rsol.total(sol.objective_usd),
-            bound_usd=rsol.total(sol.bound_usd),
-            capex_usd=rsol.total(sol.capex_usd),
-            power_w=rsol.total(sol.power_w),
-            wall_s=sol.wall_s,
-            design=design,
-        )
+            if option is not None:
+                if any(pin.model_for(t) not in (None, option) for t in range(1, st.tiers + 1)):
+                    continue
+                restricted = restrict_to(rp.clos, option, family)
+                if restricted is None:
+                    continue
+                rp = replace(rp, clos=restricted)
+            jobs.append((per_structure, option, replace(st, problem=rp.clos), rp))
+    for done, (per_structure, option, st, rp) in enumerate(jobs):
+        left = deadline.remaining_s()
+        sized = Sized(Status.TIME_LIMIT, st.planes, st.tiers, switch_model=option)
+        if left > 0:
+            share = min(left, SHARE_FACTOR * left / (len(jobs) - done + 1))
+            sized = _solve_rail(inst, catalog, st, rp, share, option)
         per_structure.setdefault((st.planes, st.tiers), []).append((st, rp, sized))
-    return [_best_over_rails(tried) for tried in per_structure.values()]
+    return [
+        _best_over_rails(tried, deadline)
+        for per_structure in per_option
+        for tried in per_structure.values()
+    ]
 
 
-def _best_over_rails(tried: list[tuple[Structure, rs.RailProblem | None, Sized]]) -> Sized:
+def _solve_rail(
+    inst: Instance,
+    catalog: Catalog,
+    st: Structure,
+    rp: rs.RailProblem,
+    time_limit_s: float,
+    switch_model: str | None,
+) -> Sized:
+    """One rail problem solved in ``time_limit_s`` (a part of it choosing the canonical design)."""
+    canonical = min(CANONICAL_MAX_S, CANONICAL_SHARE * time_limit_s)
+    rsol = rs.solve(rp, cs.SolveOptions(time_limit_s=time_limit_s - canonical), canonical)
+    sol = rsol.solution
+    design = None
+    if sol.status.has_solution:
+        design = rail_design(inst, st, rp, sol, catalog)
+    return Sized(
+        sol.status,
+        st.planes,
+        st.tiers,
+        objective_usd=rsol.total(sol.objective_usd),
+        bound_usd=rsol.total(sol.bound_usd),
+        capex_usd=rsol.total(sol.capex_usd),
+        power_w=rsol.total(sol.power_w),
+        wall_s=sol.wall_s,
+        design=design,
+        switch_model=switch_model,
+    )
+
+
+def _best_over_rails(
+    tried: list[tuple[Structure, rs.RailProblem | None, Sized]],
+    deadline: Deadline = NO_DEADLINE,
+) -> Sized:
     """One structure's outcome over its rail counts: the cheapest design, the least bound.
 
     The structure is optimal when every rail count was solved to optimality or proved
     infeasible; its bound is the least over the rail counts (an infeasible one bounds nothing).
-    With no design, an infeasible structure says why for its first rail count (R = n).
+    With no design, an infeasible structure says why for its first rail count (R = n), as far
+    as ``deadline`` lets the diagnosis go.
     """
     sized = [s for _, _, s in tried]
     if len(sized) == 1 and sized[0].status is not Status.INFEASIBLE:
@@ -353,7 +426,7 @@ def _best_over_rails(tried: list[tuple[Structure, rs.RailProblem | None, Sized]]
     if open_:
         return replace(open_[0], wall_s=wall)
     st, rp, first = tried[0]
-    reason = first.reason if rp is None else _infeasible_reason(st, rp)
+    reason = first.reason if rp is None else _infeasible_reason(st, rp, deadline)
     if len(tried) > 1:
         rails = ", ".join(str(p.copies) for _, p, _ in tried if p is not None)
         reason = f"{reason} (rail counts tried: {rails})"
@@ -374,8 +447,12 @@ RELAXED_WORDS = {
 }
 
 
-def _infeasible_reason(st: Structure, rp: rs.RailProblem) -> str:
-    """Why a rail structure has no design: the constraints whose relaxation alone would give one."""
+def _infeasible_reason(st: Structure, rp: rs.RailProblem, deadline: Deadline = NO_DEADLINE) -> str:
+    """Why a rail structure has no design: the constraints whose relaxation alone would give one.
+
+    Each relaxation is solved for at most ``DIAGNOSIS_TIME_S`` and never past ``deadline``; the
+    relaxations the time did not reach are named as not tried.
+    """
     if st.family == "rail_only":
         head = (
             f"no rail-only fabric of {st.planes} plane(s) x {st.tiers} tier(s) meets the "
@@ -387,14 +464,25 @@ def _infeasible_reason(st: Structure, rp: rs.RailProblem) -> str:
             f"constraints with whole scalable units of {rp.rails} rail "
             f"lea{'ves' if rp.rails > 1 else 'f'} each"
         )
-    options = cs.SolveOptions(time_limit_s=DIAGNOSIS_TIME_S)
-    freeing = [
-        RELAXED_WORDS.get(f, f)
-        for f in cs.RELAXABLE
-        if cs.solve(rs.build(rp, frozenset({f})), options).status.has_solution
-    ]
+    freeing: list[str] = []
+    untried: list[str] = []
+    for f in cs.RELAXABLE:
+        if not cs.binds(rp.clos, f):
+            continue  # the same model without it: as infeasible as solved
+        left = deadline.remaining_s()
+        if left <= 0:
+            untried.append(RELAXED_WORDS.get(f, f))
+            continue
+        options = cs.SolveOptions(time_limit_s=min(DIAGNOSIS_TIME_S, left))
+        if cs.solve(rs.build(rp, frozenset({f})), options).status.has_solution:
+            freeing.append(RELAXED_WORDS.get(f, f))
     if freeing:
-        return f"{head}; relaxing {' or '.join(freeing)} alone would allow one"
+        head = f"{head}; relaxing {' or '.join(freeing)} alone would allow one"
+    if untried:
+        head = (
+            f"{head} (the time limit ran out before relaxing {', '.join(untried)} was tried; "
+            "raise --time-limit to try them)"
+        )
     return head
 
 

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from models import clos_sizing as cs
 from models.status import Status
+from planner.deadline import Deadline
 from planner.design import Design
 from planner.families import family_of
 from planner.schema.catalog import Catalog
@@ -48,7 +49,7 @@ def search(
 ) -> SizingResult:
     """Solve every structure, pick the best design, prove a bound, and explain infeasibility."""
     start = time.perf_counter()
-    deadline = start + time_limit_s
+    deadline = Deadline.after(time_limit_s)
     structures = structures_of(inst, catalog)
     mixed = inst.search.mixed_switch_models
     names = [s.name for s in allowed_switches(inst, catalog)]
@@ -66,14 +67,15 @@ def search(
             (extra if mixed else main).append((st, model_name, restricted))
     jobs = main + (extra if alternatives or not mixed else [])
     outcomes: list[Outcome] = []
-    own = _own_outcomes(inst, catalog, names, mixed, alternatives, time_limit_s)
+    clos_families = {st.family for st, _, _ in jobs}
+    own = _own_outcomes(inst, catalog, names, mixed, alternatives, deadline, clos_families)
     outcomes.extend(own)
     for o in own:  # the reasons an own-model structure is infeasible, once each
         if o.structure.impossible and o.structure not in structures:
             structures.append(o.structure)
     problems: dict[int, cs.SizingProblem] = {}
     for done, (st, name, problem) in enumerate(jobs, start=1):
-        remaining = deadline - time.perf_counter()
+        remaining = deadline.remaining_s()
         share = min(remaining, 4 * remaining / (len(jobs) - done + 1))
         if share <= 0:
             sol = cs.SizingSolution(
@@ -97,7 +99,7 @@ def search(
         proven = all(o.solution.status is Status.INFEASIBLE for o in decisive)
         status = Status.INFEASIBLE if proven else Status.TIME_LIMIT
         explanation = (
-            tuple(explain_infeasible(inst, catalog, structures))
+            tuple(explain_infeasible(inst, catalog, structures, deadline))
             if proven
             else ("the time limit ran out before any design was found; raise --time-limit",)
         )
@@ -115,7 +117,7 @@ def search(
     if sol.status is Status.OPTIMAL:
         # Same instance, same design: among equal-cost designs take the canonical one.
         problem = problems[next(i for i, o in enumerate(outcomes) if o is best)]
-        left = max(TIE_BREAK_MIN_S, deadline - time.perf_counter())
+        left = max(TIE_BREAK_MIN_S, deadline.remaining_s())
         sol = cs.solve_canonical(cs.build(problem), sol, min(TIE_BREAK_TIME_S, left))
     assert sol.objective_usd is not None
     glob = sol.objective_usd if bound is None else min(bound, sol.objective_usd)
@@ -132,37 +134,41 @@ def _own_outcomes(
     names: list[str],
     mixed: bool,
     alternatives: bool,
-    time_limit_s: float,
+    deadline: Deadline,
+    clos_families: set[str],
 ) -> list[Outcome]:
     """The structures of families sized by their own model (``Family.size``), as outcomes.
 
     The same options as the Clos model's structures: any switch (the decisive search when
-    mixed models are allowed) and each switch model alone.
+    mixed models are allowed) and each switch model alone, all in one call per family. Each
+    family gets an even share of the time left, counting the Clos model's structures (solved
+    after them) as one more when there are any; what a family leaves unused goes to the next.
     """
     pin = inst.search.pin
     families = [pin.family] if pin.family else list(inst.search.families)
-    options: list[str | None] = ([None] if mixed else []) + (
-        names if alternatives or not mixed else []
+    options: tuple[str | None, ...] = ((None,) if mixed else ()) + tuple(
+        names if alternatives or not mixed else ()
     )
+    own = [f for f in families if f not in clos_families]
+    later = 1 if clos_families else 0
     out: list[Outcome] = []
-    for name in families:
-        family = family_of(name)
-        for option in options:
-            for sized in family.size(inst, catalog, option, time_limit_s):
-                sol = cs.SizingSolution(
-                    sized.status,
-                    sized.planes,
-                    sized.tiers,
-                    sized.objective_usd,
-                    sized.bound_usd,
-                    sized.capex_usd,
-                    sized.power_w,
-                    sized.wall_s,
-                )
-                st = Structure(
-                    sized.planes, sized.tiers, None, impossible=sized.reason or None, family=name
-                )
-                out.append(Outcome(st, option, sol, sized.design))
+    for i, name in enumerate(own):
+        share = deadline.remaining_s() / (len(own) - i + later)
+        for sized in family_of(name).size(inst, catalog, options, deadline.sooner(share)):
+            sol = cs.SizingSolution(
+                sized.status,
+                sized.planes,
+                sized.tiers,
+                sized.objective_usd,
+                sized.bound_usd,
+                sized.capex_usd,
+                sized.power_w,
+                sized.wall_s,
+            )
+            st = Structure(
+                sized.planes, sized.tiers, None, impossible=sized.reason or None, family=name
+            )
+            out.append(Outcome(st, sized.switch_model, sol, sized.design))
     return out
 
 

@@ -181,6 +181,24 @@ def test_min_parallel_links_is_the_least_that_meets_the_ratio() -> None:
         assert q == 1 or tf.load_ratio(dims, g, q - 1) > ratio
 
 
+@pytest.mark.parametrize(
+    ("dims", "g", "gpus", "ratio"),
+    [
+        ((32, 32, 16), 64, 1_048_576, Fraction(16)),  # a million GPUs, every switch full
+        ((25, 21, 20), 100, 1_048_576, Fraction(7, 3)),  # the last switch part-filled
+        ((2, 9), 7, 120, Fraction(1, 1000)),
+        ((5,), 1, 5, Fraction(3)),  # load under the ratio: one link
+        ((1, 4), 3, None, Fraction(2, 7)),  # a dimension of one switch carries nothing
+    ],
+)
+def test_min_parallel_links_in_integers_is_the_least_q_of_the_exact_ratio(
+    dims: tuple[int, ...], g: int, gpus: int | None, ratio: Fraction
+) -> None:
+    q = tf.min_parallel_links(dims, g, ratio, gpus)
+    assert tf.load_ratio(dims, g, q, gpus) <= ratio
+    assert q == 1 or tf.load_ratio(dims, g, q - 1, gpus) > ratio
+
+
 def test_ordered_dims_lists_every_factorisation() -> None:
     got = sorted(tf.ordered_dims(12))
     assert got == sorted([(12,), (2, 6), (6, 2), (3, 4), (4, 3), (2, 2, 3), (2, 3, 2), (3, 2, 2)])
