@@ -274,7 +274,7 @@ def test_utilisation_picture_is_drawn(simulated: PlanResult) -> None:
     pair = utilisation.figure(simulated.sim_link_histogram, simulated.sim_failures)
     assert pair is not None
     assert pair[0].startswith(b"\x89PNG")
-    assert b"share of links" in pair[1]
+    assert b"Simulated link utilisation: share of a tier" in pair[1]
 
 
 def test_no_histogram_no_utilisation_picture() -> None:
