@@ -118,8 +118,17 @@ def _end(g: LinkGroup, upper: bool) -> _End | None:
 
 
 def _link_ends(g: LinkGroup) -> list[_End]:
-    """The modules of one link of the group, lower end first."""
-    return [e for e in (_end(g, False), _end(g, True)) if e is not None]
+    """The modules one link of the group pays for, lower end first.
+
+    Its ``pluggable_ends`` say how many; the ends that carry a module say which. Where the two
+    disagree (``check_modules`` and ``check_media`` report it), the link pays for its
+    ``pluggable_ends`` of the medium's own module, as the totals were priced.
+    """
+    ends = [e for e in (_end(g, False), _end(g, True)) if e is not None]
+    if len(ends) == g.pluggable_ends:
+        return ends
+    own = _End(g.medium, g.end_cost_usd, g.end_power_w, g.afr, g.host_lane_gbps, g.form_factors)
+    return [own] * g.pluggable_ends
 
 
 def check_modules(d: Design) -> list[Violation]:
