@@ -117,18 +117,21 @@ class LinkGroup:
     pluggable_ends: int
     """Modules per link: 2, 1 when one end is a CPO switch, 0 between two; copper counts 2 ends."""
     end_cost_usd: float
+    """Price per link end of the medium's own module (an end may carry another: ``*_module``)."""
     end_power_w: float
+    """Power per link end of the medium's own module."""
     cable_cost_usd: float
     latency_ns: int
     reach_m: float
     """The medium's own reach (a CPO end may cap it at its engine's reach)."""
     afr: float
+    """Annual failure rate per end of the medium's own module."""
     copper: bool
     lane_gbps: int | None = None
     connector: str = ""
     channel_loss_db: float | None = None
     source: str = ""
-    """Where the price of a module (or copper assembly end) comes from (catalog)."""
+    """Where the price of the medium's own module (or copper assembly end) comes from."""
     cable_source: str = ""
     """Where the price of the fibre (``cable_cost_usd``) comes from (catalog)."""
     lower_ports_per_module: int = 1
@@ -137,9 +140,9 @@ class LinkGroup:
     upper_ports_per_module: int = 1
     """The same at the upper end (0 at a CPO port or an OCS mirror)."""
     host_lane_gbps: tuple[int, ...] = ()
-    """Host lane rates the medium's modules are made for."""
+    """Host lane rates the medium's own module is made for."""
     form_factors: tuple[str, ...] = ()
-    """Cage form factors the medium's modules are made in."""
+    """Cage form factors the medium's own module is made in."""
     ns_per_m: float = 0.0
     """Propagation delay of the medium, ns per metre."""
     length_histogram: tuple[tuple[float, int], ...] = ()
