@@ -36,6 +36,7 @@ from pydantic import (
 from models.status import Status
 from planner.design import MAX_LENGTH_BINS
 from planner.errors import InputError
+from planner.schema.catalog import LANE_MATCHED_KINDS
 from planner.schema.instance import INSTANCE_NAME_PATTERN, Family
 
 if TYPE_CHECKING:
@@ -138,8 +139,6 @@ LengthBin = Annotated[
 
 #: A catalog name: a medium's, a module's or a switch's.
 NAME_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
-#: Media kinds without a gearbox (copper and linear-drive optics): host lanes = line lanes.
-LANE_MATCHED_KINDS = frozenset({"dac", "aec", "lpo"})
 
 
 class EndModuleFile(_Part):
