@@ -14,9 +14,15 @@ any medium m that
   per link) whose channel loss budget covers the OCS's insertion loss plus its two extra
   connectors,
 
-and pays per link ``ends x (end cost, end power) + cable cost``, where ``ends`` counts the ends
-that are neither CPO nor OCS (a CPO end has its optics inside the switch, an OCS port is a mirror;
-a link between two CPO switches pays the fibre only). A *plan* gives every non-empty band a medium.
+and pays per link ``sum over its pluggable ends of (module cost, module power) + cable cost``; an
+end that is neither CPO nor OCS is pluggable (a CPO end has its optics inside the switch, an OCS
+port is a mirror; a link between two CPO switches pays the fibre only). A medium is its line side
+(lanes and their rate on the fibre, connector, reach, fibre, DSP latency) with its own module and
+possibly other modules (``ModuleOption``) of the same line side for other cages: each pluggable
+end takes any module of the medium that plugs into its cage, so a link's two ends may carry
+different modules (a gearbox module on a 200G-lane NIC, a plain one on a 100G-lane switch) as long
+as both drive the medium's line side. A *use* is a medium with the module at each end; a *plan*
+gives every non-empty band a use.
 
 Latency. A link of length l on medium m takes ``latency(m) + l x v(m)`` one way: the medium's
 electronics (DSP, retimers) plus propagation at v = ``FIBRE_NS_PER_M`` in fibre or
@@ -24,8 +30,8 @@ electronics (DSP, retimers) plus propagation at v = ``FIBRE_NS_PER_M`` in fibre 
 being at most min(r_j, longest link of the class) long.
 
 Why plans are exact. Given the kind of both ends (pluggable, or a CPO engine) and the leaf
-placement, the links of a class are independent of each other: each pays its own medium's figures,
-and the class's latency is the worst medium it uses. So a plan that, band by band, uses media no
+placement, the links of a class are independent of each other: each pays its own use's figures
+(medium and modules), and the class's latency is the worst medium it uses. So a plan that, band by band, uses media no
 worse in any term the model sees (objective value; capex or power when capped; latency when
 capped) is never worse than another. Keeping, per band, only the media on that Pareto front, and
 per context every combination of them, leaves a set of plans that contains an optimal one for
@@ -65,6 +71,8 @@ class Cage:
 
     form_factor: str
     lane_gbps: int
+    nic: bool = False
+    """A NIC's cage (it also takes the modules made for NIC cages only)."""
 
 
 @dataclass(frozen=True)
@@ -89,8 +97,31 @@ PortKind = Cage | CpoEngine | OcsPort | None
 
 
 @dataclass(frozen=True)
+class ModuleOption:
+    """One module (or cable plug) a medium's links may carry at an end: what it fits, its price."""
+
+    name: str
+    end_cost_usd: float
+    end_power_w: float
+    host_lane_gbps: tuple[int, ...] = ()
+    """Electrical lane rates it is made for; empty: any."""
+    form_factors: tuple[str, ...] = ()
+    """Cage form factors it is made in; empty: any."""
+    nic_only: bool = False
+    """Made for NIC cages only (a switch's cage does not take it)."""
+
+    def plugs_into(self, cage: Cage) -> bool:
+        """Whether it fits the cage: form factor, host lanes, and a NIC's cage if it needs one."""
+        return (
+            (not self.form_factors or cage.form_factor in self.form_factors)
+            and (not self.host_lane_gbps or cage.lane_gbps in self.host_lane_gbps)
+            and (cage.nic or not self.nic_only)
+        )
+
+
+@dataclass(frozen=True)
 class MediumOption:
-    """A link medium: figures per pluggable end and per link, reach, and what it plugs into."""
+    """A link medium: its line side, its own module's figures per end, and its other modules."""
 
     name: str
     end_cost_usd: float
@@ -106,17 +137,38 @@ class MediumOption:
     """Electrical lane rates its modules or plugs are made for; empty: any."""
     form_factors: tuple[str, ...] = ()
     """Cage form factors its modules or plugs are made in; empty: any."""
+    modules: tuple[ModuleOption, ...] = ()
+    """Other modules of the same line side (for other host lanes or form factors)."""
 
     @property
     def ns_per_m(self) -> float:
         """Propagation delay per metre of this medium."""
         return COPPER_NS_PER_M if self.copper else FIBRE_NS_PER_M
 
-    def plugs_into(self, cage: Cage) -> bool:
-        """Whether a module or plug of this medium fits the cage: form factor and host lanes."""
-        return (not self.form_factors or cage.form_factor in self.form_factors) and (
-            not self.host_lane_gbps or cage.lane_gbps in self.host_lane_gbps
+    @property
+    def own_module(self) -> ModuleOption:
+        """The medium's own module: its name, figures per end, host lanes and form factors."""
+        return ModuleOption(
+            self.name, self.end_cost_usd, self.end_power_w, self.host_lane_gbps, self.form_factors
         )
+
+    def plugs_into(self, cage: Cage) -> bool:
+        """Whether the medium's own module (or plug) fits the cage: form factor and host lanes."""
+        return self.own_module.plugs_into(cage)
+
+    def fits(self, cage: Cage) -> bool:
+        """Whether any module of the medium (its own or another) fits the cage."""
+        return bool(self.modules_into(cage))
+
+    def modules_into(self, end: PortKind) -> tuple[ModuleOption, ...]:
+        """The modules that may sit at this end: those of a cage's form factor and lanes.
+
+        A port whose cage is not modelled (None) takes the medium's own module.
+        """
+        if end is None:
+            return (self.own_module,)
+        assert isinstance(end, Cage)
+        return tuple(m for m in (self.own_module, *self.modules) if m.plugs_into(end))
 
     def passes(self, ocs: OcsPort) -> bool:
         """Whether this medium runs through an optical circuit switch: duplex, enough budget."""
@@ -168,20 +220,42 @@ class LengthTails:
 
 @dataclass(frozen=True)
 class Use:
-    """A medium on the links of one band, with the number of pluggable ends each link has."""
+    """A medium on the links of one band, with the module at each end (None: no module there).
+
+    An end carries no module at a co-packaged (CPO) port or an OCS mirror.
+    """
 
     medium: MediumOption
-    ends: int
+    lower: ModuleOption | None
+    upper: ModuleOption | None
+
+    @property
+    def ends(self) -> int:
+        """Pluggable ends of each link: the ends that carry a module (or a cable plug)."""
+        return (self.lower is not None) + (self.upper is not None)
+
+    @property
+    def modules(self) -> tuple[ModuleOption, ...]:
+        """The modules of one link, lower end first."""
+        return tuple(m for m in (self.lower, self.upper) if m is not None)
+
+    @property
+    def module_names(self) -> tuple[str, str]:
+        """The module at each end by name, lower first ('' where none sits)."""
+        return (
+            "" if self.lower is None else self.lower.name,
+            "" if self.upper is None else self.upper.name,
+        )
 
     @property
     def capex_usd(self) -> float:
-        """Per link: the pluggable ends and the cable."""
-        return self.ends * self.medium.end_cost_usd + self.medium.cable_cost_usd
+        """Per link: the module at each pluggable end and the cable."""
+        return sum(m.end_cost_usd for m in self.modules) + self.medium.cable_cost_usd
 
     @property
     def power_w(self) -> float:
-        """Per link: the pluggable ends."""
-        return self.ends * self.medium.end_power_w
+        """Per link: the modules at its pluggable ends."""
+        return sum(m.end_power_w for m in self.modules)
 
 
 @dataclass(frozen=True)
@@ -243,23 +317,44 @@ class Criteria:
         return tuple(terms)
 
 
-def usable(medium: MediumOption, lower: PortKind, upper: PortKind, length_m: float) -> Use | None:
-    """The medium on a link of this length between these ends, or None when it cannot serve."""
+def _line_serves(medium: MediumOption, lower: PortKind, upper: PortKind, length_m: float) -> bool:
+    """Whether the medium's line side serves these ends and this length (modules aside)."""
     reach = medium.reach_m
     for engine in (lower, upper):
         if isinstance(engine, OcsPort):
             if not medium.passes(engine):
-                return None
-        elif isinstance(engine, Cage):
-            if not medium.plugs_into(engine):
-                return None
-        elif engine is not None:
+                return False
+        elif isinstance(engine, CpoEngine):
             if not medium.meets(engine):
-                return None
+                return False
             reach = min(reach, engine.reach_m)
-    if reach < length_m:
+    return reach >= length_m
+
+
+def uses_of(medium: MediumOption, lower: PortKind, upper: PortKind, length_m: float) -> list[Use]:
+    """Every way the medium serves a link of this length between these ends ([] if none).
+
+    One use per pair of modules, each fitting its pluggable end; the two modules share the
+    medium's line side, so any pair of them makes a working link.
+    """
+    if not _line_serves(medium, lower, upper, length_m):
+        return []
+    choices = [medium.modules_into(end) if pluggable(end) else (None,) for end in (lower, upper)]
+    return [Use(medium, lo, hi) for lo, hi in itertools.product(*choices)]
+
+
+def usable(medium: MediumOption, lower: PortKind, upper: PortKind, length_m: float) -> Use | None:
+    """The medium with its own module at both ends on a link of this length, or None.
+
+    Callers that price every module choice use ``uses_of`` instead.
+    """
+    if not _line_serves(medium, lower, upper, length_m):
         return None
-    return Use(medium, pluggable(lower) + pluggable(upper))
+    own = medium.own_module
+    ends = [end for end in (lower, upper) if pluggable(end)]
+    if any(isinstance(end, Cage) and not own.plugs_into(end) for end in ends):
+        return None
+    return Use(medium, own if pluggable(lower) else None, own if pluggable(upper) else None)
 
 
 def pluggable(end: PortKind) -> int:
@@ -269,7 +364,7 @@ def pluggable(end: PortKind) -> int:
 
 def pareto_front(uses: Sequence[Use], criteria: Criteria, length_m: float = 0.0) -> list[Use]:
     """Uses no other use beats in every term on links up to ``length_m`` (ties: first by name)."""
-    ordered = sorted(uses, key=lambda u: (criteria.key(u, length_m), u.medium.name))
+    ordered = sorted(uses, key=lambda u: (criteria.key(u, length_m), u.medium.name, u.module_names))
     front: list[Use] = []
     for u in ordered:
         k = criteria.key(u, length_m)
@@ -296,7 +391,7 @@ def plans_for(
         if tails.band_weight(j) == 0:
             fronts.append([None])
             continue
-        uses = [u for m in media if (u := usable(m, lower, upper, edge)) is not None]
+        uses = [u for m in media for u in uses_of(m, lower, upper, edge)]
         if not uses:
             return []
         fronts.append(list(pareto_front(uses, criteria, tails.band_max_m(j))))

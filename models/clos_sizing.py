@@ -12,8 +12,9 @@ speed s), cost c_m, power w_m, latency l_m and, for co-packaged optics, the engi
 ports; the leaf placements allowed (top of rack, middle or end of row); R endpoints per rack and
 plane; for every link class c (0 = endpoint to leaf, t = tier t to tier t+1) its length tails per
 placement (the share of links longer than each reach threshold r_j, from the floor plan) and its
-cabling plans g (``models.cabling``: a medium per length band for one placement and one pair of
-end engines, with per-link capex a_gj, power b_gj and a worst latency lat_g).
+cabling plans g (``models.cabling``: a medium per length band, with the module at each of its
+pluggable ends, for one placement and one pair of end engines, with per-link capex a_gj (both
+ends' modules and the fibre), power b_gj and a worst latency lat_g).
 
 Variables (per plane):
     x[t,m] in {0,1}   tier t uses switch model m               sum_m x[t,m] = 1

@@ -73,6 +73,38 @@ class TierDesign:
 
 
 @dataclass(frozen=True)
+class EndModule:
+    """The module at one end of a group's links when it is not the medium's own module.
+
+    It carries its own figures (per link end, as the catalog priced it), what it plugs into,
+    and the line side it drives (its medium's kind, lanes, lane rate and connector), which must
+    be the group's: the two ends of a link put the same signal on the fibre, each module with
+    its own host lanes behind its gearbox.
+    """
+
+    name: str
+    """The catalog module (one of its medium's ``modules``)."""
+    cost_usd: float
+    """Price per link end it serves."""
+    power_w: float
+    afr: float
+    host_lane_gbps: tuple[int, ...]
+    form_factors: tuple[str, ...]
+    line_kind: str
+    """Line side: the kind of medium ('dr', 'sr', 'dac', ...)."""
+    line_lanes: int | None
+    """Line side: lanes on the fibre (or cable); None when the medium's lane rate is unknown."""
+    line_lane_gbps: int | None
+    """Line side: the rate of each of those lanes."""
+    connector: str
+    """Line side: the connector of each end."""
+    source: str = ""
+    """Where its price comes from (catalog)."""
+    nic_only: bool = False
+    """Made for NIC cages only (a switch's cage does not take it)."""
+
+
+@dataclass(frozen=True)
 class LinkGroup:
     """The links of one class that share a medium: how many, how long, and the medium's figures."""
 
@@ -85,18 +117,21 @@ class LinkGroup:
     pluggable_ends: int
     """Modules per link: 2, 1 when one end is a CPO switch, 0 between two; copper counts 2 ends."""
     end_cost_usd: float
+    """Price per link end of the medium's own module (an end may carry another: ``*_module``)."""
     end_power_w: float
+    """Power per link end of the medium's own module."""
     cable_cost_usd: float
     latency_ns: int
     reach_m: float
     """The medium's own reach (a CPO end may cap it at its engine's reach)."""
     afr: float
+    """Annual failure rate per end of the medium's own module."""
     copper: bool
     lane_gbps: int | None = None
     connector: str = ""
     channel_loss_db: float | None = None
     source: str = ""
-    """Where the price of a module (or copper assembly end) comes from (catalog)."""
+    """Where the price of the medium's own module (or copper assembly end) comes from."""
     cable_source: str = ""
     """Where the price of the fibre (``cable_cost_usd``) comes from (catalog)."""
     lower_ports_per_module: int = 1
@@ -105,9 +140,9 @@ class LinkGroup:
     upper_ports_per_module: int = 1
     """The same at the upper end (0 at a CPO port or an OCS mirror)."""
     host_lane_gbps: tuple[int, ...] = ()
-    """Host lane rates the medium's modules are made for."""
+    """Host lane rates the medium's own module is made for."""
     form_factors: tuple[str, ...] = ()
-    """Cage form factors the medium's modules are made in."""
+    """Cage form factors the medium's own module is made in."""
     ns_per_m: float = 0.0
     """Propagation delay of the medium, ns per metre."""
     length_histogram: tuple[tuple[float, int], ...] = ()
@@ -118,6 +153,60 @@ class LinkGroup:
     sum to ``links`` and the first and last lengths are ``min_length_m`` and ``max_length_m``.
     Empty: not known (a design from an older file, or a family that keeps only the range).
     """
+    lower_module: EndModule | None = None
+    """The module at the lower ends when it is another module of the medium (not its own);
+    None: the medium's own module (``end_cost_usd``, ...) sits there, or no module at all."""
+    upper_module: EndModule | None = None
+    """The same at the upper ends."""
+
+    def module_at(self, upper: bool) -> EndModule | None:
+        """The module at the lower (False) or upper (True) ends; None where no module sits.
+
+        A module sits where its end carries links per module (``*_ports_per_module`` >= 1);
+        it is the end's own ``*_module``, or else the medium's own module.
+        """
+        k = self.upper_ports_per_module if upper else self.lower_ports_per_module
+        if k < 1:
+            return None
+        other = self.upper_module if upper else self.lower_module
+        return other if other is not None else self.own_module
+
+    @property
+    def own_module(self) -> EndModule:
+        """The medium's own module, as an end module."""
+        return EndModule(
+            name=self.medium,
+            cost_usd=self.end_cost_usd,
+            power_w=self.end_power_w,
+            afr=self.afr,
+            host_lane_gbps=self.host_lane_gbps,
+            form_factors=self.form_factors,
+            line_kind=self.kind,
+            line_lanes=None,
+            line_lane_gbps=self.lane_gbps,
+            connector=self.connector,
+            source=self.source,
+        )
+
+    @property
+    def modules(self) -> tuple[EndModule, ...]:
+        """The module at each end of one link that carries one, lower end first."""
+        return tuple(m for m in (self.module_at(False), self.module_at(True)) if m is not None)
+
+    @property
+    def ends_cost_usd(self) -> float:
+        """Modules (or cable ends) of one link, both ends: their prices added."""
+        return sum(m.cost_usd for m in self.modules)
+
+    @property
+    def ends_power_w(self) -> float:
+        """Power of the modules (or cable ends) of one link."""
+        return sum(m.power_w for m in self.modules)
+
+    @property
+    def ends_afr(self) -> float:
+        """Annual failures of one link's ends: the sum of their AFRs."""
+        return sum(m.afr for m in self.modules)
 
     @property
     def lower_modules(self) -> int:
@@ -419,14 +508,12 @@ class Design:
     @property
     def optics_power_w(self) -> float:
         """Power of the pluggable optical modules over all planes (CPO engines sit in the switches)."""
-        return self.planes * sum(
-            g.links * g.pluggable_ends * g.end_power_w for g in self._groups() if not g.copper
-        )
+        return self.planes * sum(g.links * g.ends_power_w for g in self._groups() if not g.copper)
 
     @property
     def media_power_w(self) -> float:
         """Power of every link end: optical modules and active copper, over all planes."""
-        return self.planes * sum(g.links * g.pluggable_ends * g.end_power_w for g in self._groups())
+        return self.planes * sum(g.links * g.ends_power_w for g in self._groups())
 
     @property
     def optics_power_share(self) -> float:
@@ -435,12 +522,11 @@ class Design:
 
     @property
     def expected_link_failures_per_day(self) -> float:
-        """Expected failed link ends (modules or cable ends) per day: count x AFR / 365."""
-        return (
-            self.planes
-            * sum(g.links * g.pluggable_ends * g.afr for g in self._groups())
-            / DAYS_PER_YEAR
-        )
+        """Expected failed link ends (modules or cable ends) per day: count x AFR / 365.
+
+        Each end counts its own module's AFR (the two ends of a link may carry different ones).
+        """
+        return self.planes * sum(g.links * g.ends_afr for g in self._groups()) / DAYS_PER_YEAR
 
     @property
     def energy_usd(self) -> float:
@@ -505,35 +591,32 @@ class Design:
                             g.medium,
                             tier,
                             self.planes * g.cable_assemblies,
-                            per * g.pluggable_ends * g.end_cost_usd,
-                            per * g.pluggable_ends * g.end_power_w,
+                            per * g.ends_cost_usd,
+                            per * g.ends_power_w,
                             g.source,
                             ports=links,
                             ports_per_unit=per,
-                            per_port=(
-                                g.pluggable_ends * g.end_cost_usd,
-                                g.pluggable_ends * g.end_power_w,
-                            ),
+                            per_port=(g.ends_cost_usd, g.ends_power_w),
                         )
                     )
-                for side, k, modules in (
-                    (c.lower_role, g.lower_ports_per_module, g.lower_modules),
-                    (c.upper_role, g.upper_ports_per_module, g.upper_modules),
+                for side, k, modules, module in (
+                    (c.lower_role, g.lower_ports_per_module, g.lower_modules, g.module_at(False)),
+                    (c.upper_role, g.upper_ports_per_module, g.upper_modules, g.module_at(True)),
                 ):
-                    if g.copper or k == 0 or not g.pluggable_ends:
+                    if g.copper or module is None or not g.pluggable_ends:
                         continue
                     rows.append(
                         _bom_row(
                             "transceiver",
-                            g.medium,
+                            module.name,
                             f"{tier} at {side}",
                             self.planes * modules,
-                            k * g.end_cost_usd,
-                            k * g.end_power_w,
-                            g.source,
+                            k * module.cost_usd,
+                            k * module.power_w,
+                            module.source,
                             ports=links,
                             ports_per_unit=k,
-                            per_port=(g.end_cost_usd, g.end_power_w),
+                            per_port=(module.cost_usd, module.power_w),
                         )
                     )
                 if g.cable_cost_usd > 0:
@@ -572,10 +655,13 @@ class Design:
                 else self.planes * (g.lower_modules + g.upper_modules),
                 "ports_per_module": f"{g.lower_ports_per_module}/{g.upper_ports_per_module}",
                 "cable_assemblies": self.planes * g.cable_assemblies,
-                "power_w": self.planes * g.links * g.pluggable_ends * g.end_power_w,
+                "power_w": self.planes * g.links * g.ends_power_w,
                 "latency_ns": g.latency_ns,
                 "propagation_ns": g.max_length_m * g.ns_per_m,
-                "afr_per_end": g.afr,
+                "afr_per_end": g.ends_afr / len(g.modules) if g.modules else g.afr,
+                "modules": "/".join(
+                    "" if (m := g.module_at(side)) is None else m.name for side in (False, True)
+                ),
             }
             for c in self.link_classes
             for g in c.groups
@@ -634,6 +720,12 @@ def _group(g: dict[str, Any]) -> LinkGroup:
             g[key] = tuple(g[key])
     if "length_histogram" in g:
         g["length_histogram"] = tuple((float(x), int(n)) for x, n in g["length_histogram"])
+    for key in ("lower_module", "upper_module"):
+        if g.get(key) is not None:
+            m = dict(g[key])
+            m["host_lane_gbps"] = tuple(m["host_lane_gbps"])
+            m["form_factors"] = tuple(m["form_factors"])
+            g[key] = EndModule(**m)
     return LinkGroup(**g)
 
 
@@ -671,6 +763,7 @@ LINKS_SCHEMA = {
     "latency_ns": pl.Int64,
     "propagation_ns": pl.Float64,
     "afr_per_end": pl.Float64,
+    "modules": pl.Utf8,
 }
 
 

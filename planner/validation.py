@@ -10,10 +10,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import polars as pl
+
 from models.cabling import OCS_CONNECTOR, OCS_CONNECTORS_LOSS_DB
-from planner.design import Design, LinkClass, LinkGroup, TierDesign
+from planner.design import Design, EndModule, LinkClass, LinkGroup, TierDesign
 from planner.families import family_of
-from planner.schema.catalog import Catalog
+from planner.schema.catalog import Catalog, Medium
 
 #: Relative tolerance on recomputed money and power totals (CP-SAT rounds each unit to a cent
 #: and a milliwatt, so the totals may differ by that much per component).
@@ -85,6 +87,50 @@ def _module_sits(t: TierDesign | None) -> bool:
     return t is None or not (t.cpo or t.ocs)
 
 
+@dataclass(frozen=True)
+class _End:
+    """What sits at one end of a group's links, read from the group's own fields."""
+
+    name: str
+    cost_usd: float
+    power_w: float
+    afr: float
+    host_lane_gbps: tuple[int, ...]
+    form_factors: tuple[str, ...]
+    nic_only: bool = False
+
+
+def _end(g: LinkGroup, upper: bool) -> _End | None:
+    """The module at the lower or upper ends (None where the end carries no module).
+
+    An end carries a module where it serves one or more links per module; that module is the
+    end's ``*_module`` when the design names one, or else the medium's own (the group's figures).
+    """
+    k = g.upper_ports_per_module if upper else g.lower_ports_per_module
+    if k < 1:
+        return None
+    m = g.upper_module if upper else g.lower_module
+    if m is None:
+        return _End(
+            g.medium, g.end_cost_usd, g.end_power_w, g.afr, g.host_lane_gbps, g.form_factors
+        )
+    return _End(m.name, m.cost_usd, m.power_w, m.afr, m.host_lane_gbps, m.form_factors, m.nic_only)
+
+
+def _link_ends(g: LinkGroup) -> list[_End]:
+    """The modules one link of the group pays for, lower end first.
+
+    Its ``pluggable_ends`` say how many; the ends that carry a module say which. Where the two
+    disagree (``check_modules`` and ``check_media`` report it), the link pays for its
+    ``pluggable_ends`` of the medium's own module, as the totals were priced.
+    """
+    ends = [e for e in (_end(g, False), _end(g, True)) if e is not None]
+    if len(ends) == g.pluggable_ends:
+        return ends
+    own = _End(g.medium, g.end_cost_usd, g.end_power_w, g.afr, g.host_lane_gbps, g.form_factors)
+    return [own] * g.pluggable_ends
+
+
 def check_modules(d: Design) -> list[Violation]:
     """Every end of a link that sits in a cage has modules carrying its links; no other end has.
 
@@ -125,7 +171,73 @@ def check_modules(d: Design) -> list[Violation]:
                             "module: expected 0",
                         )
                     )
+                named = g.upper_module if side == "upper" else g.lower_module
+                if named is not None and k < 1:
+                    out.append(
+                        Violation(
+                            "modules",
+                            f"{where}.{side}_module: {named.name}, but no module sits at the "
+                            f"{role} end of {g.medium} ({side}_ports_per_module {k})",
+                        )
+                    )
     return out
+
+
+def check_line_sides(d: Design) -> list[Violation]:
+    """The two ends of every link drive the same line side: its medium's.
+
+    ∀ group, end with a module other than the medium's own:
+        (kind, lanes x lane rate, lane rate, connector) of the module's line = the group's,
+    so both ends put the same PMD on the fibre (each with its own host lanes behind a gearbox).
+    A copper or linear-drive (LPO) module has no gearbox: its host lanes are its line lanes.
+    """
+    out: list[Violation] = []
+    for c in d.link_classes:
+        for j, g in enumerate(c.groups):
+            where = f"link_classes.{c.index}.groups.{j}"
+            for side, m in (("lower", g.lower_module), ("upper", g.upper_module)):
+                if m is None:
+                    continue
+                theirs = (m.line_kind, m.line_lane_gbps, m.connector)
+                ours = (g.kind, g.lane_gbps, g.connector)
+                lanes_ok = m.line_lane_gbps is None or (
+                    m.line_lanes is not None and m.line_lanes * m.line_lane_gbps == c.speed_gbps
+                )
+                if theirs != ours or not lanes_ok:
+                    out.append(
+                        Violation(
+                            "media",
+                            f"{where}.{side}_module: {m.name} drives "
+                            f"{_line_text(m.line_kind, m.line_lanes, m.line_lane_gbps, m.connector)}"
+                            f", the {g.medium} links "
+                            f"{_line_text(g.kind, _lanes(c.speed_gbps, g.lane_gbps), g.lane_gbps, g.connector)}"
+                            ": both ends of a link must drive the same line side",
+                        )
+                    )
+                if m.line_kind in LANE_MATCHED and m.host_lane_gbps != (m.line_lane_gbps,):
+                    out.append(
+                        Violation(
+                            "media",
+                            f"{where}.{side}_module: {m.name} is {m.line_kind}, which has no "
+                            f"gearbox: its host lanes {list(m.host_lane_gbps)} must be its line "
+                            f"lanes ({m.line_lane_gbps}G)",
+                        )
+                    )
+    return out
+
+
+#: Media kinds without a gearbox (copper and linear-drive optics): host lanes = line lanes.
+LANE_MATCHED = frozenset({"dac", "aec", "lpo"})
+
+
+def _lanes(speed_gbps: int, lane_gbps: int | None) -> int | None:
+    return None if not lane_gbps else speed_gbps // lane_gbps
+
+
+def _line_text(kind: str, lanes: int | None, lane_gbps: int | None, connector: str) -> str:
+    """'dr 4 x 100G on mpo-12'."""
+    rate = f"{lanes if lanes is not None else '?'} x {lane_gbps}G" if lane_gbps else "unknown lanes"
+    return f"{kind} {rate} on {connector or 'no connector'}"
 
 
 def check_spread(d: Design) -> list[Violation]:
@@ -278,12 +390,16 @@ def _link_ns(g: LinkGroup) -> float:
     return g.latency_ns + g.max_length_m * PROPAGATION_NS_PER_M[medium]
 
 
-def _fits_cage(g: LinkGroup, form_factor: str, lane_gbps: int | None) -> bool:
-    return form_factor in g.form_factors and lane_gbps in g.host_lane_gbps
+def _fits_cage(e: _End, form_factor: str, lane_gbps: int | None) -> bool:
+    return form_factor in e.form_factors and lane_gbps in e.host_lane_gbps
 
 
 def check_ports_fit(d: Design) -> list[Violation]:
-    """Every module plugs into its cage (form factor, host lanes) and counts the ports it carries."""
+    """Every module plugs into its cage and counts the ports it carries.
+
+    It fits the cage's form factor and lane rate, and a module made for NIC cages only sits at
+    a NIC.
+    """
     out: list[Violation] = []
     for c in d.link_classes:
         name = f"{c.lower_role}-{c.upper_role}"
@@ -291,11 +407,12 @@ def check_ports_fit(d: Design) -> list[Violation]:
         lower = d.tier_with_role(c.lower_role)
         if upper is None:
             continue  # no switch group of that role: check_shape says so
-        ends: list[tuple[str, str, int | None, int, int]] = []
+        # (owner, form factor, lane rate, links per module, upper end, a NIC's cage)
+        ends: list[tuple[str, str, int | None, int, bool, bool]] = []
         if lower is None:
             if d.nic_form_factor:
                 k = d.nics_per_cage * d.planes
-                ends.append((f"NIC {d.nic}", d.nic_form_factor, d.nic_lane_gbps, k, 0))
+                ends.append((f"NIC {d.nic}", d.nic_form_factor, d.nic_lane_gbps, k, False, True))
         elif lower.cage_form_factor:
             ends.append(
                 (
@@ -303,7 +420,8 @@ def check_ports_fit(d: Design) -> list[Violation]:
                     lower.cage_form_factor,
                     lower.cage_lane_gbps,
                     lower.ports_per_cage,
-                    0,
+                    False,
+                    False,
                 )
             )
         if upper.cage_form_factor:
@@ -313,18 +431,29 @@ def check_ports_fit(d: Design) -> list[Violation]:
                     upper.cage_form_factor,
                     upper.cage_lane_gbps,
                     upper.ports_per_cage,
-                    1,
+                    True,
+                    False,
                 )
             )
         for g in c.groups:
-            for owner, form, lanes, k, side in ends:
-                if not _fits_cage(g, form, lanes):
+            for owner, form, lanes, k, side, nic in ends:
+                e = _end(g, side)
+                if e is None:
+                    e = _End(g.medium, 0.0, 0.0, 0.0, g.host_lane_gbps, g.form_factors)
+                if not _fits_cage(e, form, lanes):
                     out.append(
                         Violation(
                             "ports",
-                            f"{name}: {g.medium} (made in {', '.join(g.form_factors) or 'no form factor'} "
-                            f"for {', '.join(f'{r}G' for r in g.host_lane_gbps) or 'no'} host lanes) "
+                            f"{name}: {e.name} (made in {', '.join(e.form_factors) or 'no form factor'} "
+                            f"for {', '.join(f'{r}G' for r in e.host_lane_gbps) or 'no'} host lanes) "
                             f"does not plug into the {form} cages of {lanes}G lanes of {owner}",
+                        )
+                    )
+                if e.nic_only and not nic:
+                    out.append(
+                        Violation(
+                            "ports",
+                            f"{name}: {e.name} is made for NIC cages only, not the cages of {owner}",
                         )
                     )
                 given = g.upper_ports_per_module if side else g.lower_ports_per_module
@@ -512,9 +641,27 @@ def recompute_totals(d: Design) -> tuple[float, float]:
     for c in d.link_classes:
         for g in c.groups:
             links = d.planes * g.links
-            capex += links * (g.pluggable_ends * g.end_cost_usd + g.cable_cost_usd)
-            power += links * g.pluggable_ends * g.end_power_w
+            ends = _link_ends(g)
+            capex += links * (sum(e.cost_usd for e in ends) + g.cable_cost_usd)
+            power += links * sum(e.power_w for e in ends)
     return capex, power
+
+
+def recompute_module_counts(d: Design) -> dict[str, int]:
+    """Optical modules by catalog name over all planes: planes x ceil(links / k) per end.
+
+    The two ends of a link may carry different modules; each counts under its own name.
+    """
+    counts: dict[str, int] = {}
+    for c in d.link_classes:
+        for g in c.groups:
+            if g.copper:
+                continue
+            for upper, k in ((False, g.lower_ports_per_module), (True, g.upper_ports_per_module)):
+                e = _end(g, upper)
+                if e is not None:
+                    counts[e.name] = counts.get(e.name, 0) + d.planes * -(-g.links // k)
+    return counts
 
 
 def recompute_modules(d: Design) -> tuple[int, int]:
@@ -562,6 +709,17 @@ def check_bill_of_materials(d: Design) -> list[Violation]:
                     "totals",
                     f"the bill of materials lists {listed:,} {component} units, the links need "
                     f"{expected:,}",
+                )
+            )
+    modules = bom.filter(bom["component"] == "transceiver")
+    listed_by_name = dict(modules.group_by("model").agg(pl.col("count").sum()).iter_rows())
+    for name, expected in sorted(recompute_module_counts(d).items()):
+        if listed_by_name.get(name, 0) != expected:
+            out.append(
+                Violation(
+                    "totals",
+                    f"the bill of materials lists {listed_by_name.get(name, 0):,} {name} "
+                    f"modules, the links' ends need {expected:,}",
                 )
             )
     capex, power = recompute_totals(d)
@@ -703,7 +861,45 @@ def check_catalog(d: Design, catalog: Catalog) -> list[Violation]:
         )
         if not figures_ok or m.speed_gbps != d.link_speed_gbps:
             out.append(Violation("catalog", f"{g.medium}: figures differ from the catalog"))
+        for side, named in (("lower", g.lower_module), ("upper", g.upper_module)):
+            if named is not None:
+                out.extend(_check_module_catalog(m, named, side))
     return out
+
+
+def _check_module_catalog(m: Medium, e: EndModule, side: str) -> list[Violation]:
+    """A module a design names is one of its medium's in the catalog, with the catalog's figures."""
+    mod = next((x for x in m.modules if x.name == e.name), None)
+    if mod is None:
+        known = ", ".join(x.name for x in m.modules) or "none"
+        return [
+            Violation(
+                "catalog",
+                f"{m.name}: the {side} module {e.name!r} is not one of its modules in the catalog "
+                f"(its modules: {known})",
+            )
+        ]
+    theirs = (
+        mod.nic_only,
+        mod.cost_usd_per_end,
+        mod.power_w_per_end,
+        m.afr if mod.afr is None else mod.afr,
+        tuple(mod.host_lane_gbps),
+        tuple(mod.form_factors),
+        (m.kind, m.speed_gbps // m.lane_gbps if m.lane_gbps else None, m.lane_gbps, m.connector),
+    )
+    ours = (
+        e.nic_only,
+        e.cost_usd,
+        e.power_w,
+        e.afr,
+        e.host_lane_gbps,
+        e.form_factors,
+        (e.line_kind, e.line_lanes, e.line_lane_gbps, e.connector),
+    )
+    if theirs != ours:
+        return [Violation("catalog", f"{m.name}: module {e.name} figures differ from the catalog")]
+    return []
 
 
 def _check_nic_catalog(d: Design, catalog: Catalog) -> list[Violation]:
@@ -922,6 +1118,7 @@ CHECKS = (
     *STRUCTURE,
     check_family_design,
     check_media,
+    check_line_sides,
     check_ports_fit,
     check_protocol,
     check_totals,

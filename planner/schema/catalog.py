@@ -161,8 +161,71 @@ class Switch(Strict):
         return max(radices) if radices else None
 
 
+#: Media kinds without a gearbox: their modules' (or plugs') host lanes are their line lanes.
+LANE_MATCHED_KINDS: frozenset[str] = COPPER_KINDS | {"lpo"}
+
+
+class Module(Strict):
+    """Another module of a medium's line side: its own host side, price, power and source.
+
+    A link's two ends must put the same signal on the fibre (the medium's PMD: its lanes, their
+    rate and its connector), but each end may carry a different module to do so, each taking its
+    own cage's host lanes behind a DSP gearbox (an 800G 2xDR4 module on a ConnectX-8's 200G
+    lanes at one end, one on a switch's 100G lanes at the other). A module of a copper or
+    linear-drive (LPO) medium has no gearbox: its host lanes are the medium's lanes.
+    """
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    """Unique among the catalog's media and modules (the BOM names the module by it)."""
+    description: str = ""
+    host_lane_gbps: list[int] = Field(min_length=1, max_length=8)
+    """Electrical lane rates it is made for, any of which a cage must run."""
+    form_factors: list[str] = Field(min_length=1, max_length=16)
+    """Cage form factors it is made in."""
+    cost_usd_per_end: float = Field(ge=0, le=MAX_UNIT_COST_USD)
+    """Price per link end it serves (a twin-port module serving two links costs twice this)."""
+    power_w_per_end: float = Field(ge=0, le=MAX_UNIT_POWER_W)
+    afr: float | None = Field(None, ge=0, le=1)
+    """Annual failure rate per end; None: the medium's."""
+    nic_only: bool = False
+    """Made for NIC cages only: a flat-top OSFP module under the card's riding heat sink (as a
+    ConnectX-8 takes), which an air-cooled switch's cage for finned modules does not take."""
+    source: dict[str, str]
+    """Where each figure came from: host_lane_gbps, cost_usd_per_end, power_w_per_end (and afr,
+    nic_only when given)."""
+
+    @model_validator(mode="after")
+    def _check(self) -> Module:
+        figures = ("host_lane_gbps", "cost_usd_per_end", "power_w_per_end")
+        _require_sources(
+            self.source,
+            figures
+            + (("afr",) if self.afr is not None else ())
+            + (("nic_only",) if self.nic_only else ()),
+            f"module {self.name}",
+        )
+        if any(not re.match(FORM_FACTOR_PATTERN, f) for f in self.form_factors):
+            raise ValueError(f"module {self.name}: form_factors must match {FORM_FACTOR_PATTERN}")
+        return self
+
+    def plugs_into(self, cage: Cage, nic: bool = False) -> bool:
+        """Whether the module fits the cage (a NIC's when ``nic``): form factor, host lanes."""
+        return (
+            cage.form_factor in self.form_factors
+            and cage.lane_gbps in self.host_lane_gbps
+            and (nic or not self.nic_only)
+        )
+
+
 class Medium(Strict):
-    """A link medium: a cable assembly or a pair of pluggable modules and a fibre."""
+    """A link medium: a cable assembly or a pair of pluggable modules and a fibre.
+
+    The medium is the link's line side (its kind, lanes and their rate on the fibre or cable,
+    connector, reach, fibre price, DSP latency) and its own module (``cost_usd_per_end``,
+    ``power_w_per_end``, ``afr``, ``host_lane_gbps``, ``form_factors``). ``modules`` lists more
+    modules of the same line side, each for other cages: every end of a link takes whichever of
+    them fits its cage, so the two ends may carry different modules.
+    """
 
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     kind: MediumKind
@@ -191,6 +254,9 @@ class Medium(Strict):
     channel_loss_db: float | None = Field(None, ge=0, le=30)
     """Largest channel insertion loss the optics tolerate, in dB; a link through an optical
     circuit switch must fit the switch's loss in it. None: not usable through one."""
+    modules: list[Module] = Field(default_factory=list, max_length=16)
+    """More modules of this line side, for other host lanes or form factors (a gearbox module
+    for a 200G-lane NIC of a medium whose own module takes 100G lanes); empty: its own only."""
     source: dict[str, str]
 
     @model_validator(mode="after")
@@ -215,7 +281,34 @@ class Medium(Strict):
             )
         if any(not re.match(FORM_FACTOR_PATTERN, f) for f in self.form_factors):
             raise ValueError(f"medium {self.name}: form_factors must match {FORM_FACTOR_PATTERN}")
+        for mod in self.modules:
+            where = f"medium {self.name}, module {mod.name}"
+            bad = [r for r in mod.host_lane_gbps if r <= 0 or self.speed_gbps % r]
+            if bad:
+                raise ValueError(
+                    f"{where}: host_lane_gbps {bad} do not divide speed_gbps {self.speed_gbps}"
+                )
+            if self.kind in LANE_MATCHED_KINDS and self.lane_gbps is None:
+                raise ValueError(f"{where}: a {self.kind} medium with modules needs its lane_gbps")
+            if self.kind in LANE_MATCHED_KINDS and mod.host_lane_gbps != [self.lane_gbps]:
+                raise ValueError(
+                    f"{where}: a {self.kind} module has no gearbox, so its host lanes are the "
+                    f"medium's lanes: expected host_lane_gbps = [{self.lane_gbps}], got "
+                    f"{mod.host_lane_gbps}"
+                )
+        names = [self.name] + [mod.name for mod in self.modules]
+        if len(set(names)) != len(names):
+            raise ValueError(f"medium {self.name}: its modules' names repeat ({', '.join(names)})")
         return self
+
+    def module_named(self, name: str) -> Module | None:
+        """Another module of this medium, by name (None: the medium's own module, or none)."""
+        return next((mod for mod in self.modules if mod.name == name), None)
+
+    @property
+    def lanes(self) -> int | None:
+        """Lanes on the line side (optical lanes for optics; None when the lane rate is unknown)."""
+        return None if self.lane_gbps is None else self.speed_gbps // self.lane_gbps
 
     @property
     def host_lanes(self) -> tuple[int, ...]:
@@ -360,6 +453,14 @@ class Catalog(Strict):
             dup = {n for n in names if names.count(n) > 1}
             if dup:
                 raise ValueError(f"{kind} names must be unique; repeated: {', '.join(sorted(dup))}")
+        modules = [mod.name for m in self.medium for mod in m.modules]
+        taken = {m.name for m in self.medium}
+        dup = {n for n in modules if modules.count(n) > 1 or n in taken}
+        if dup:
+            raise ValueError(
+                "module names must be unique among media and modules; repeated: "
+                + ", ".join(sorted(dup))
+            )
         return self
 
     def switch_named(self, name: str) -> Switch:

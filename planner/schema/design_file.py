@@ -36,6 +36,7 @@ from pydantic import (
 from models.status import Status
 from planner.design import MAX_LENGTH_BINS
 from planner.errors import InputError
+from planner.schema.catalog import LANE_MATCHED_KINDS
 from planner.schema.instance import INSTANCE_NAME_PATTERN, Family
 
 if TYPE_CHECKING:
@@ -136,6 +137,44 @@ LengthBin = Annotated[
 ]
 
 
+#: A catalog name: a medium's, a module's or a switch's.
+NAME_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
+
+
+class EndModuleFile(_Part):
+    """The module at one end of a group's links, when not the medium's own (``EndModule``)."""
+
+    of: ClassVar[str] = "EndModule"
+    name: str = Field(pattern=NAME_PATTERN, max_length=200)
+    cost_usd: float = _money()
+    power_w: float = Field(ge=0, le=1e6)
+    afr: float = Field(ge=0, le=1)
+    host_lane_gbps: list[int] = Field(min_length=1, max_length=16)
+    form_factors: list[str] = Field(min_length=1, max_length=16)
+    line_kind: str = Field(min_length=1, max_length=50)
+    line_lanes: int | None = Field(ge=1, le=64)
+    line_lane_gbps: int | None = Field(ge=1, le=6400)
+    connector: str = Field(max_length=50)
+    source: str = ""
+    nic_only: bool = False
+
+    @field_validator("host_lane_gbps")
+    @classmethod
+    def _lanes(cls, rates: list[int]) -> list[int]:
+        if any(r < 1 or r > 400 for r in rates):
+            raise ValueError("host lane rates run from 1 to 400 Gb/s")
+        return rates
+
+    @model_validator(mode="after")
+    def _no_gearbox(self) -> EndModuleFile:
+        if self.line_kind in LANE_MATCHED_KINDS and self.host_lane_gbps != [self.line_lane_gbps]:
+            raise ValueError(
+                f"{self.name} is {self.line_kind}, which has no gearbox: its host lanes "
+                f"{self.host_lane_gbps} must be its line lanes ({self.line_lane_gbps}G)"
+            )
+        return self
+
+
 class LinkGroupFile(_Part):
     """The links of one class that share a medium (``LinkGroup``)."""
 
@@ -165,6 +204,42 @@ class LinkGroupFile(_Part):
     ns_per_m: float = Field(0.0, ge=0, le=100)
     length_histogram: list[LengthBin] = Field(default_factory=list, max_length=MAX_LENGTH_BINS)
     """``(length_m, links)`` pairs; absent or empty in older files (lengths unknown)."""
+    lower_module: EndModuleFile | None = None
+    """The module at the lower ends when not the medium's own (absent in older files)."""
+    upper_module: EndModuleFile | None = None
+    """The same at the upper ends."""
+
+    @model_validator(mode="after")
+    def _modules(self) -> LinkGroupFile:
+        for side, m, k in (
+            ("lower", self.lower_module, self.lower_ports_per_module),
+            ("upper", self.upper_module, self.upper_ports_per_module),
+        ):
+            if m is None:
+                continue
+            if m.name == self.medium:
+                raise ValueError(
+                    f"{side}_module: {m.name!r} is the medium's own module, which the group's "
+                    "own figures describe: leave it out"
+                )
+            if k < 1:
+                raise ValueError(
+                    f"{side}_module: {m.name!r} at an end without modules "
+                    f"({side}_ports_per_module {k})"
+                )
+            if (m.line_kind, m.line_lane_gbps, m.connector) != (
+                self.kind,
+                self.lane_gbps,
+                self.connector,
+            ):
+                raise ValueError(
+                    f"{side}_module: {m.name!r} drives {m.line_kind} lanes of "
+                    f"{m.line_lane_gbps}G on {m.connector or 'no connector'}, the {self.medium} "
+                    f"links {self.kind} lanes of {self.lane_gbps}G on "
+                    f"{self.connector or 'no connector'}: both ends of a link must drive the "
+                    "same line side"
+                )
+        return self
 
     @model_validator(mode="after")
     def _histogram(self) -> LinkGroupFile:
@@ -200,6 +275,19 @@ class LinkClassFile(_Part):
     speed_gbps: int = Field(ge=1, le=6400)
     groups: list[LinkGroupFile] = Field(min_length=1, max_length=64)
     placement: Literal["", "top_of_rack", "middle_of_row", "end_of_row"] = ""
+
+    @model_validator(mode="after")
+    def _module_lanes(self) -> LinkClassFile:
+        for j, g in enumerate(self.groups):
+            for side, m in (("lower", g.lower_module), ("upper", g.upper_module)):
+                if m is None or m.line_lane_gbps is None:
+                    continue
+                if m.line_lanes is None or m.line_lanes * m.line_lane_gbps != self.speed_gbps:
+                    raise ValueError(
+                        f"groups.{j}.{side}_module: {m.name!r} drives {m.line_lanes} lanes of "
+                        f"{m.line_lane_gbps}G, not the {self.speed_gbps}G of its links"
+                    )
+        return self
 
 
 class RequirementsFile(_Part):

@@ -8,6 +8,7 @@ from models import cabling as cb
 from models import clos_sizing as cs
 from planner.design import (
     Design,
+    EndModule,
     LinkClass,
     LinkGroup,
     Requirements,
@@ -182,6 +183,30 @@ def design_requirements(inst: Instance, tiers: int) -> Requirements:
     return _requirements(requirements_of(inst, tiers))
 
 
+def end_module(m: Medium, name: str) -> EndModule | None:
+    """Catalog medium ``m``'s module ``name`` as an end module, its figures copied in.
+
+    None for the medium's own module (or no module: ''), whose figures the group carries.
+    """
+    mod = m.module_named(name)
+    if mod is None:
+        return None
+    return EndModule(
+        name=mod.name,
+        cost_usd=mod.cost_usd_per_end,
+        power_w=mod.power_w_per_end,
+        afr=m.afr if mod.afr is None else mod.afr,
+        host_lane_gbps=tuple(mod.host_lane_gbps),
+        form_factors=tuple(mod.form_factors),
+        line_kind=m.kind,
+        line_lanes=m.lanes,
+        line_lane_gbps=m.lane_gbps,
+        connector=m.connector,
+        source=mod.source.get("cost_usd_per_end", ""),
+        nic_only=mod.nic_only,
+    )
+
+
 def medium_group(
     m: Medium,
     links: int,
@@ -190,11 +215,14 @@ def medium_group(
     pluggable_ends: int,
     ports_per_module: tuple[int, int],
     histogram: tuple[tuple[float, int], ...] | None = None,
+    modules: tuple[str, str] = ("", ""),
 ) -> LinkGroup:
     """A group of ``links`` links on catalog medium ``m``, its unit figures copied in.
 
     ``histogram`` is the links per length (``LinkGroup.length_histogram``); None: known only
     when every link has the one length ``min_length_m == max_length_m``, else left unknown.
+    ``modules`` names the module at the lower and the upper end: one of the medium's other
+    modules, or its own ('' or the medium's name, as where no module sits).
     """
     if histogram is None:
         histogram = ((max_length_m, links),) if min_length_m == max_length_m and links else ()
@@ -223,6 +251,8 @@ def medium_group(
         form_factors=tuple(m.form_factors),
         ns_per_m=cb.COPPER_NS_PER_M if m.copper else cb.FIBRE_NS_PER_M,
         length_histogram=histogram,
+        lower_module=end_module(m, modules[0]),
+        upper_module=end_module(m, modules[1]),
     )
 
 
@@ -243,9 +273,11 @@ def link_groups(
     upper_k = max(ports_per_module[1], 1) if cb.pluggable(plan.upper_engine) else 0
     tails = cab.tails_for(plan)
     counts = cb.band_counts(tails, links)
-    # Consecutive bands on the same medium make one group; a medium that comes back after
-    # another (a cap can make that optimal) starts a new group, so groups never overlap.
-    runs: list[tuple[str, int, int, float, list[FloatArray], list[IntArray]]] = []
+    # Consecutive bands on the same medium and modules make one group; one that comes back
+    # after another (a cap can make that optimal) starts a new group, so groups never overlap.
+    # A run: (medium, ends, modules), links, longest, lengths and links per length.
+    Key = tuple[str, int, tuple[str, str]]
+    runs: list[tuple[Key, int, float, list[FloatArray], list[IntArray]]] = []
     low = 0.0
     for j, use in enumerate(plan.bands):
         edge = tails.thresholds_m[j]
@@ -253,21 +285,20 @@ def link_groups(
         low = edge
         if use is None or counts[j] == 0 or lengths.size == 0:
             continue
-        key = (use.medium.name, use.ends)
-        if runs and runs[-1][:2] == key:
-            name, ends, count, longest, xs, ns = runs[-1]
+        key: Key = (use.medium.name, use.ends, use.module_names)
+        if runs and runs[-1][0] == key:
+            _, count, _, xs, ns = runs[-1]
             runs[-1] = (
-                name,
-                ends,
+                key,
                 count + counts[j],
                 float(lengths[-1]),
                 xs + [lengths],
                 ns + [band_links],
             )
         else:
-            runs.append((*key, counts[j], float(lengths[-1]), [lengths], [band_links]))
+            runs.append((key, counts[j], float(lengths[-1]), [lengths], [band_links]))
     groups = []
-    for name, ends, count, longest, xs, ns in runs:
+    for (name, ends, modules), count, longest, xs, ns in runs:
         m = catalog.medium_named(name)
         histogram = length_histogram(np.concatenate(xs).tolist(), np.concatenate(ns).tolist())
         # The shortest length that got a link (every band's longest gets one, so never empty):
@@ -281,6 +312,7 @@ def link_groups(
                 ends,
                 (lower_k, upper_k),
                 histogram,
+                modules,
             )
         )
     return tuple(groups)

@@ -108,9 +108,9 @@ def _engine(s: Switch) -> cb.PortKind:
     return cage_of(s.cage)
 
 
-def cage_of(cage: Cage | None) -> cb.Cage | None:
-    """A catalog cage as the cabling plans see it."""
-    return None if cage is None else cb.Cage(cage.form_factor, cage.lane_gbps)
+def cage_of(cage: Cage | None, nic: bool = False) -> cb.Cage | None:
+    """A catalog cage (a NIC's when ``nic``) as the cabling plans see it."""
+    return None if cage is None else cb.Cage(cage.form_factor, cage.lane_gbps, nic)
 
 
 def _switch_option(s: Switch, speed_gbps: int) -> cs.SwitchOption | None:
@@ -142,6 +142,17 @@ def medium_option(m: Medium) -> cb.MediumOption:
         m.channel_loss_db,
         m.host_lanes,
         tuple(m.form_factors),
+        tuple(
+            cb.ModuleOption(
+                mod.name,
+                mod.cost_usd_per_end,
+                mod.power_w_per_end,
+                tuple(mod.host_lane_gbps),
+                tuple(mod.form_factors),
+                mod.nic_only,
+            )
+            for mod in m.modules
+        ),
     )
 
 
@@ -244,7 +255,7 @@ def structures_of(inst: Instance, catalog: Catalog, hall: Hall | None = None) ->
 
 def nic_port(nic: Nic | None) -> cb.PortKind:
     """The NIC end of the GPU links: the NIC's cage (None: no NIC known, any module fits)."""
-    return None if nic is None else cage_of(nic.cage)
+    return None if nic is None else cage_of(nic.cage, nic=True)
 
 
 def _structure(
@@ -317,17 +328,34 @@ def _no_medium(
     if not media:
         return f"no allowed medium runs {speed}G (the {name} links)"
     lower_ends = [nic] if lower is None else cs.engines_of(lower)
-    for end, side in [(e, "lower") for e in lower_ends] + [
-        (e, "upper") for e in cs.engines_of(upper)
-    ]:
-        if isinstance(end, cb.Cage) and not any(m.plugs_into(end) for m in media):
-            owner = "NIC" if lower is None and side == "lower" else "switch"
-            lanes = sorted({r for m in media for r in m.host_lane_gbps})
+    ends = [(e, "lower") for e in lower_ends] + [(e, "upper") for e in cs.engines_of(upper)]
+
+    def owner(side: str) -> str:
+        return "NIC" if lower is None and side == "lower" else "switch"
+
+    for end, side in ends:
+        if isinstance(end, cb.Cage) and not any(m.fits(end) for m in media):
+            lanes = sorted(
+                {r for m in media for mod in (m.own_module, *m.modules) for r in mod.host_lane_gbps}
+            )
             return (
-                f"no allowed {speed}G medium plugs into the {owner} ports of the {name} links: "
-                f"they are {end.form_factor} cages of {end.lane_gbps}G lanes, and the {speed}G "
-                f"media are made for {', '.join(f'{r}G' for r in lanes) or 'unknown'} lanes "
-                f"({', '.join(m.name for m in media)})"
+                f"no allowed {speed}G medium plugs into the {owner(side)} ports of the {name} "
+                f"links: they are {end.form_factor} cages of {end.lane_gbps}G lanes, and the "
+                f"{speed}G media are made for {', '.join(f'{r}G' for r in lanes) or 'unknown'} "
+                f"lanes ({', '.join(m.name for m in media)})"
+            )
+    lower_cages = [e for e, side in ends if side == "lower" and isinstance(e, cb.Cage)]
+    upper_cages = [e for e, side in ends if side == "upper" and isinstance(e, cb.Cage)]
+    for lo, hi in ((a, b) for a in lower_cages for b in upper_cages):
+        if not any(m.fits(lo) and m.fits(hi) for m in media):
+            fit_lo = ", ".join(m.name for m in media if m.fits(lo))
+            fit_hi = ", ".join(m.name for m in media if m.fits(hi))
+            return (
+                f"no allowed {speed}G medium has modules for both ends of the {name} links: "
+                f"the {owner('lower')} ends are {lo.form_factor} cages of {lo.lane_gbps}G lanes "
+                f"({fit_lo} fit them), the switch ends {hi.form_factor} cages of "
+                f"{hi.lane_gbps}G lanes ({fit_hi} fit them); a medium joins them only with a "
+                "module for each (a gearbox module: see 'modules' in the catalog)"
             )
     keys = placements if c < 2 else (None,)
     longest = max(class_lengths(hall, c, key, upper).max_m for key in keys)

@@ -415,6 +415,25 @@ def drop_key(key: str) -> Callable[[dict[str, Any]], None]:
     return lambda d: d.pop(key)
 
 
+def foreign_end_module(d: dict[str, Any]) -> None:
+    """An edit of design data: the GPU end of the first link group carries a module whose line
+    side is not the group's (its lanes run at another rate): the two ends would not link up."""
+    group = d["link_classes"][0]["groups"][0]
+    lanes = group["lane_gbps"] or 100
+    group["lower_module"] = {
+        "name": "foreign-module",
+        "cost_usd": 100.0,
+        "power_w": 1.0,
+        "afr": 0.01,
+        "host_lane_gbps": [lanes],
+        "form_factors": ["osfp"],
+        "line_kind": group["kind"],
+        "line_lanes": 1,
+        "line_lane_gbps": 2 * lanes,
+        "connector": group["connector"],
+    }
+
+
 def design_mutations() -> list[tuple[str, str, DesignEdit, tuple[str, ...]]]:
     """(name, input kind, design edit, words) of design.json files that must be refused."""
     setter, drop = set_path, drop_key
@@ -482,6 +501,12 @@ def design_mutations() -> list[tuple[str, str, DesignEdit, tuple[str, ...]]]:
         ("pods-huge", "huge int", setter("pods", 10**30), ("pods",)),
         ("level-zero", "zero count", setter("tiers.0.level", 0), ("tiers.0.level",)),
         ("role-bogus", "bogus family", setter("tiers.0.role", "router"), ("tiers.0.role",)),
+        (
+            "end-modules-mismatched",
+            "design json",
+            foreign_end_module,
+            ("lower_module", "same line side"),
+        ),
     ]
     out = [(n, k, _design_json(e), w) for n, k, e, w in m]
     # Well-typed files whose counts describe no fabric (simulate ran them into an IndexError).
