@@ -124,13 +124,14 @@ def single_switch_scenarios(fabric: Fabric, design: Design) -> list[Scenario]:
 def link_unavailability(design: Design, mttr_hours: float) -> np.ndarray:
     """Probability that a link of each class is down at a random moment: 1 - exp(-AFR MTTR / year).
 
-    A link's AFR is the sum over its ends (modules or cable ends) of the medium's AFR per end;
+    A link's AFR is the sum over its ends (modules or cable ends) of each end's own AFR (the two
+    ends may carry different modules, ``LinkGroup.ends_afr``);
     a class whose links use several media gets their link-weighted mean, so the expected number
     of failed links is exact.
     """
     afr = np.array(
         [
-            sum(g.links * g.pluggable_ends * g.afr for g in c.groups) / max(1, c.links)
+            sum(g.links * g.ends_afr for g in c.groups) / max(1, c.links)
             for c in design.link_classes
         ]
     )

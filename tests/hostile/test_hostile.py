@@ -215,13 +215,32 @@ def check(case: Case, code: int, stdout: str, stderr: str, work: Path, before: s
     assert not outside, f"files written outside {case.outputs}: {outside[:5]}"
 
 
+def _fast_sample(cases: list[Case]) -> set[str]:
+    """The cases of the fast tier: the first quick case of every kind (category).
+
+    The fast tier (``uv run pytest``) meets every category of hostile input once; the slow tier
+    (``-m slow``) runs every other case, so the two together run them all.
+    """
+    seen: set[str] = set()
+    sample: set[str] = set()
+    for case in cases:
+        if case.slow or case.subprocess_only or case.kind in seen:
+            continue
+        seen.add(case.kind)
+        sample.add(case.id)
+    return sample
+
+
+FAST = _fast_sample(ALL)
+
+
 def _param(case: Case) -> Any:
     marks: list[Any] = []
     if case.output_side:
         marks.append(pytest.mark.xfail(strict=False, reason=case.output_side))
     if case.known_bug:
         marks.append(pytest.mark.xfail(strict=True, reason=case.known_bug))
-    if case.slow:
+    if case.id not in FAST:
         marks.append(pytest.mark.slow)
     return pytest.param(case, id=case.id, marks=marks)
 
@@ -247,7 +266,9 @@ def test_hostile_input_in_process(
 
 def _subprocess_param(case_id: str) -> Any:
     case = BY_ID[case_id]
-    marks: list[Any] = [pytest.mark.slow] if case.slow else []
+    # A fresh interpreter per case costs seconds: the fast tier runs the first of the sample.
+    fast = case_id == SUBPROCESS_SAMPLE[0] and not case.slow
+    marks: list[Any] = [] if fast else [pytest.mark.slow]
     if case.known_bug:
         marks.append(pytest.mark.xfail(strict=True, reason=case.known_bug))
     return pytest.param(case_id, id=case_id, marks=marks)
