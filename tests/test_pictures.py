@@ -298,3 +298,19 @@ def test_importing_the_planner_does_not_import_matplotlib() -> None:
     code = "import sys, planner.api, planner.report, planner.pictures; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (950.0, "$950"),
+        (123_456.0, "$123,456"),
+        (5_946_300.0, "$5.95M"),  # a picture never mixes $5,946,300 with $61.3M
+        (61_300_000.0, "$61.3M"),
+        (1_234_000_000.0, "$1.23B"),
+    ],
+)
+def test_a_pictures_amounts_read_in_one_scale(value: float, text: str) -> None:
+    from planner.pictures.common import usd
+
+    assert usd(value) == text

@@ -85,12 +85,18 @@ def thousands(value: float) -> str:
 
 
 def usd(value: float) -> str:
-    """``$1,234,567``; millions and billions shortened (``$12.3M``, ``$1.23B``)."""
+    """``$123,456``; millions and billions shortened (``$5.95M``, ``$12.3M``, ``$1.23B``).
+
+    Every amount of a million or more reads in millions, so the labels of one picture never mix
+    ``$5,946,300`` with ``$61.3M``.
+    """
     size = abs(value)
     if size >= 1e9:
         return f"${value / 1e9:,.2f}B"
     if size >= 1e7:
         return f"${value / 1e6:,.1f}M"
+    if size >= 1e6:
+        return f"${value / 1e6:,.2f}M"
     return f"${value:,.0f}"
 
 
