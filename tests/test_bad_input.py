@@ -148,6 +148,7 @@ def case(request: pytest.FixtureRequest, tmp_path: Path, write_instance: Callabl
     return path, overrides, expected
 
 
+@pytest.mark.slow
 def test_cli_exits_2_with_location_and_no_traceback(case, tmp_path: Path, repo_root: Path) -> None:
     path, overrides, expected = case
     args = [sys.executable, "-m", "planner", "solve", str(path), "-o", str(tmp_path / "out")]
@@ -282,6 +283,7 @@ def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
         load_instance(fifo)
 
 
+@pytest.mark.slow
 def test_four_mib_of_unknown_keys_is_refused_fast(tmp_path: Path) -> None:
     keys = "".join(f"unknown_{i} = {i}\n" for i in range(180_000))
     path = tmp_path / "keys.toml"

@@ -81,6 +81,7 @@ def small(write_instance: Callable[..., Path]) -> Callable[[float], api.Instance
 # ---- the loop through the real search and simulator -------------------------------------------
 
 
+@pytest.mark.slow
 def test_loop_meets_in_few_iterations_and_costs_at_least_the_first_design(
     small: Callable[[float], api.Instance],
 ) -> None:
@@ -106,6 +107,7 @@ def test_loop_meets_in_few_iterations_and_costs_at_least_the_first_design(
     assert BANDWIDTH_LOOP_TABLE in OPTIONAL_TABLES
 
 
+@pytest.mark.slow
 def test_traffic_that_already_meets_runs_one_iteration(
     small: Callable[[float], api.Instance],
 ) -> None:
@@ -302,6 +304,7 @@ def test_collectives_schema_has_what_the_cut_reads() -> None:
     assert {"pattern", "routing", "scenario", "fraction_of_ideal"} <= set(COLLECTIVES_SCHEMA)
 
 
+@pytest.mark.slow
 def test_shipped_instance_meets_after_the_iterations_its_description_states(
     repo_root: Path,
 ) -> None:

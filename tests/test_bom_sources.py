@@ -50,6 +50,7 @@ def _rows(planned: tuple[PlanResult, Catalog]) -> list[dict[str, Any]]:
     return list(result.bom.iter_rows(named=True))
 
 
+@pytest.mark.slow
 def test_every_bom_row_carries_its_components_source(planned: tuple[PlanResult, Catalog]) -> None:
     _, catalog = planned
     wrong = [

@@ -92,6 +92,7 @@ def _toml(value: object) -> str:
     return repr(value)
 
 
+@pytest.mark.slow
 def test_a_users_catalog_file_sets_the_prices(tmp_path: Path) -> None:
     _own_catalog(tmp_path, price_factor=2.0)
     (tmp_path / "inst.toml").write_text(INSTANCE.format(catalog="mine.toml"))

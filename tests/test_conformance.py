@@ -162,6 +162,7 @@ def test_report_totals_equal_the_objective_terms(planned: PlanResult, design: De
     assert row["objective_usd"] == pytest.approx(terms["objective_usd"], rel=TOTALS_RTOL)
 
 
+@pytest.mark.slow
 def test_simulated_throughput_never_exceeds_the_bound(simulated: SimResult) -> None:
     bounded = simulated.collectives.filter(simulated.collectives["fraction_of_bound"].is_not_null())
     assert bounded.height >= 1, "no row has an optimal-routing bound: the check would be vacuous"

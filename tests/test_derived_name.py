@@ -89,6 +89,7 @@ def test_no_changes_keep_the_instance() -> None:
     assert inst.derived_from is None
 
 
+@pytest.mark.slow
 def test_solve_with_set_writes_its_own_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -111,6 +112,7 @@ def changed() -> PlanResult:
     return plan(derived_instance(tiny(), {"cluster.gpus": 128}), verify=False)
 
 
+@pytest.mark.slow
 def test_repr_shows_the_name_and_the_changes(changed: PlanResult) -> None:
     text = repr(changed)
     assert text.startswith("PlanResult('tiny.gpus-128': optimal")

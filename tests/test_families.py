@@ -42,6 +42,7 @@ def test_registry_loads_no_solver() -> None:
     assert loaded_after_import("planner.families") == []
 
 
+@pytest.mark.slow
 def test_schema_does_not_import_the_families() -> None:
     code = "import sys, planner.schema.instance; print('planner.families' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

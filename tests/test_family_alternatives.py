@@ -34,6 +34,7 @@ def both():  # type: ignore[no-untyped-def]
     return plan(_inst(), time_limit_s=60)
 
 
+@pytest.mark.slow
 def test_every_family_best_row_carries_its_simulation(both) -> None:  # type: ignore[no-untyped-def]
     alt = both.alternatives
     simulated = alt.filter(pl.col("sim_verdict").is_not_null())
@@ -44,6 +45,7 @@ def test_every_family_best_row_carries_its_simulation(both) -> None:  # type: ig
 
 
 @pytest.mark.parametrize("family", ["clos", "ocs_direct"])
+@pytest.mark.slow
 def test_a_family_simulates_as_it_does_alone(both, family: str) -> None:  # type: ignore[no-untyped-def]
     alone = plan(_inst(families=[family]), time_limit_s=60)
     assert alone.sim is not None

@@ -47,6 +47,7 @@ def test_the_simulation_line(
 
 
 @pytest.mark.parametrize(("gpus", "gbps"), [(8, 7200.0), (72, 14400.0)])
+@pytest.mark.slow
 def test_the_design_records_its_scale_up_domain(gpus: int, gbps: float, tmp_path: Path) -> None:
     """cluster.scale_up reaches the design, its summary, its headline and design.json (issue 12)."""
     inst = load_instance("instances/small-256.toml")
@@ -81,6 +82,7 @@ def test_a_design_json_without_a_scale_up_domain_reads_as_the_default(tmp_path: 
 
 
 @pytest.mark.parametrize("bad", [{"gpus": 0}, {"gbps_per_gpu": -1.0}, {"gpus": 8, "nvlink": 5}])
+@pytest.mark.slow
 def test_a_bad_scale_up_domain_in_design_json_is_refused(bad: dict, tmp_path: Path) -> None:  # type: ignore[type-arg]
     design = plan(load_instance("instances/small-256.toml"), verify=False).design
     assert design is not None

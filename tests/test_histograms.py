@@ -91,6 +91,7 @@ def test_histograms_count_the_links_and_span_the_range(sized: Design) -> None:
     assert not [v for v in validate_design(sized) if "histogram" in v.message]
 
 
+@pytest.mark.slow
 def test_examples_histograms_count_the_links(example: Design) -> None:
     _check_groups(example)
     assert all(g.length_histogram for g in _groups(example))
@@ -251,6 +252,7 @@ def simulated() -> PlanResult:
     return result
 
 
+@pytest.mark.slow
 def test_utilisation_histogram_counts_the_links(simulated: PlanResult) -> None:
     keys = ["pattern", "routing", "tier", "direction"]
     hist = simulated.sim_link_histogram
@@ -270,6 +272,7 @@ def test_utilisation_histogram_idle_bin_matches_idle_fraction(simulated: PlanRes
     assert np.allclose(joined["links_idle"] / joined["links"], joined["idle_fraction"])
 
 
+@pytest.mark.slow
 def test_utilisation_picture_is_drawn(simulated: PlanResult) -> None:
     pair = utilisation.figure(simulated.sim_link_histogram, simulated.sim_failures)
     assert pair is not None

@@ -37,6 +37,7 @@ def test_instance_loads(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", FEASIBLE, ids=_id)
+@pytest.mark.slow
 def test_feasible_instance_solves_to_a_valid_optimum(path: Path) -> None:
     # Idle GPU time is priced from a simulation: unverified, the network's own cost is planned.
     inst = api.load_instance(path).with_changes({"objective.idle_gpu_weight": 0.0})
@@ -55,6 +56,7 @@ def test_feasible_instance_solves_to_a_valid_optimum(path: Path) -> None:
     ("name", "hops", "gpus"),
     [("h100-1k", 5, 1016), ("h100-32k", 5, 32768), ("b200-8k", 5, 8192)],
 )
+@pytest.mark.slow
 def test_constraints_of_the_headline_instances_hold(
     repo_root: Path, name: str, hops: int, gpus: int
 ) -> None:
@@ -70,6 +72,7 @@ def test_constraints_of_the_headline_instances_hold(
         assert design.max_latency_ns <= inst.constraints.max_latency_ns
 
 
+@pytest.mark.slow
 def test_readme_example_solves_and_is_verified(repo_root: Path) -> None:
     result = api.plan(api.load_instance(repo_root / "instances" / "h100-1k.toml"))
     assert result.status is Status.OPTIMAL
@@ -78,6 +81,7 @@ def test_readme_example_solves_and_is_verified(repo_root: Path) -> None:
     assert result.sim_collectives.height >= 2
 
 
+@pytest.mark.slow
 def test_infeasible_instance_names_the_radix_it_needs(repo_root: Path) -> None:
     inst = api.load_instance(repo_root / "instances" / "infeasible-200k-3hops.toml")
     result = api.plan(inst, verify=False)

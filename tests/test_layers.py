@@ -37,6 +37,7 @@ def loaded_after_import(module: str) -> list[str]:
 
 
 @pytest.mark.parametrize("module", ["planner.report", "planner.api", "planner.cli"])
+@pytest.mark.slow
 def test_module_loads_no_solver(module: str) -> None:
     assert loaded_after_import(module) == []
 
@@ -77,6 +78,7 @@ def loaded_after(code: str) -> list[str]:
 
 
 @pytest.mark.parametrize("module", ["planner.cli", "planner.api", "planner.report"])
+@pytest.mark.slow
 def test_importing_the_cli_loads_no_heavy_library(module: str) -> None:
     assert loaded_after(f"import {module}") == []
 
@@ -128,6 +130,7 @@ def test_importing_the_cli_loads_no_heavy_library(module: str) -> None:
     ],
     ids=["search", "sim", "search+sim"],
 )
+@pytest.mark.slow
 def test_a_solver_part_loads_only_what_it_uses(
     parts: tuple[str, ...], absent: tuple[str, ...]
 ) -> None:
@@ -137,6 +140,7 @@ def test_a_solver_part_loads_only_what_it_uses(
     assert out.stdout.split() == []
 
 
+@pytest.mark.slow
 def test_ocs_part_loads_the_ocs_models() -> None:
     code = "import planner.api as api\napi._load_solvers('ocs')"
     assert {"models.ocs_assignment", "networkx"} <= set(loaded_after(code))

@@ -452,6 +452,7 @@ def test_bad_layout_rejected(fields: dict[str, Any], words: str) -> None:
         (Layout(racks_per_row=64, row_columns=64), 1_000_000, 8),
     ],
 )
+@pytest.mark.slow
 def test_network_positions_are_the_halls(layout: Layout, gpus: int, gpus_per_node: int) -> None:
     # The schema bounds the hall by network_positions; it must count what hall_of builds.
     hall = hall_of(layout, gpus, gpus_per_node)

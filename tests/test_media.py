@@ -394,6 +394,7 @@ METAMORPHIC: dict[str, tuple[str, int, dict[str, Any]]] = {
 
 
 @pytest.mark.parametrize("name", list(METAMORPHIC))
+@pytest.mark.slow
 def test_moving_racks_apart_never_makes_the_design_cheaper(name: str) -> None:
     catalog_name, gpus, layout = METAMORPHIC[name]
     catalog = CATALOGS[catalog_name]
@@ -413,6 +414,7 @@ def test_moving_racks_apart_never_makes_the_design_cheaper(name: str) -> None:
 TWO_COLUMNS = {"row_columns": 2, "racks_per_row": 4, "cross_aisle_m": 0.8}
 
 
+@pytest.mark.slow
 def test_widening_the_cross_aisle_never_makes_the_design_cheaper() -> None:
     """Only the aisle between the columns grows (0.8 m to the default 1.2 m).
 
@@ -552,6 +554,7 @@ PLACEMENT_PAIRS: dict[str, tuple[str, int, dict[str, Any], dict[str, Any]]] = {
 
 
 @pytest.mark.parametrize("name", list(PLACEMENT_PAIRS))
+@pytest.mark.slow
 def test_leaf_placement_is_a_real_decision(name: str) -> None:
     catalog_name, gpus, first, second = PLACEMENT_PAIRS[name]
     catalog = CATALOGS[catalog_name]

@@ -344,6 +344,7 @@ def test_a_failed_device_keeps_every_circuit_that_did_not_use_it(planned: PlanRe
     assert after.realised == after.requested - lost + after.added
 
 
+@pytest.mark.slow
 def test_reports_hold_the_circuits_and_the_devices(planned: PlanResult, tmp_path: Path) -> None:
     write_reports(planned, tmp_path / "out")
     import polars as pl

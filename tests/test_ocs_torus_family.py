@@ -58,6 +58,7 @@ def pod_4k() -> tuple[Instance, Design]:
     return inst, result.design
 
 
+@pytest.mark.slow
 def test_the_design_prices_what_the_torus_command_prices() -> None:
     inst, d = pod_4k()
     pod = plan_torus(inst).pod.row(0, named=True)

@@ -60,7 +60,18 @@ class Solved:
     folder: Path
 
 
-@pytest.fixture(scope="module", params=CASES, ids=lambda c: f"{c.instance}-{c.family}")
+#: Cases the fast tier plans (the rest, larger, are in the slow tier).
+FAST_CASES = {("small-256", "clos"), ("h100-1k", "clos")}
+
+
+@pytest.fixture(
+    scope="module",
+    params=[
+        pytest.param(c, marks=() if (c.instance, c.family) in FAST_CASES else pytest.mark.slow)
+        for c in CASES
+    ],
+    ids=lambda c: f"{c.instance}-{c.family}",
+)
 def solved(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Solved:
     case: Case = request.param
     inst = load_instance(f"instances/{case.instance}.toml")
@@ -81,6 +92,7 @@ def svg_text(path: Path) -> str:
     return "\n".join("".join(t.itertext()) for t in root.iter(f"{SVG_NS}text"))
 
 
+@pytest.mark.slow
 def test_the_family_is_the_one_the_case_covers(solved: Solved) -> None:
     assert solved.result.design is not None
     assert solved.result.design.family == solved.case.family
@@ -150,6 +162,7 @@ def test_the_cable_histogram_names_every_medium_with_its_links(solved: Solved) -
         (((2.0, 50), (6.0, 50)), 1),
     ],
 )
+@pytest.mark.slow
 def test_a_class_of_one_bar_is_a_sentence_not_a_chart(
     lengths: tuple[tuple[float, int], ...], panels: int
 ) -> None:
@@ -234,6 +247,7 @@ def test_write_reports_can_skip_the_pictures(solved: Solved, tmp_path: Path) -> 
     assert (tmp_path / "out" / "report.html").is_file()
 
 
+@pytest.mark.slow
 def test_the_pictures_are_the_same_for_the_same_plan(solved: Solved) -> None:
     """No date or random id in the files: equal plans give equal pictures."""
     tables = plan_tables(solved.result)
@@ -293,6 +307,7 @@ def test_names_from_inputs_are_drawn_as_text(solved: Solved) -> None:
     assert f"× {hostile}" in text
 
 
+@pytest.mark.slow
 def test_importing_the_planner_does_not_import_matplotlib() -> None:
     """matplotlib loads only when a picture is drawn (importing planner stays fast)."""
     code = "import sys, planner.api, planner.report, planner.pictures; print('matplotlib' in sys.modules)"

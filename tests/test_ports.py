@@ -150,6 +150,7 @@ def _problems(inst: Instance, catalog: Catalog) -> list[cs.SizingProblem]:
 
 
 @pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.slow
 def test_port_and_protocol_rules_equal_brute_force(name: str) -> None:
     for problem in _problems(CASES[name], PORTS):
         expected = brute_force(problem, media_at(PORTS, SPEED_GBPS))

@@ -153,6 +153,7 @@ def test_the_issue_instance_plans_two_planes_of_sn5600_with_the_published_counts
 
 
 @pytest.mark.parametrize("planes", [1, 2, 4])
+@pytest.mark.slow
 def test_every_split_of_the_b200_connectx8_plans_in_two_tiers(planes: int) -> None:
     """b200-8k lets its 800G ConnectX-8 run as 1, 2 or 4 planes: each split has a design.
 
@@ -167,6 +168,7 @@ def test_every_split_of_the_b200_connectx8_plans_in_two_tiers(planes: int) -> No
     assert validate_design(d, api.catalog_for(inst)) == []
 
 
+@pytest.mark.slow
 def test_the_32k_b200_cluster_plans_three_tiers_at_800g() -> None:
     """32,768 GPUs at 800G: beyond two tiers of any 144-port switch (144 x 72 = 10,368)."""
     inst = _load("b200-32k-800g", {})

@@ -86,6 +86,7 @@ def test_the_rail_count_candidates(
     assert rail_counts(gpus, gpus_per_node, domain_gpus) == expected
 
 
+@pytest.mark.slow
 def test_rail_problems_has_one_problem_per_rail_count(catalog: Catalog) -> None:
     pairs = rail_problems(nvl(pin={"tiers": 1}), catalog, "rail_only", True)
     problems = [rp for _, rp in pairs]
@@ -99,6 +100,7 @@ def test_rail_problems_has_one_problem_per_rail_count(catalog: Catalog) -> None:
 
 
 # ---- the choice --------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_a_large_domain_lets_rail_only_pick_more_rails_and_save() -> None:
     """NVL72 domains: more, smaller rails than the node's 4, cheaper than R = n (a 4-GPU domain)."""
     wide, narrow = planned(NVL_DOMAIN), planned(NVL_NODE)
@@ -119,6 +121,7 @@ def test_a_large_domain_lets_rail_only_pick_more_rails_and_save() -> None:
     ],
     ids=["one-tier-any-switch", "one-tier-64-ports", "two-tiers-64-ports"],
 )
+@pytest.mark.slow
 def test_the_choice_of_rails_is_the_brute_force_optimum(
     search: dict[str, Any], catalog: Catalog
 ) -> None:
@@ -209,6 +212,7 @@ def test_a_unit_of_two_groups_reaches_into_the_next_rack() -> None:
 
 
 # ---- the fabric ----------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_the_fabric_puts_gpu_g_on_rail_g_mod_r_and_joins_no_two_rails() -> None:
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
@@ -237,6 +241,7 @@ def test_the_fabric_puts_gpu_g_on_rail_g_mod_r_and_joins_no_two_rails() -> None:
     assert switch_rail == set(gpu_label.tolist())
 
 
+@pytest.mark.slow
 def test_a_rail_optimized_fabric_keeps_the_node_rails() -> None:
     from planner.sim.fabric import build_fabric
 

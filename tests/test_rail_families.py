@@ -58,6 +58,7 @@ def planned(request: pytest.FixtureRequest, catalog: Catalog) -> Design:
     return result.design
 
 
+@pytest.mark.slow
 def test_a_256_gpu_instance_sizes_under_each_family(planned: Design, catalog: Catalog) -> None:
     assert planned.status is Status.OPTIMAL
     assert planned.family in RAIL_FAMILIES
@@ -155,6 +156,7 @@ def test_the_model_optimum_equals_brute_force(name: str, catalog: Catalog) -> No
     assert got.total(got.solution.objective_usd) == pytest.approx(expected, rel=OBJECTIVE_RTOL)
 
 
+@pytest.mark.slow
 def test_top_of_rack_needs_a_rack_holding_the_unit(catalog: Catalog) -> None:
     """Racks of 2 nodes: a rail leaf stands in the rack only with SUs of at most 2 nodes."""
     inst = brute_instance("only-512-two-tiers")
@@ -207,6 +209,7 @@ def test_rail_only_accepts_the_default_scale_up_domain() -> None:
 
 
 # ---- search ----------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_the_search_weighs_the_rail_families_against_the_clos(catalog: Catalog) -> None:
     families = ["clos", "rail_optimized", "rail_only"]
     both = plan(instance("clos", search={"families": families}), catalog=catalog, verify=False)

@@ -53,6 +53,7 @@ def page(result: PlanResult, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 # ---- the page as text ----------------------------------------------------------------------
+@pytest.mark.slow
 def test_the_page_fetches_nothing(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
     assert not re.search(r"""(src|href)\s*=\s*["'](?!data:|#)""", text)
@@ -108,6 +109,7 @@ def test_a_plan_without_design_still_gets_a_page(result: PlanResult, tmp_path: P
     assert "fabric-planner report: h100-1k" in text
 
 
+@pytest.mark.slow
 def test_an_infeasible_plan_says_why_under_its_result(tmp_path: Path) -> None:
     result = plan(load_instance("instances/infeasible-200k-3hops.toml"), verify=False)
     write_reports(result, tmp_path / "out")
@@ -124,6 +126,7 @@ def chromium() -> str:
     return require_chromium()
 
 
+@pytest.mark.slow
 def test_the_page_in_headless_chromium(
     chromium: str, page: Path, result: PlanResult, tmp_path: Path
 ) -> None:
@@ -139,6 +142,7 @@ def test_the_page_in_headless_chromium(
     assert (tmp_path / "report.png").stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_simulate_writes_its_pictures_and_page(page: Path, tmp_path: Path) -> None:
     """``simulate`` of the saved design: its own pictures and report.html, the verdict on it."""
     from typer.testing import CliRunner
@@ -240,6 +244,7 @@ def test_a_one_bar_picture_is_a_sentence_on_the_page(page: Path, result: PlanRes
         assert escape(line) in text
 
 
+@pytest.mark.slow
 def test_wide_tables_scroll_in_their_own_box(chromium: str, page: Path) -> None:
     """No table reaches past the page: each sits in a box that scrolls sideways if it must."""
     from playwright.sync_api import sync_playwright

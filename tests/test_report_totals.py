@@ -49,6 +49,7 @@ def _winner_solution(r: PlanResult) -> Any:
     return min(sols, key=lambda s: s.objective_usd)
 
 
+@pytest.mark.slow
 def test_summary_equals_objective_terms(result: PlanResult) -> None:
     d = result.design
     assert d is not None

@@ -139,6 +139,7 @@ def test_rail_only_pays_the_detour_only_when_the_domain_is_slower_than_the_nic()
 
 
 @pytest.mark.parametrize(("pxn", "spine_bytes"), [(True, False), (False, True)])
+@pytest.mark.slow
 def test_pxn_keeps_a_rail_optimized_all_to_all_off_the_spine(pxn: bool, spine_bytes: bool) -> None:
     """All-to-all over the nodes of one scalable unit: with PXN every byte that leaves a node
     is same-rail and turns at its rail leaf; without it, cross-rail bytes climb to the spine."""
@@ -167,6 +168,7 @@ def test_pxn_keeps_a_rail_optimized_all_to_all_off_the_spine(pxn: bool, spine_by
     assert (spine["max_utilisation"].max() > 0.0) is spine_bytes
 
 
+@pytest.mark.slow
 def test_rail_only_with_more_rails_than_a_node_relays_within_its_domain() -> None:
     """1,152 GPUs in 16 NVL72-like domains of 18 nodes of 4: rail-only takes R > 4 rails (a rail
     group of R GPUs spans R / 4 nodes of one domain; tests/test_rail_count.py); PXN relays

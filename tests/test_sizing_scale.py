@@ -224,6 +224,7 @@ def test_rail_problems_stop_at_the_deadline(catalog: Catalog) -> None:
         )
 
 
+@pytest.mark.slow
 def test_a_structure_with_rail_counts_cut_keeps_its_design_without_a_proof(
     catalog: Catalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:

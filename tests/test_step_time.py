@@ -298,6 +298,7 @@ def test_summary_step_columns_are_null_without_a_workload() -> None:
     assert result.step is None
 
 
+@pytest.mark.slow
 def test_simulate_command_with_the_instance_simulates_the_workload_traffic(
     repo_root: Path, tmp_path: Path
 ) -> None:

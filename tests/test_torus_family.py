@@ -238,6 +238,7 @@ def test_the_fabric_graph_is_the_torus(small: Design) -> None:
     assert fabric.physical_links == small.gpus + small.link_classes[1].links
 
 
+@pytest.mark.slow
 def test_simulated_throughput_never_exceeds_the_bound(small: Design) -> None:
     verify = Verify.model_validate(
         {

@@ -60,6 +60,7 @@ def test_prices_come_from_the_catalog(planned: TorusPlan) -> None:
     assert pod["capex_usd"] == pytest.approx(expected)
 
 
+@pytest.mark.slow
 def test_cli_writes_the_tables(repo_root: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["torus", str(repo_root / INSTANCE), "-o", str(tmp_path)])
     assert result.exit_code == 0, result.stderr

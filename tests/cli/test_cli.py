@@ -86,6 +86,7 @@ def small(tmp_path: Path) -> Path:
 
 # ---- solve ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", REPORT_FILES)
+@pytest.mark.slow
 def test_solve_writes_every_report_file(solved: Path, name: str) -> None:
     assert (solved / name).is_file()
     assert (solved / name).stat().st_size > 0
@@ -145,6 +146,7 @@ def test_report_md_names_the_status_and_the_bom(solved: Path) -> None:
     assert "## Alternatives" in text
 
 
+@pytest.mark.slow
 def test_solve_prints_a_human_summary(small: Path, tmp_path: Path) -> None:
     result = invoke("solve", small, "-o", tmp_path / "out")
     assert result.exit_code == 0
@@ -154,6 +156,7 @@ def test_solve_prints_a_human_summary(small: Path, tmp_path: Path) -> None:
     assert "[1/" in result.stderr  # progress
 
 
+@pytest.mark.slow
 def test_solve_writes_under_reports_by_default(
     small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -163,6 +166,7 @@ def test_solve_writes_under_reports_by_default(
     assert (tmp_path / "reports" / "small" / "summary.csv").is_file()
 
 
+@pytest.mark.slow
 def test_json_prints_only_the_summary_row(small: Path, tmp_path: Path) -> None:
     result = invoke("solve", small, "-o", tmp_path / "out", "--json", "--quiet")
     assert result.exit_code == 0
@@ -173,6 +177,7 @@ def test_json_prints_only_the_summary_row(small: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("gpus", [512, 1024])
+@pytest.mark.slow
 def test_set_overrides_a_field(small: Path, tmp_path: Path, gpus: int) -> None:
     result = invoke(
         "solve", small, "-o", tmp_path / "out", "--json", "-q", "--set", f"cluster.gpus={gpus}"
@@ -190,6 +195,7 @@ def test_bad_override_exits_2(small: Path, tmp_path: Path, override: str) -> Non
     assert result.stderr.startswith("error: ")
 
 
+@pytest.mark.slow
 def test_compare_optics_writes_the_table_and_a_rerun_without_removes_it(
     small: Path, tmp_path: Path
 ) -> None:
@@ -207,6 +213,7 @@ def test_compare_optics_writes_the_table_and_a_rerun_without_removes_it(
 
 
 # ---- the report folder ---------------------------------------------------------------------
+@pytest.mark.slow
 def test_a_second_solve_into_the_same_folder_works(small: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert invoke("solve", small, "-o", out, "-q").exit_code == 0
@@ -225,6 +232,7 @@ def test_a_folder_with_foreign_files_is_refused(small: Path, tmp_path: Path) -> 
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
 
 
+@pytest.mark.slow
 def test_force_writes_into_a_foreign_folder_and_keeps_its_files(
     small: Path, tmp_path: Path
 ) -> None:
@@ -245,6 +253,7 @@ def test_output_that_is_a_file_is_refused(small: Path, tmp_path: Path) -> None:
 
 
 # ---- no design, bad input ------------------------------------------------------------------
+@pytest.mark.slow
 def test_infeasible_instance_exits_1_and_names_the_radix(tmp_path: Path) -> None:
     inst = write(tmp_path, "too-big.toml", INFEASIBLE)
     result = invoke("solve", inst, "-o", tmp_path / "out", "-q", "--time-limit", "30")
@@ -289,6 +298,7 @@ def test_evaluate_without_pins_exits_2(small: Path, tmp_path: Path) -> None:
     assert "search.pin" in result.stderr
 
 
+@pytest.mark.slow
 def test_evaluate_prices_the_pinned_design(tmp_path: Path) -> None:
     inst = write(tmp_path, "pinned.toml", PINNED)
     result = invoke("evaluate", inst, "-o", tmp_path / "out", "--json", "-q")
@@ -358,6 +368,7 @@ def test_catalog_with_a_missing_file_exits_2(tmp_path: Path) -> None:
     assert "file not found" in result.stderr
 
 
+@pytest.mark.slow
 def test_python_m_planner_reports_bad_input_without_traceback(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "planner", "solve", str(tmp_path / "nothere.toml")],
@@ -381,6 +392,7 @@ def test_the_package_exports_the_api_functions() -> None:
     assert set(planner.__all__) <= set(dir(planner))
 
 
+@pytest.mark.slow
 def test_a_streamed_verification_says_how_it_sampled(small: Path, tmp_path: Path) -> None:
     result = invoke(
         "solve",
@@ -451,6 +463,7 @@ def test_an_unknown_format_exits_2_naming_the_allowed_ones(
         (" PNG , csv ", {".csv", ".png"}),
     ],
 )
+@pytest.mark.slow
 def test_solve_writes_only_the_chosen_formats_and_the_page_keeps_its_pictures(
     small: Path, tmp_path: Path, value: str, expected: set[str]
 ) -> None:
@@ -462,6 +475,7 @@ def test_solve_writes_only_the_chosen_formats_and_the_page_keeps_its_pictures(
     assert page.count("data:image/svg+xml;base64,") == 4  # topology, costs, alternatives, cables
 
 
+@pytest.mark.slow
 def test_a_run_with_fewer_formats_removes_only_the_files_the_planner_wrote(
     small: Path, tmp_path: Path
 ) -> None:
@@ -481,6 +495,7 @@ def test_a_run_with_fewer_formats_removes_only_the_files_the_planner_wrote(
     assert is_complete(out)
 
 
+@pytest.mark.slow
 def test_torus_writes_only_the_chosen_table_format(tmp_path: Path) -> None:
     out = tmp_path / "out"
     pod = Path(__file__).resolve().parents[2] / "instances" / "tpu-pod-4k.toml"
@@ -490,6 +505,7 @@ def test_torus_writes_only_the_chosen_table_format(tmp_path: Path) -> None:
     assert (out / "torus_pod.parquet").is_file()
 
 
+@pytest.mark.slow
 def test_simulate_writes_only_the_chosen_formats(solved: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = invoke("simulate", solved / "design.json", "-o", out, "-q", "--formats", "svg")
@@ -498,6 +514,7 @@ def test_simulate_writes_only_the_chosen_formats(solved: Path, tmp_path: Path) -
     assert "data:image/svg+xml;base64," in (out / "report.html").read_text()
 
 
+@pytest.mark.slow
 def test_sweep_writes_only_the_chosen_formats(small: Path, tmp_path: Path) -> None:
     out = tmp_path / "study"
     result = invoke(

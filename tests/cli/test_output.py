@@ -160,6 +160,7 @@ def test_htsim_refuses_a_folder_of_foreign_files(two_tier: Path, tmp_path: Path)
     assert (ht / "small.topo").read_text() == "mine"
 
 
+@pytest.mark.slow
 def test_htsim_with_force_keeps_a_foreign_file_of_the_same_name(
     two_tier: Path, tmp_path: Path
 ) -> None:
@@ -174,6 +175,7 @@ def test_htsim_with_force_keeps_a_foreign_file_of_the_same_name(
     assert (ht / "small.topo").read_text() == "mine"
 
 
+@pytest.mark.slow
 def test_htsim_files_are_readable_by_everyone(two_tier: Path, tmp_path: Path) -> None:
     old = os.umask(0o022)
     try:
@@ -189,6 +191,7 @@ def test_htsim_files_are_readable_by_everyone(two_tier: Path, tmp_path: Path) ->
         assert p.stat().st_mode & 0o777 == 0o644
 
 
+@pytest.mark.slow
 def test_a_directory_where_a_report_belongs_exits_2(small: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert invoke("solve", small, "-o", out, "-q", "--no-verify").exit_code == 0
@@ -200,6 +203,7 @@ def test_a_directory_where_a_report_belongs_exits_2(small: Path, tmp_path: Path)
     assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
+@pytest.mark.slow
 def test_force_never_replaces_a_foreign_file_that_shares_a_report_name(
     small: Path, tmp_path: Path
 ) -> None:
@@ -214,6 +218,7 @@ def test_force_never_replaces_a_foreign_file_that_shares_a_report_name(
     assert (out / "notes.txt").read_text() == "keep me"
 
 
+@pytest.mark.slow
 def test_a_report_file_changed_by_hand_is_not_replaced(small: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert invoke("solve", small, "-o", out, "-q", "--no-verify").exit_code == 0
@@ -233,6 +238,7 @@ def test_torus_without_force_refuses_a_foreign_folder(tmp_path: Path) -> None:
 
 
 # ---- 3. the set is atomic; one writer at a time ------------------------------------------------
+@pytest.mark.slow
 def test_a_write_failing_half_way_leaves_the_old_set_whole(
     small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -258,6 +264,7 @@ def test_a_write_failing_half_way_leaves_the_old_set_whole(
     assert not [p for p in out.iterdir() if p.name.startswith(STAGING_PREFIX)]
 
 
+@pytest.mark.slow
 def test_a_run_killed_during_the_swap_is_finished_by_the_next(
     small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -287,6 +294,7 @@ def test_a_run_killed_during_the_swap_is_finished_by_the_next(
     assert pl.read_csv(out / "summary.csv")["gpus"][0] == 256
 
 
+@pytest.mark.slow
 def test_the_manifest_names_every_file_of_the_set(solved: Path) -> None:
     manifest = read_manifest(solved)
     assert manifest is not None
@@ -319,6 +327,7 @@ def test_a_run_leaves_no_lock_file(solved: Path) -> None:
 
 
 # ---- 4. Ctrl-C stops the run -------------------------------------------------------------------
+@pytest.mark.slow
 def test_ctrl_c_during_a_cp_sat_solve_stops_the_run_with_130(tmp_path: Path) -> None:
     out = tmp_path / "out"
     proc = subprocess.Popen(
@@ -374,6 +383,7 @@ def test_an_internal_error_exits_3_with_a_hint_and_no_traceback(
     assert isinstance(debug.exception, RuntimeError)
 
 
+@pytest.mark.slow
 def test_a_failing_verdict_exits_4_unless_allowed(small: Path, tmp_path: Path) -> None:
     result = invoke("solve", small, "-o", tmp_path / "a", "--json", "-q", *FAILING)
     assert result.exit_code == EXIT_FAILS, result.output
@@ -383,12 +393,14 @@ def test_a_failing_verdict_exits_4_unless_allowed(small: Path, tmp_path: Path) -
     assert allowed.exit_code == 0
 
 
+@pytest.mark.slow
 def test_simulate_exits_4_when_the_design_fails(two_tier: Path, tmp_path: Path) -> None:
     result = invoke("simulate", two_tier / "design.json", "-o", tmp_path / "o", "-q", *SIM_FAILING)
     assert result.exit_code == EXIT_FAILS
 
 
 # ---- 6. simulate writes one consistent set -------------------------------------------------------
+@pytest.mark.slow
 def test_simulate_rewrites_summary_and_report_with_its_own_figures(
     small: Path, tmp_path: Path
 ) -> None:
@@ -422,6 +434,7 @@ def test_simulate_set_help_suggests_a_field_it_accepts() -> None:
     assert "cluster.gpus" not in result.stdout
 
 
+@pytest.mark.slow
 def test_no_highs_banner_on_stdout(tmp_path: Path) -> None:
     inst = tmp_path / "ocs.toml"
     inst.write_text(
@@ -449,6 +462,7 @@ def test_no_highs_banner_on_stdout(tmp_path: Path) -> None:
 
 
 # ---- 9. figures without float noise; the catalog -------------------------------------------------
+@pytest.mark.slow
 def test_csv_and_json_carry_no_float_noise(small: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     # The fluid model, where a full-rate fraction of ideal is exactly 1 (packet-level latency
@@ -489,6 +503,7 @@ def test_catalog_csv_reads_back() -> None:
 
 
 # ---- 10. a failure that cuts GPUs off --------------------------------------------------------------
+@pytest.mark.slow
 def test_losing_a_leaf_writes_the_report_and_says_the_traffic_never_completes(
     small: Path, tmp_path: Path
 ) -> None:
@@ -528,6 +543,7 @@ def test_solve_default_folder_stays_under_reports(
         assert [p.name for p in (work / "reports").iterdir()] == [safe_name(name)]
 
 
+@pytest.mark.slow
 def test_an_analysis_joins_the_folder_set_and_a_later_solve_keeps_it(
     small: Path, tmp_path: Path
 ) -> None:
@@ -546,6 +562,7 @@ def test_an_analysis_joins_the_folder_set_and_a_later_solve_keeps_it(
     assert is_complete(out)
 
 
+@pytest.mark.slow
 def test_a_marker_that_is_not_json_protects_the_files_beside_it(
     small: Path, tmp_path: Path
 ) -> None:
@@ -636,6 +653,7 @@ def test_rounding_keeps_twelve_significant_digits_and_writes_strict_json() -> No
     assert output.SIGNIFICANT_DIGITS == 12
 
 
+@pytest.mark.slow
 def test_htsim_into_the_report_folder_joins_its_set(two_tier: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = invoke("simulate", two_tier / "design.json", "-o", out, "--htsim", out, "-q")

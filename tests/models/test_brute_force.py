@@ -167,6 +167,7 @@ def oracle(name: str) -> tuple[float, tuple[int, ...]] | None:
 
 
 @pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.slow
 def test_solver_matches_brute_force(name: str) -> None:
     p, _ = CASES[name]
     expected = oracle(name)
@@ -219,7 +220,15 @@ def test_media_really_mix(name: str) -> None:
     assert any(len({u.medium.name for u in plan.bands if u}) >= 2 for plan in sol.plans)
 
 
-@pytest.mark.parametrize("name", [name for name, (p, _) in CASES.items() if p.tiers > 1])
+@pytest.mark.parametrize(
+    "name",
+    [
+        # The three-tier oracles take seconds each: those cases are in the slow tier.
+        pytest.param(name, marks=pytest.mark.slow) if p.tiers > 2 else name
+        for name, (p, _) in CASES.items()
+        if p.tiers > 1
+    ],
+)
 def test_ties_go_to_the_fewest_parallel_links(name: str) -> None:
     """Among the optimal designs, the canonical one has brute force's least parallel links."""
     p, _ = CASES[name]

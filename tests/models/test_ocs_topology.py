@@ -252,6 +252,7 @@ UNIFORM = [
 
 
 @pytest.mark.parametrize(("n", "u", "near"), UNIFORM, ids=lambda v: str(v))
+@pytest.mark.slow
 def test_uniform_matches_independent_lp(n: int, u: int, near: bool) -> None:
     problem = TopologyProblem(n, (u,) * n)
     result = solved(problem, time_limit_s=3.0)
@@ -683,6 +684,7 @@ def test_more_uplinks_never_hurt(extra: int) -> None:
     assert more.theta >= base.theta * (1 - LP_REL)
 
 
+@pytest.mark.slow
 def test_tiny_time_limit_still_returns_a_valid_topology() -> None:
     problem = TopologyProblem(
         12, (11,) * 12, demand=as_tuple(hot_demand(12, [(2 * a, 2 * a + 1) for a in range(6)]))

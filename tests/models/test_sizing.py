@@ -52,12 +52,14 @@ def best(instance: Instance, catalog: Catalog = CATALOG) -> float:
     ],
     ids=["oversubscription", "hops", "survive", "latency", "power"],
 )
+@pytest.mark.slow
 def test_loosening_a_constraint_never_makes_the_optimum_worse(
     tight: dict[str, Any], loose: dict[str, Any]
 ) -> None:
     assert best(inst(constraints=loose)) <= best(inst(constraints=tight)) * (1 + OBJECTIVE_RTOL)
 
 
+@pytest.mark.slow
 def test_relabelling_the_catalog_changes_nothing() -> None:
     reordered = Catalog.model_validate(
         {
@@ -70,11 +72,13 @@ def test_relabelling_the_catalog_changes_nothing() -> None:
 
 
 @pytest.mark.parametrize("gpus", [256, 760, 1016, 4096, 65536])
+@pytest.mark.slow
 def test_more_gpus_never_cost_less(gpus: int) -> None:
     assert best(inst(gpus)) <= best(inst(gpus + 8)) * (1 + OBJECTIVE_RTOL)
 
 
 @pytest.mark.parametrize("gpus", [760, 16384])
+@pytest.mark.slow
 def test_bound_and_design_are_consistent(gpus: int) -> None:
     r = search(inst(gpus), CATALOG)
     assert r.design is not None

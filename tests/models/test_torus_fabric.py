@@ -293,6 +293,7 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.slow
 def test_the_optimum_equals_brute_force(case: str) -> None:
     gpus, req = CASES[case]
     p = problem(gpus, **req)
@@ -372,6 +373,7 @@ def test_every_rule_has_a_binding_case() -> None:
 
 
 @pytest.mark.parametrize("rule", list(RULES))
+@pytest.mark.slow
 def test_the_rule_binds(rule: str) -> None:
     gpus, req = RULES[rule]
     p = problem(gpus, **req)

@@ -113,6 +113,7 @@ def both(fabric: Fabric, phase: tr.Phase) -> tuple[bound.BoundResult, bound.Boun
 # ---- (a) equal to the reference LP on every small fabric and traffic -------------------------
 @pytest.mark.parametrize("traffic_name", TRAFFICS)
 @pytest.mark.parametrize("name", sorted(FABRICS))
+@pytest.mark.slow
 def test_scaled_equals_reference_lp(name: str, traffic_name: str) -> None:
     fabric = FABRICS[name]()
     scaled, lp = both(fabric, traffic(traffic_name, fabric.gpus))
@@ -137,6 +138,7 @@ def test_symmetric_clos_is_certified_exact(name: str, traffic_name: str) -> None
 
 @pytest.mark.parametrize("name", [n for n in sorted(FABRICS) if n.startswith("torus")])
 @pytest.mark.parametrize("traffic_name", ["uniform_all_to_all"])
+@pytest.mark.slow
 def test_translation_invariant_torus_traffic_is_certified_exact(
     name: str, traffic_name: str
 ) -> None:

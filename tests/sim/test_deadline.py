@@ -71,6 +71,7 @@ def test_a_deadline_counts_down_on_its_clock() -> None:
     assert not NO_DEADLINE.expired
 
 
+@pytest.mark.slow
 def test_without_a_deadline_nothing_is_cut() -> None:
     sim = simulate(design(), VERIFY)
     assert sim.cut == ()

@@ -117,6 +117,7 @@ def collision_case(n: int, parallel: bool) -> tuple[Fabric, np.ndarray, np.ndarr
 
 @pytest.mark.parametrize("parallel", [False, True])
 @pytest.mark.parametrize("n", [8, 16])
+@pytest.mark.slow
 def test_ecmp_distinct_uplinks_match_balls_in_bins(n: int, parallel: bool) -> None:
     fabric, src, dst, uplinks = collision_case(n, parallel)
     used = np.empty(SEEDS)

@@ -83,6 +83,7 @@ def test_warm_start_resumes_the_filling(seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.slow
 def test_completion_times_match_the_reference(seed: int) -> None:
     fabric, src, dst, routing, capacity = random_instance(seed)
     routes = route(fabric, src, dst, routing, seed=seed)
@@ -141,6 +142,7 @@ def test_incast_closed_form(flows: int) -> None:
 
 @pytest.mark.parametrize("bulk", [0, 10**9], ids=["entries-only", "always-afresh"])
 @pytest.mark.parametrize("seed", SEEDS[:8])
+@pytest.mark.slow
 def test_both_ways_of_updating_the_links_agree(
     seed: int, bulk: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:

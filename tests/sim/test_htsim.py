@@ -360,6 +360,7 @@ def test_switches_over_htsims_port_asserts_are_said_in_the_file(name: str, over:
     assert ("# htsim as published refuses this file" in topology_text(fabric)) == over
 
 
+@pytest.mark.slow
 def test_an_ocs_direct_plane_has_no_fat_tree_form() -> None:
     from planner.api import load_instance, plan
 

@@ -73,6 +73,7 @@ def test_the_suggested_limit_is_the_time_taken_plus_the_cut_steps(
     assert suggest(elapsed_s, step_s, cut) == expected
 
 
+@pytest.mark.slow
 def test_a_busy_machine_keeps_the_design_and_cuts_the_verification() -> None:
     idle = idle_result()
     assert idle.sim is not None
@@ -100,6 +101,7 @@ def test_a_busy_machine_keeps_the_design_and_cuts_the_verification() -> None:
     assert idle.summary["time_limit_hint_s"][0] is None
 
 
+@pytest.mark.slow
 def test_the_report_lists_the_cut_steps_and_the_limit_to_give(tmp_path: Path) -> None:
     inst = Instance.model_validate(INSTANCE)
     loaded = plan(inst, verify=True, deadline=Deadline(at_s=-1.0))
@@ -140,6 +142,7 @@ def test_the_toml_is_the_instance_above() -> None:
     assert Instance.model_validate(tomllib.loads(TOML)) == Instance.model_validate(INSTANCE)
 
 
+@pytest.mark.slow
 def test_the_command_says_on_stderr_what_was_cut_and_what_limit_to_give(
     write_instance: Callable[..., Path], tmp_path: Path
 ) -> None:

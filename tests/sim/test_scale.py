@@ -24,6 +24,7 @@ def fabric_512():  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize("routing", list(Routing))
 @pytest.mark.parametrize("why", ["budget", "cap"])
+@pytest.mark.slow
 def test_a_streamed_phase_keeps_its_exact_time_and_says_so(routing: Routing, why: str) -> None:
     fabric = fabric_512()
     t = tr.uniform_all_to_all(fabric.gpus, 2**24)  # 512 x 511 flows of equal size
@@ -84,6 +85,7 @@ def test_healthy_cache_changes_nothing() -> None:
     assert np.array_equal(with_cache[1], without[1])
 
 
+@pytest.mark.slow
 def test_ecmp_re_sharing_runs_to_the_last_completion() -> None:
     """A random permutation under ECMP needs more than the old cap of 16 rounds, and is exact."""
     fabric = fabric_512()
@@ -109,6 +111,7 @@ def test_percentile_band_of_the_order_statistic(
 
 
 @pytest.mark.parametrize("sample", [200, 10_000])
+@pytest.mark.slow
 def test_a_sampled_percentile_stays_in_its_band_95_percent_of_the_time(sample: int) -> None:
     """Drawn 2,000 times, a sample's p99 (its k-th smallest) falls inside its stated band of the
     population's percentiles 93-97 % of the time (4 standard deviations of 2,000 draws)."""

@@ -108,6 +108,7 @@ def test_verdict_under_the_named_routing(routing: str, verdict: str) -> None:
     assert (len(sim.reasons) > 0) == (verdict == "fails")
 
 
+@pytest.mark.slow
 def test_simulation_is_reproducible() -> None:
     v = verify(
         traffic=[{"kind": "random_permutation", "size_bytes": 1e8}, {"kind": "all_reduce_ring"}],
@@ -163,6 +164,7 @@ routing = ["spray"]
 """
 
 
+@pytest.mark.slow
 def test_cli_solve_no_verify_then_simulate(tmp_path: Path) -> None:
     (tmp_path / "tiny.toml").write_text(INSTANCE)
     out = tmp_path / "out"
@@ -190,6 +192,7 @@ def test_cli_solve_no_verify_then_simulate(tmp_path: Path) -> None:
     assert (tmp_path / "htsim" / "tiny.cm").read_text().startswith("Nodes 128")
 
 
+@pytest.mark.slow
 def test_cli_solve_writes_the_simulation(tmp_path: Path) -> None:
     (tmp_path / "tiny.toml").write_text(INSTANCE)
     out = tmp_path / "out"

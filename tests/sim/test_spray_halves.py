@@ -53,6 +53,7 @@ def test_halves_are_used_and_smaller_on_healthy_clos(
 
 
 @pytest.mark.parametrize("name", ["planned-256-3t", "planned-256-3t-failed", "3t-failed-mixed"])
+@pytest.mark.slow
 def test_completion_times_equal(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     fabric, _, _, halves, per_pair = both(monkeypatch, name, 800, 7)
     size = np.random.default_rng(1).uniform(1e6, 4e6, halves.flows)

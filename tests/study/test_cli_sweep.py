@@ -54,6 +54,7 @@ def swept(tiny_toml: Path, tmp_path: Path) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_sweep_writes_the_study_folder(swept: Path) -> None:
     names = {p.name for p in swept.iterdir()}
     expected = {"study.json", "study.csv", "study.parquet", "pareto.csv", "pareto.parquet"}
@@ -80,6 +81,7 @@ def test_sweep_writes_the_study_folder(swept: Path) -> None:
     assert (record["computed"], record["reused"]) == (4, 0)
 
 
+@pytest.mark.slow
 def test_csv_and_parquet_hold_the_same_study(swept: Path) -> None:
     csv = pl.read_csv(swept / "study.csv")
     parquet = pl.read_parquet(swept / "study.parquet")
@@ -87,6 +89,7 @@ def test_csv_and_parquet_hold_the_same_study(swept: Path) -> None:
     assert csv["capex_usd"].to_list() == pytest.approx(parquet["capex_usd"].to_list())
 
 
+@pytest.mark.slow
 def test_the_same_command_again_reuses_every_scenario(swept: Path, tiny_toml: Path) -> None:
     args = ["sweep", str(tiny_toml), *GRID, "--workers", "1", "--no-verify", "-q", "-o", str(swept)]
     result = runner.invoke(app, args)
@@ -95,6 +98,7 @@ def test_the_same_command_again_reuses_every_scenario(swept: Path, tiny_toml: Pa
     assert json.loads((swept / "study.json").read_text())["reused"] == 4
 
 
+@pytest.mark.slow
 def test_another_study_in_the_folder_needs_force(swept: Path, tiny_toml: Path) -> None:
     args = [
         "sweep",
@@ -117,6 +121,7 @@ def test_another_study_in_the_folder_needs_force(swept: Path, tiny_toml: Path) -
     assert pl.read_parquet(swept / "study.parquet")["scenario"].to_list() == ["gpus=16"]
 
 
+@pytest.mark.slow
 def test_other_settings_in_the_folder_need_force(swept: Path, tiny_toml: Path) -> None:
     args = ["sweep", str(tiny_toml), *GRID, "--workers", "1", "--no-verify", "-q", "-o", str(swept)]
     refused = runner.invoke(app, [*args, "--time-limit", "7"])
@@ -124,6 +129,7 @@ def test_other_settings_in_the_folder_need_force(swept: Path, tiny_toml: Path) -
     assert "under other settings" in refused.output
 
 
+@pytest.mark.slow
 def test_a_folder_of_another_command_needs_force(tiny_toml: Path, tmp_path: Path) -> None:
     out = tmp_path / "solved"
     solved = runner.invoke(app, ["solve", str(tiny_toml), "--no-verify", "-q", "-o", str(out)])
@@ -144,6 +150,7 @@ def test_a_folder_of_another_command_needs_force(tiny_toml: Path, tmp_path: Path
     assert "the output of `solve`" in refused.output
 
 
+@pytest.mark.slow
 def test_a_scenario_in_error_makes_exit_1_and_is_named(
     tiny_toml: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -399,6 +406,7 @@ def invoke_bounded(args: list[str]) -> Any:
     ],
     ids=["accepts-and-never-answers", "http-server", "ucx-without-transport", "unknown-scheme"],
 )
+@pytest.mark.slow
 def test_a_dask_address_that_is_no_scheduler_exits_2_in_time(
     tiny_toml: Path,
     tmp_path: Path,
@@ -429,6 +437,7 @@ def test_a_dask_address_that_is_no_scheduler_exits_2_in_time(
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_an_unreachable_dask_scheduler_is_bad_input(
     tiny_toml: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -442,6 +451,7 @@ def test_an_unreachable_dask_scheduler_is_bad_input(
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.slow
 def test_values_the_same_once_validated_are_one_scenario_and_said(
     tiny_toml: Path, tmp_path: Path
 ) -> None:
@@ -461,6 +471,7 @@ def test_values_the_same_once_validated_are_one_scenario_and_said(
     ],
     ids=str,
 )
+@pytest.mark.slow
 def test_more_workers_than_cores_are_capped_and_said(
     tiny_toml: Path,
     tmp_path: Path,
@@ -476,6 +487,7 @@ def test_more_workers_than_cores_are_capped_and_said(
     assert shown in result.stderr
 
 
+@pytest.mark.slow
 def test_progress_counts_the_scenarios_on_stderr(tiny_toml: Path, tmp_path: Path) -> None:
     args = [
         "sweep",

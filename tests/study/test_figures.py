@@ -145,6 +145,7 @@ def test_failing_scenarios_are_left_off_the_front_and_the_curves(four: pl.DataFr
     assert "8 of 40 not drawn: 8 fails" in fig.axes[0].get_title().replace("\n", " ")
 
 
+@pytest.mark.slow
 def test_write_figures_writes_png_and_svg(table: pl.DataFrame, tmp_path: Path) -> None:
     paths = write_figures(table, KEYS, tmp_path / "figs")
     names = sorted(p.name for p in paths)

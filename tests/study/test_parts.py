@@ -57,6 +57,7 @@ def parts_of(folder: Path) -> list[Path]:
     return sorted((folder / PARTS_DIR).glob("*.parquet"))
 
 
+@pytest.mark.slow
 def test_swapped_parts_are_planned_again_not_trusted(finished: tuple[Path, pl.DataFrame]) -> None:
     folder, table = finished
     first, second = parts_of(folder)[:2]
@@ -69,6 +70,7 @@ def test_swapped_parts_are_planned_again_not_trusted(finished: tuple[Path, pl.Da
     assert comparable(run.table).equals(comparable(table))
 
 
+@pytest.mark.slow
 def test_a_part_holds_its_key(finished: tuple[Path, pl.DataFrame]) -> None:
     folder, _ = finished
     for path in parts_of(folder):
@@ -86,6 +88,7 @@ def _priced_catalog(path: Path, price_usd: float) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_changed_catalog_file_plans_every_scenario_again(tmp_path: Path) -> None:
     catalog = _priced_catalog(tmp_path / "mine.toml", 10_000.0)
     folder = tmp_path / "study"
@@ -98,6 +101,7 @@ def test_a_changed_catalog_file_plans_every_scenario_again(tmp_path: Path) -> No
     )
 
 
+@pytest.mark.slow
 def test_an_unchanged_catalog_file_is_reused(tmp_path: Path) -> None:
     catalog = _priced_catalog(tmp_path / "mine.toml", 10_000.0)
     folder = tmp_path / "study"
@@ -127,6 +131,7 @@ def test_an_error_part_of_an_older_run_is_stale(tmp_path: Path) -> None:
     assert (found.row, found.stale) == (None, True)
 
 
+@pytest.mark.slow
 def test_a_foreign_file_at_a_parts_name_is_refused_and_left(
     finished: tuple[Path, pl.DataFrame],
 ) -> None:
@@ -161,6 +166,7 @@ def test_a_parts_folder_the_planner_did_not_make_is_refused(tmp_path: Path) -> N
     assert [p.name for p in (folder / PARTS_DIR).iterdir()] == ["notes.txt"]
 
 
+@pytest.mark.slow
 def test_the_planners_parts_folder_carries_its_marker(finished: tuple[Path, pl.DataFrame]) -> None:
     folder, _ = finished
     assert (folder / PARTS_DIR / PARTS_MARKER).is_file()
@@ -191,6 +197,7 @@ def swept(tmp_path: Path) -> tuple[list[str], Path]:
     return args, out
 
 
+@pytest.mark.slow
 def test_force_leaves_foreign_files_in_parts_alone(swept: tuple[list[str], Path]) -> None:
     args, out = swept
     foreign = {".notes.tmp": "mine", "notes.txt": "mine too"}
@@ -202,6 +209,7 @@ def test_force_leaves_foreign_files_in_parts_alone(swept: tuple[list[str], Path]
         assert (out / PARTS_DIR / name).read_text(encoding="utf-8") == text
 
 
+@pytest.mark.slow
 def test_a_killed_runs_temporary_part_is_removed(swept: tuple[list[str], Path]) -> None:
     args, out = swept
     left = out / PARTS_DIR / f".{'a' * 20}.0123abcd.tmp"
@@ -211,6 +219,7 @@ def test_a_killed_runs_temporary_part_is_removed(swept: tuple[list[str], Path]) 
     assert not left.exists()
 
 
+@pytest.mark.slow
 def test_the_command_refuses_a_linked_parts_folder(
     swept: tuple[list[str], Path], tmp_path: Path
 ) -> None:

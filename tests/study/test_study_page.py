@@ -41,6 +41,7 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_the_page_names_every_scenario_the_front_and_the_best(study: Path) -> None:
     text = (study / "report.html").read_text(encoding="utf-8")
     table = pl.read_parquet(study / "study.parquet")
@@ -66,6 +67,7 @@ def test_the_page_embeds_every_study_figure(study: Path) -> None:
     assert text.count('src="data:image/svg+xml;base64,') == len(svgs)
 
 
+@pytest.mark.slow
 def test_the_study_page_in_headless_chromium(study: Path, tmp_path: Path) -> None:
     seen = load(require_chromium(), study / "report.html", tmp_path / "study.png")
     assert seen.failed == []

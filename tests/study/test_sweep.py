@@ -22,6 +22,7 @@ from tests.study.conftest import GRID_100, TIME_LIMIT_S, comparable, tiny
 GRID_4: dict[str, list[Any]] = {"cluster.gpus": [16, 64], "cluster.nic_gbps": [200, 400]}
 
 
+@pytest.mark.slow
 def test_the_reference_study_has_a_row_per_scenario(serial_100: pl.DataFrame) -> None:
     assert serial_100.height == 100
     assert serial_100["scenario"].n_unique() == 100
@@ -33,6 +34,7 @@ def test_the_reference_study_has_a_row_per_scenario(serial_100: pl.DataFrame) ->
     assert serial_100["gpus"].to_list() == serial_100["cluster.gpus"].to_list()
 
 
+@pytest.mark.slow
 def test_columns_are_scenario_keys_status_error_then_the_summary(serial_100: pl.DataFrame) -> None:
     assert serial_100.columns == [
         "scenario",
@@ -43,6 +45,7 @@ def test_columns_are_scenario_keys_status_error_then_the_summary(serial_100: pl.
     ]
 
 
+@pytest.mark.slow
 def test_rows_are_labelled_by_scenario(serial_100: pl.DataFrame) -> None:
     row = serial_100.row(0, named=True)
     assert row["scenario"] == "gpus=8+nic_gbps=200+max_oversubscription=1"
@@ -97,6 +100,7 @@ def raising_for(gpus: int) -> Callable[..., Any]:
     return plan
 
 
+@pytest.mark.slow
 def test_a_scenario_that_raises_is_an_error_row_and_the_others_run(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -110,6 +114,7 @@ def test_a_scenario_that_raises_is_an_error_row_and_the_others_run(
     assert by_gpus[64]["capex_usd"] > 0
 
 
+@pytest.mark.slow
 def test_an_error_is_never_kept_and_the_next_run_plans_it_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -151,6 +156,7 @@ class LosingExecutor(Executor):
         return future
 
 
+@pytest.mark.slow
 def test_scenarios_the_executor_loses_are_errors_not_kept(tmp_path: Path) -> None:
     run = run_sweep(
         tiny(), GRID_4, LosingExecutor(), verify=False, time_limit_s=TIME_LIMIT_S, results=tmp_path
@@ -166,6 +172,7 @@ def test_scenarios_the_executor_loses_are_errors_not_kept(tmp_path: Path) -> Non
     assert again.table["status"].to_list() == ["ok"] * 4
 
 
+@pytest.mark.slow
 def test_progress_counts_every_scenario_once() -> None:
     seen: list[tuple[int, int, str]] = []
     df = sweep(
@@ -196,6 +203,7 @@ def finished(tmp_path: Path) -> tuple[Path, pl.DataFrame]:
     return tmp_path, df
 
 
+@pytest.mark.slow
 def test_each_finished_scenario_is_one_part(finished: tuple[Path, pl.DataFrame]) -> None:
     folder, df = finished
     parts = sorted((folder / PARTS_DIR).glob("*.parquet"))
@@ -206,6 +214,7 @@ def test_each_finished_scenario_is_one_part(finished: tuple[Path, pl.DataFrame])
     )
 
 
+@pytest.mark.slow
 def test_a_rerun_reuses_every_part_and_gives_the_same_rows(
     finished: tuple[Path, pl.DataFrame],
 ) -> None:
@@ -217,6 +226,7 @@ def test_a_rerun_reuses_every_part_and_gives_the_same_rows(
     assert run.table.equals(df)
 
 
+@pytest.mark.slow
 def test_a_rerun_computes_only_the_missing_scenarios(finished: tuple[Path, pl.DataFrame]) -> None:
     folder, df = finished
     parts = sorted((folder / PARTS_DIR).glob("*.parquet"))
@@ -230,6 +240,7 @@ def test_a_rerun_computes_only_the_missing_scenarios(finished: tuple[Path, pl.Da
     assert comparable(run.table).equals(comparable(df))
 
 
+@pytest.mark.slow
 def test_another_setting_does_not_reuse_the_parts(finished: tuple[Path, pl.DataFrame]) -> None:
     folder, _ = finished
     run = run_sweep(
@@ -238,6 +249,7 @@ def test_another_setting_does_not_reuse_the_parts(finished: tuple[Path, pl.DataF
     assert (run.computed, run.reused) == (4, 0)
 
 
+@pytest.mark.slow
 def test_a_study_with_a_stretched_grid_reuses_the_scenarios_it_shares(
     finished: tuple[Path, pl.DataFrame],
 ) -> None:
