@@ -130,10 +130,7 @@ def link_unavailability(design: Design, mttr_hours: float) -> np.ndarray:
     of failed links is exact.
     """
     afr = np.array(
-        [
-            sum(g.links * g.ends_afr for g in c.groups) / max(1, c.links)
-            for c in design.link_classes
-        ]
+        [sum(g.links * g.ends_afr for g in c.groups) / max(1, c.links) for c in design.link_classes]
     )
     return 1.0 - np.exp(-afr * mttr_hours / HOURS_PER_YEAR)
 
