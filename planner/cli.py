@@ -40,6 +40,7 @@ from planner.api import (
     catalog_entries,
     catalog_lines,
     claimed,
+    cut_notes,
     derived_instance,
     headline,
     idle_pricing_lines,
@@ -318,6 +319,9 @@ def run_plan(
         for line in idle_pricing_lines(result.idle_pricing):
             typer.echo(f"idle GPUs priced: {line}", err=True)
     if result.found:
+        assert result.design is not None
+        for note in cut_notes(result.design.notes):
+            typer.echo(note, err=True)
         if result.sim is not None:
             for note in result.sim.notes:
                 typer.echo(f"verification: {note}", err=True)
@@ -503,6 +507,8 @@ def compare_fabrics(
             )
         typer.echo(f"reports: {outdir}")
         for name, fabric in result.results.items():
+            for note in [] if fabric.design is None else cut_notes(fabric.design.notes):
+                typer.echo(f"{name}: {note}", err=True)
             if fabric.sim is not None and fabric.sim.cut:
                 advice = time_limit_advice(fabric.sim)
                 typer.echo(f"verification: {fabric.sim.verdict}: {name}: {advice}", err=True)
