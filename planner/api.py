@@ -910,12 +910,23 @@ def compare_fabrics(
     return FabricComparison(pl.DataFrame(rows, schema=FABRIC_COMPARISON_SCHEMA), results)
 
 
-def plan_torus(inst: Instance, *, catalog: Catalog | None = None) -> TorusPlan:
-    """Size a TPU-style torus pod ([torus] section): cubes, spares, OCS, slices, a cube failure."""
+def plan_torus(
+    inst: Instance,
+    *,
+    catalog: Catalog | None = None,
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S,
+    deadline: Deadline | None = None,
+) -> TorusPlan:
+    """Size a TPU-style torus pod ([torus] section): cubes, spares, OCS, slices, a cube failure.
+
+    ``time_limit_s`` (or ``deadline``, a command's shared end) bounds the chip-by-chip torus
+    checks: a check not run leaves ``torus_ok`` null and is listed in ``TorusPlan.cut``.
+    """
+    deadline = deadline or Deadline.after(time_limit_s)
     _load_solvers("torus")
     from planner.torus import plan_torus as _plan_torus
 
-    return _plan_torus(inst, catalog or catalog_for(inst))
+    return _plan_torus(inst, catalog or catalog_for(inst), deadline)
 
 
 def validate(design: Design, catalog: Catalog | None = None) -> list[Violation]:

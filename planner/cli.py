@@ -419,13 +419,14 @@ def torus(
     set_: SetOpt = None,
     force: ForceOpt = False,
     formats: FormatsOpt = ALL_FORMATS,
+    time_limit: TimeLimitOpt = DEFAULT_TIME_LIMIT_S,
 ) -> None:
     """Size a TPU-style torus pod ([torus]): cubes, spares, OCS devices, slices and circuits."""
     with user_errors():
         chosen = parse_formats(formats)
         inst, outdir = open_outdir(instance, set_, output, force)
         with claimed(outdir, force=force, command="torus"):
-            result = api.plan_torus(inst)
+            result = api.plan_torus(inst, time_limit_s=time_limit)
             write_table(dict(result.tables), outdir, force=force, command="torus", formats=chosen)
         pod = result.pod.row(0, named=True)
         typer.echo(f"status: {pod['status']}")
@@ -441,10 +442,11 @@ def torus(
             f"ocs: {pod['ocs_devices']} x {pod['ocs_model']}, {pod['ocs_ports_used']} of "
             f"{pod['ocs_ports']} ports used; capex ${pod['capex_usd']:,.0f}, {pod['power_kw']:,.1f} kW"
         )
+        checked = {True: "ok", False: "BROKEN", None: "not checked (time limit)"}
         for r in result.slices.iter_rows(named=True):
             typer.echo(
                 f"slice {r['slice']}: {r['shape']}{' twisted' if r['twisted'] else ''}, "
-                f"{r['cubes']} cubes, {r['circuits']} circuits, torus {'ok' if r['torus_ok'] else 'BROKEN'}"
+                f"{r['cubes']} cubes, {r['circuits']} circuits, torus {checked[r['torus_ok']]}"
             )
         for r in result.failure.iter_rows(named=True):
             typer.echo(
@@ -453,6 +455,8 @@ def torus(
                 f"{r['circuits_kept']} kept"
             )
         typer.echo(f"reports: {outdir}")
+        for note in result.cut:
+            typer.echo(note, err=True)
     raise typer.Exit(EXIT_FOUND)
 
 
