@@ -199,3 +199,36 @@ def test_report_md_lists_what_the_time_limit_cut(
     assert "## Left out or cut by the time limit" in text
     assert f"- {note}" in text
     assert "### After a device fails" not in text
+
+
+@pytest.mark.slow
+def test_a_million_gpus_get_an_even_mesh_and_a_reconfiguration(catalog: Catalog) -> None:
+    """The bench's 1,048,576-GPU instance: 68 blocks of 121 spines, the mesh placed whole."""
+    inst = Instance.model_validate(
+        {
+            "name": "ocs-1m",
+            "cluster": {
+                "gpus": 2**20,
+                "gpus_per_node": 8,
+                "nic_gbps": 400,
+                "nic_ports": [1, 2, 4],
+                "nic": "connectx-7",
+            },
+            "layout": {"nodes_per_rack": 4, "racks_per_row": 32},
+            "constraints": {"max_oversubscription": 1.0, "max_switch_hops": 5},
+            "search": {"families": ["ocs_direct"]},
+        }
+    )
+    result = plan(inst, catalog=catalog, verify=False, alternatives=False, time_limit_s=3600.0)
+    d = result.design
+    assert d is not None
+    layer = ocs.layer_of(d)
+    assert sum(k for *_, k in d.circuits) > ocs.MAX_GENERIC_MESH_CIRCUITS
+    assert d.circuits == ocs.factor_circuits(layer)
+    assert not cut_notes(d.notes)
+    assert ocs.evenly_spread(layer, d.circuits)
+    assert validate_design(d) == []
+    assert result.reconfiguration is not None
+    (row,) = result.reconfiguration.iter_rows(named=True)
+    assert row["circuits_lost"] == sum(k for _, _, o, k in d.circuits if o == 0) > 0
+    assert row["circuits_kept"] == row["circuits_before"] - row["circuits_lost"]
