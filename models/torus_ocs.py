@@ -414,7 +414,7 @@ def check_torus(sl: Slice, rows: npt.NDArray[np.int64] | None = None) -> list[st
     slice's ``circuit_rows`` when already built (they are built here otherwise).
 
     The comparison runs on arrays (``chip_links``, ``expected_links``: a million chips in about
-    a second); the chips whose links differ are then worded one by one, as ``chip_graph`` sees
+    two seconds); the chips whose links differ are then worded one by one, as ``chip_graph`` sees
     them.
     """
     issues: list[str] = []
