@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections import Counter
 
+import networkx as nx
 import pytest
 
 from models import torus_ocs as to
 from models.torus_ocs import Circuit, Coord, Slice, Twist, compose_slice, tpu_twists
+from planner.families.ocs_torus import _eccentricity
 
 SHAPES: list[tuple[int, tuple[int, int, int]]] = [
     (1, (1, 1, 1)),
@@ -180,3 +182,10 @@ def test_the_diameter_on_arrays_is_the_breadth_first_search(
     shape: Coord, twists: tuple[Twist, ...]
 ) -> None:
     assert to.torus_diameter(shape, twists) == reference_diameter(shape, twists)
+
+
+@pytest.mark.parametrize("sl", slices(), ids=label)
+def test_the_validators_eccentricity_is_networkx_on_the_chip_graph(sl: Slice) -> None:
+    graph = nx.Graph(to.chip_graph(sl))
+    first = next(iter(graph.nodes))
+    assert _eccentricity(sl) == max(nx.single_source_shortest_path_length(graph, first).values())
