@@ -31,6 +31,7 @@ needs its two circuits in different groups, which two colours cannot do on an od
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ortools.sat.python import cp_model
@@ -40,6 +41,10 @@ from models.status import Status, status_of
 Pair = tuple[int, int]
 Key = tuple[int, int, int]
 """(i, j, g): pair i < j in group g."""
+#: A check called now and then; it raises to stop the search (a caller's time limit).
+Tick = Callable[[], None] | None
+#: Placements between two calls of the tick (a power of two minus one, as a mask).
+TICK_MASK = 1023
 
 
 @dataclass(frozen=True)
@@ -149,19 +154,25 @@ MAX_CHAIN_DEPTH = 400
 MAX_CHAIN_NODES = 20_000
 
 
-def greedy(p: SpreadProblem) -> dict[Key, int]:
+def greedy(p: SpreadProblem, tick: Tick = None) -> dict[Key, int]:
     """z[i,j,g] = 1 entries of a constructive start; it may leave extras out (see ``complete``).
 
     Round robin: every pair still owed extras places one per pass, in the group with the most
     free ports at its fuller end, so no pair runs ahead. An extra that finds no group free at
     both ends is placed by an alternating (Kempe) chain between a group free at one end and a
-    group free at the other, when one exists.
+    group free at the other, when one exists. ``tick`` is called now and then.
     """
     state = _Placement(p)
     owed = dict(p.extras())
     stuck: list[Pair] = []
+    placed = 0
     while owed:
+        if tick is not None:
+            tick()
         for i, j in sorted(owed, key=lambda pair: (-owed[pair], pair)):
+            placed += 1
+            if tick is not None and not placed & TICK_MASK:
+                tick()
             taken = state.where[i, j]
             g = max(
                 (g for g in range(p.groups) if g not in taken),
@@ -174,6 +185,8 @@ def greedy(p: SpreadProblem) -> dict[Key, int]:
             owed[i, j] -= 1
         owed = {pair: k for pair, k in owed.items() if k}
     for i, j in stuck:
+        if tick is not None:
+            tick()
         _repair(p, state, i, j)
     return {(i, j, g): 1 for (i, j), groups in state.where.items() for g in groups}
 
@@ -248,7 +261,7 @@ def split(p: SpreadProblem, z: dict[Key, int]) -> tuple[tuple[tuple[int, int, in
     return tuple(tuple(sorted((i, j, k) for (i, j), k in y.items())) for y in groups)
 
 
-def spread(p: SpreadProblem, time_limit_s: float = 10.0) -> Spread:
+def spread(p: SpreadProblem, time_limit_s: float = 10.0, tick: Tick = None) -> Spread:
     """Split the topology over the groups, evenly if it can be found.
 
     OPTIMAL: every pair floor / ceil (the constructive start, or CP-SAT when the start falls
@@ -256,11 +269,12 @@ def spread(p: SpreadProblem, time_limit_s: float = 10.0) -> Spread:
     even split exists). FEASIBLE: too large for the exact model, so the extras the start could
     not place evenly go where both ends still have ports, a pair then possibly having 2 more in
     one group than in another (``uneven_pairs``). INFEASIBLE also when even that finds no room.
+    ``tick`` is called now and then during the constructive start (it may raise to stop).
     """
     start = time.perf_counter()
     if any(f < 0 for f in p.free_ports()):
         return Spread(Status.INFEASIBLE, (), time.perf_counter() - start)
-    z = greedy(p)
+    z = greedy(p, tick)
     if complete(p, z):
         return Spread(Status.OPTIMAL, split(p, z), time.perf_counter() - start)
     if len(p.extras()) * p.groups <= MAX_MODEL_VARIABLES:

@@ -50,6 +50,7 @@ answer rises with ``target`` and ``n`` and falls with ``a``. A pod of ``n + s`` 
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -58,6 +59,7 @@ from typing import Literal, NamedTuple
 
 import networkx as nx
 import numpy as np
+import numpy.typing as npt
 from scipy.stats import binom
 
 from models.status import Status
@@ -273,14 +275,54 @@ def grid_successor(sl: Slice, d: int, g: Coord) -> Coord:
     return (nxt[0], nxt[1], nxt[2])
 
 
+def circuit_rows(sl: Slice) -> npt.NDArray[np.int64]:
+    """The slice's circuits as rows (dimension index, face position, + cube, - cube), sorted.
+
+    The same circuits as ``slice_circuits`` (one per ``(d, p, g)``: ``+d`` of the cube at ``g``
+    to ``-d`` of the cube at ``s_d(g)``), in its sorted order, built on arrays: a million-chip
+    slice has 196,608 of them. Rows repeated by a placement holding a cube twice appear once.
+    """
+    positions = np.array(list(sl.placement), dtype=np.int64).reshape(-1, 3)
+    cubes = np.array(list(sl.placement.values()), dtype=np.int64)
+    faces = sl.cube * sl.cube
+    parts = []
+    for d in range(3):
+        after = grid_successors(sl, d, positions)
+        minus = np.array([sl.placement[(a, b, c)] for a, b, c in after.tolist()], dtype=np.int64)
+        rows = np.empty((len(cubes), faces, 4), dtype=np.int64)
+        rows[:, :, 0] = d
+        rows[:, :, 1] = np.arange(faces)[None, :]
+        rows[:, :, 2] = cubes[:, None]
+        rows[:, :, 3] = minus[:, None]
+        parts.append(rows.reshape(-1, 4))
+    out = np.concatenate(parts) if parts else np.zeros((0, 4), dtype=np.int64)
+    return np.unique(out, axis=0) if len(out) else out
+
+
+def grid_successors(sl: Slice, d: int, positions: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """``grid_successor`` of many grid positions (rows) at once along ``d``."""
+    n = sl.grid
+    nxt = positions.copy()
+    wrap = nxt[:, d] + 1 >= n[d]
+    nxt[~wrap, d] += 1
+    nxt[wrap, d] = 0
+    for t in sl.twists:
+        if DIMS.index(t.wrapped) == d:
+            b = DIMS.index(t.shifted)
+            nxt[wrap, b] = (nxt[wrap, b] + t.shift_chips // sl.cube) % n[b]
+    return nxt
+
+
+def circuits_of_rows(rows: npt.NDArray[np.int64]) -> frozenset[Circuit]:
+    """The circuits of ``circuit_rows``' rows."""
+    return frozenset(
+        Circuit((DIMS[d], p), (plus, "+"), (minus, "-")) for d, p, plus, minus in rows.tolist()
+    )
+
+
 def slice_circuits(sl: Slice) -> frozenset[Circuit]:
     """The circuits closing the slice's torus: per ``(d, p, g)``, ``+d`` of ``g`` to ``-d`` of ``s_d(g)``."""
-    return frozenset(
-        Circuit((DIMS[d], p), (cube_id, "+"), (sl.placement[grid_successor(sl, d, g)], "-"))
-        for g, cube_id in sl.placement.items()
-        for d in range(3)
-        for p in range(sl.cube * sl.cube)
-    )
+    return circuits_of_rows(circuit_rows(sl))
 
 
 def chip_graph(sl: Slice) -> nx.MultiGraph:
@@ -363,12 +405,17 @@ def check_circuits(circuits: frozenset[Circuit], cube: int) -> list[str]:
     return issues
 
 
-def check_torus(sl: Slice) -> list[str]:
+def check_torus(sl: Slice, rows: npt.NDArray[np.int64] | None = None) -> list[str]:
     """Issues found by rebuilding the slice's chip graph and comparing it with the torus.
 
     Independent of how circuits are chosen: every chip is mapped to ``v = c g + l`` and its
     links (with multiplicity) must be exactly ``torus_neighbours(v)``; so each chip has six links,
-    two per dimension, wrap-around included. Empty when the slice is correct.
+    two per dimension, wrap-around included. Empty when the slice is correct. ``rows``: the
+    slice's ``circuit_rows`` when already built (they are built here otherwise).
+
+    The comparison runs on arrays (``chip_links``, ``expected_links``: a million chips in about
+    two seconds); the chips whose links differ are then worded one by one, as ``chip_graph`` sees
+    them.
     """
     issues: list[str] = []
     c = sl.cube
@@ -379,28 +426,181 @@ def check_torus(sl: Slice) -> list[str]:
         issues.append("a cube stands at two grid positions")
     if issues:
         return issues
-    issues.extend(check_circuits(slice_circuits(sl), c))
-    position = {k: g for g, k in sl.placement.items()}
+    rows = circuit_rows(sl) if rows is None else rows
+    issues.extend(_circuit_issues(rows, c))
+    chips = len(sl.placement) * c**3
+    if chips != int(np.prod(sl.shape_chips)):
+        issues.append(f"{chips} chips, expected {np.prod(sl.shape_chips)}")
+    where = chip_coords(sl)
+    a, b = chip_links(sl, rows)
+    linear = _linear(where, sl.shape_chips)
+    size = int(np.prod(sl.shape_chips))
+    actual = linear[np.concatenate([a, b])] * size + linear[np.concatenate([b, a])]
+    expected = expected_links(where, sl.shape_chips, sl.twists)
+    if np.array_equal(np.sort(actual), np.sort(expected)):
+        return issues
+    return issues + _chip_issues(sl, where, a, b, actual, expected)
 
-    def coord(chip: Chip) -> Coord:
-        g = position[chip[0]]
-        return (c * g[0] + chip[1], c * g[1] + chip[2], c * g[2] + chip[3])
 
-    graph = chip_graph(sl)
-    if graph.number_of_nodes() != int(np.prod(sl.shape_chips)):
-        issues.append(f"{graph.number_of_nodes()} chips, expected {np.prod(sl.shape_chips)}")
-    for chip in graph.nodes:
-        v = coord(chip)
-        links = Counter({coord(w): len(keys) for w, keys in graph[chip].items()})
-        if chip in graph[chip]:
-            links[v] *= 2  # a self-loop is a link each way
+def chip_coords(sl: Slice) -> npt.NDArray[np.int64]:
+    """Global coordinates ``v = c g + l`` of every chip, in ``chip_graph``'s node order.
+
+    Chip ``t`` is local chip ``t mod c^3`` (``l_z`` fastest) of the cube at the
+    ``t div c^3``-th grid position of the placement.
+    """
+    c = sl.cube
+    positions = np.array(list(sl.placement), dtype=np.int64).reshape(-1, 3)
+    local = np.array(list(itertools.product(range(c), repeat=3)), dtype=np.int64)
+    return (c * positions[:, None, :] + local[None, :, :]).reshape(-1, 3)
+
+
+def chip_links(
+    sl: Slice, rows: npt.NDArray[np.int64] | None = None
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Every link of ``chip_graph`` as two arrays of chip indices (``chip_coords``' order).
+
+    Mesh links inside each cube, then one link per circuit (from ``rows``, the slice's
+    ``circuit_rows``), between the chips at its face position on the two faces.
+    """
+    c = sl.cube
+    per_cube = c**3
+    local = np.array(list(itertools.product(range(c), repeat=3)), dtype=np.int64)
+    stride = (c * c, c, 1)
+    starts = np.arange(len(sl.placement), dtype=np.int64)[:, None] * per_cube
+    ends_a, ends_b = [], []
+    for d in range(3):
+        inner = np.flatnonzero(local[:, d] + 1 < c)
+        ends_a.append((starts + inner[None, :]).ravel())
+        ends_b.append((starts + inner[None, :] + stride[d]).ravel())
+    rows = circuit_rows(sl) if rows is None else rows
+    position = {k: i for i, k in enumerate(sl.placement.values())}
+    if len(rows):
+        plus = np.array([position[k] for k in rows[:, 2].tolist()], dtype=np.int64)
+        minus = np.array([position[k] for k in rows[:, 3].tolist()], dtype=np.int64)
+        dims = rows[:, 0]
+        first, second = np.divmod(rows[:, 1], c)  # local coordinates along the other two dims
+        lp = np.zeros((len(rows), 3), dtype=np.int64)
+        lm = np.zeros((len(rows), 3), dtype=np.int64)
+        for dim in range(3):
+            a_dim, b_dim = other_dims(dim)
+            on = dims == dim
+            lp[on, dim], lm[on, dim] = c - 1, 0
+            lp[on, a_dim], lm[on, a_dim] = first[on], first[on]
+            lp[on, b_dim], lm[on, b_dim] = second[on], second[on]
+        ends_a.append(plus * per_cube + lp @ np.array(stride))
+        ends_b.append(minus * per_cube + lm @ np.array(stride))
+    return np.concatenate(ends_a), np.concatenate(ends_b)
+
+
+def expected_links(
+    where: npt.NDArray[np.int64], shape_chips: Coord, twists: Sequence[Twist] = ()
+) -> npt.NDArray[np.int64]:
+    """Codes (``_coord_codes``) of every chip's six ``torus_neighbours``, on arrays."""
+    src, dst = [], []
+    for d in range(3):
+        for step in (1, -1):
+            w = where.copy()
+            w[:, d] += step
+            wrap = (w[:, d] < 0) | (w[:, d] >= shape_chips[d])
+            w[:, d] %= shape_chips[d]
+            for t in twists:
+                if DIMS.index(t.wrapped) == d:
+                    b = DIMS.index(t.shifted)
+                    w[wrap, b] = (w[wrap, b] + step * t.shift_chips) % shape_chips[b]
+            src.append(where)
+            dst.append(w)
+    return _coord_codes(np.concatenate(src), np.concatenate(dst), shape_chips)
+
+
+def _linear(v: npt.NDArray[np.int64], shape_chips: Coord) -> npt.NDArray[np.int64]:
+    return (v[:, 0] * shape_chips[1] + v[:, 1]) * shape_chips[2] + v[:, 2]
+
+
+def _coord_codes(
+    src: npt.NDArray[np.int64], dst: npt.NDArray[np.int64], shape_chips: Coord
+) -> npt.NDArray[np.int64]:
+    """One integer per directed link between two coordinates: equal exactly when both ends are.
+
+    ``linear(src) x N + linear(dst)``, N the chips of the slice's shape.
+    """
+    n = int(np.prod(shape_chips))
+    return _linear(src, shape_chips) * n + _linear(dst, shape_chips)
+
+
+def _node_rank(cube: int) -> list[int]:
+    """Rank of each local chip (``l_z`` fastest) among a cube's nodes in ``chip_graph``'s order.
+
+    ``chip_graph`` adds a cube's chips in ``itertools.product`` order, each followed by the
+    neighbours its mesh links reach first: that is the order its nodes, and the issues of
+    ``check_torus``, come in.
+    """
+    rank: dict[tuple[int, ...], int] = {}
+    for local in itertools.product(range(cube), repeat=3):
+        ahead: list[tuple[int, ...]] = [local]
+        for d in range(3):
+            if local[d] + 1 < cube:
+                nxt = list(local)
+                nxt[d] += 1
+                ahead.append((nxt[0], nxt[1], nxt[2]))
+        for node in ahead:
+            rank.setdefault(node, len(rank))
+    return [rank[(x, y, z)] for x, y, z in itertools.product(range(cube), repeat=3)]
+
+
+def _circuit_issues(rows: npt.NDArray[np.int64], cube: int) -> list[str]:
+    """``check_circuits`` of the rows' circuits, decided on arrays and worded only when needed."""
+    faces = cube * cube
+    valid = (rows[:, 0] >= 0) & (rows[:, 0] < 3) & (rows[:, 1] >= 0) & (rows[:, 1] < faces)
+    plus = np.unique(rows[:, [0, 1, 2]], axis=0)
+    minus = np.unique(rows[:, [0, 1, 3]], axis=0)
+    if valid.all() and len(plus) == len(rows) and len(minus) == len(rows):
+        return []
+    return check_circuits(circuits_of_rows(rows), cube)
+
+
+def _chip_issues(
+    sl: Slice,
+    where: npt.NDArray[np.int64],
+    a: npt.NDArray[np.int64],
+    b: npt.NDArray[np.int64],
+    actual: npt.NDArray[np.int64],
+    expected: npt.NDArray[np.int64],
+) -> list[str]:
+    """The words for every chip whose links differ from the torus's, in ``chip_graph``'s order."""
+    c = sl.cube
+    n = int(np.prod(sl.shape_chips))
+    codes, counts = np.unique(actual, return_counts=True)
+    want, want_counts = np.unique(expected, return_counts=True)
+    both = np.union1d(codes, want)
+    have = np.zeros(len(both), dtype=np.int64)
+    need = np.zeros(len(both), dtype=np.int64)
+    have[np.searchsorted(both, codes)] = counts
+    need[np.searchsorted(both, want)] = want_counts
+    wrong = set((both[have != need] // n).tolist())
+    rank = _node_rank(c)
+    chips = sorted(
+        (t for t, v in enumerate(_linear(where, sl.shape_chips).tolist()) if v in wrong),
+        key=lambda t: (t // c**3, rank[t % c**3]),
+    )
+    cubes = list(sl.placement.values())
+    ends = np.concatenate([a, b])
+    other = np.concatenate([b, a])
+    order = np.argsort(ends, kind="stable")
+    ends, other = ends[order], other[order]
+    issues = []
+    for t in chips:
+        lo, hi = np.searchsorted(ends, t), np.searchsorted(ends, t, side="right")
+        lx, rest = divmod(t % c**3, c * c)
+        chip = (cubes[t // c**3], lx, *divmod(rest, c))
+        v = tuple(where[t].tolist())
+        links = Counter(tuple(where[w].tolist()) for w in other[lo:hi].tolist())
         if links.total() != TORUS_DEGREE:
             issues.append(f"chip {chip} at {v} has {links.total()} links, not {TORUS_DEGREE}")
-        expected = Counter(torus_neighbours(v, sl.shape_chips, sl.twists))
-        if links != expected:
+        expected_here = Counter(torus_neighbours(v, sl.shape_chips, sl.twists))
+        if links != expected_here:
             issues.append(
                 f"chip {chip} at {v}: links to {sorted(links.elements())}, "
-                f"torus has {sorted(expected.elements())}"
+                f"torus has {sorted(expected_here.elements())}"
             )
     return issues
 
@@ -515,22 +715,43 @@ def torus_diameter(shape_chips: Coord, twists: Sequence[Twist] = ()) -> int:
 
     A plain torus: ``sum_d floor(L_d / 2)``. A twisted torus is still vertex-transitive (the
     shift is a translation), so the eccentricity of chip 0, found by breadth-first search over
-    ``torus_neighbours``, is its diameter.
+    ``torus_neighbours``, is its diameter. The search runs on arrays, one frontier at a time,
+    and is kept per shape and twists (``_twisted_diameter``): a design's path figures ask again.
     """
     if not twists:
         return sum(n // 2 for n in shape_chips)
-    origin: Coord = (0, 0, 0)
-    seen = {origin}
-    frontier = [origin]
+    return _twisted_diameter((shape_chips[0], shape_chips[1], shape_chips[2]), tuple(twists))
+
+
+@functools.lru_cache(maxsize=16)
+def _twisted_diameter(shape_chips: Coord, twists: tuple[Twist, ...]) -> int:
+    """``torus_diameter``'s breadth-first search from chip 0, frontier by frontier (numpy)."""
+    size = int(np.prod(shape_chips))
+    seen = np.zeros(size, dtype=bool)
+    frontier = np.zeros((1, 3), dtype=np.int64)
+    seen[0] = True
     depth = 0
-    while frontier:
-        nxt = []
-        for v in frontier:
-            for w in torus_neighbours(v, shape_chips, twists):
-                if w not in seen:
-                    seen.add(w)
-                    nxt.append(w)
-        if not nxt:
+    while True:
+        reached = []
+        for d in range(3):
+            for step in (1, -1):
+                w = frontier.copy()
+                w[:, d] += step
+                wrap = (w[:, d] < 0) | (w[:, d] >= shape_chips[d])
+                w[:, d] %= shape_chips[d]
+                for t in twists:
+                    if DIMS.index(t.wrapped) == d:
+                        b = DIMS.index(t.shifted)
+                        w[wrap, b] = (w[wrap, b] + step * t.shift_chips) % shape_chips[b]
+                reached.append(w)
+        candidates = np.concatenate(reached)
+        linear = np.unique(_linear(candidates, shape_chips))
+        new = linear[~seen[linear]]
+        if not new.size:
             return depth
-        frontier, depth = nxt, depth + 1
-    return depth
+        seen[new] = True
+        z = new % shape_chips[2]
+        y = (new // shape_chips[2]) % shape_chips[1]
+        x = new // (shape_chips[1] * shape_chips[2])
+        frontier = np.stack([x, y, z], axis=1)
+        depth += 1

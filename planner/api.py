@@ -33,6 +33,8 @@ import polars as pl
 from models.status import Status as Status
 from planner.checks import check_instance, check_run
 from planner.deadline import Deadline as Deadline
+from planner.deadline import cut_note
+from planner.deadline import cut_notes as cut_notes
 from planner.design import Design as Design
 from planner.errors import InputError as InputError
 from planner.families import CLOS, OCS_DIRECT, OCS_TORUS, family_of
@@ -436,7 +438,11 @@ def _search(
     alternatives: bool,
     deadline: Deadline,
 ) -> tuple[SizingResult, pl.DataFrame | None]:
-    """The search and the chosen design's post-solve steps: the result and its reconfiguration."""
+    """The search and the chosen design's post-solve steps: the result and its reconfiguration.
+
+    The post-solve steps and the search tables share ``deadline``: what they cut is said in the
+    design's notes (``planner.deadline.cut_notes``), a table left out included.
+    """
     from planner.sizing import search
 
     result = search(
@@ -449,9 +455,17 @@ def _search(
     reconfiguration = None
     if result.design is not None:
         family = family_of(result.design.family)
-        design = family.after_solve(result.design, inst, deadline.step_s(), verify_demand)
+        design = family.after_solve(result.design, inst, deadline, verify_demand)
+        tables = family.search_tables(design, deadline)
+        left_out = tuple(
+            cut_note(f"the {name} table was left out: the time limit passed before it was done")
+            for name, table in tables.items()
+            if table is None
+        )
+        if left_out:
+            design = replace(design, notes=design.notes + left_out)
         result = replace(result, design=design)
-        reconfiguration = family.search_tables(design).get("reconfiguration")
+        reconfiguration = tables.get("reconfiguration")
     return result, reconfiguration
 
 
@@ -634,7 +648,7 @@ def _family_sims(
         if name in sims:
             continue
         design = design_of_outcome(inst, outcome, catalog, min(TIE_BREAK_TIME_S, deadline.step_s()))
-        design = family_of(name).after_solve(design, inst, deadline.step_s(), verify_demand)
+        design = family_of(name).after_solve(design, inst, deadline, verify_demand)
         say = None if progress is None else (lambda text, n=name: progress(f"{n}: {text}"))
         healthy = verify_for(inst, design).model_copy(update=healthy_update)
         sims[name] = _simulate(design, healthy, progress=say, deadline=deadline)
@@ -839,8 +853,10 @@ def compare_fabrics(
     base = results[OCS_DIRECT]
     if base.design is not None:
         demand = verify_demand(base.design, inst.verify)
-        engineered = ocs.engineer(base.design, demand, time_limit_s=deadline.step_s())
+        step = Deadline.after(deadline.step_s(), deadline.clock)
+        engineered = ocs.engineer(base.design, demand, deadline=step)
         design = ocs.with_circuits(base.design, engineered.circuits)
+        design = replace(design, notes=design.notes + engineered.cut)
         results["ocs_engineered"] = replace(
             base, design=design, search=replace(base.search, design=design)
         )
@@ -894,12 +910,23 @@ def compare_fabrics(
     return FabricComparison(pl.DataFrame(rows, schema=FABRIC_COMPARISON_SCHEMA), results)
 
 
-def plan_torus(inst: Instance, *, catalog: Catalog | None = None) -> TorusPlan:
-    """Size a TPU-style torus pod ([torus] section): cubes, spares, OCS, slices, a cube failure."""
+def plan_torus(
+    inst: Instance,
+    *,
+    catalog: Catalog | None = None,
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S,
+    deadline: Deadline | None = None,
+) -> TorusPlan:
+    """Size a TPU-style torus pod ([torus] section): cubes, spares, OCS, slices, a cube failure.
+
+    ``time_limit_s`` (or ``deadline``, a command's shared end) bounds the chip-by-chip torus
+    checks: a check not run leaves ``torus_ok`` null and is listed in ``TorusPlan.cut``.
+    """
+    deadline = deadline or Deadline.after(time_limit_s)
     _load_solvers("torus")
     from planner.torus import plan_torus as _plan_torus
 
-    return _plan_torus(inst, catalog or catalog_for(inst))
+    return _plan_torus(inst, catalog or catalog_for(inst), deadline)
 
 
 def validate(design: Design, catalog: Catalog | None = None) -> list[Violation]:

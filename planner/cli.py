@@ -40,6 +40,7 @@ from planner.api import (
     catalog_entries,
     catalog_lines,
     claimed,
+    cut_notes,
     derived_instance,
     headline,
     idle_pricing_lines,
@@ -318,6 +319,9 @@ def run_plan(
         for line in idle_pricing_lines(result.idle_pricing):
             typer.echo(f"idle GPUs priced: {line}", err=True)
     if result.found:
+        assert result.design is not None
+        for note in cut_notes(result.design.notes):
+            typer.echo(note, err=True)
         if result.sim is not None:
             for note in result.sim.notes:
                 typer.echo(f"verification: {note}", err=True)
@@ -415,13 +419,14 @@ def torus(
     set_: SetOpt = None,
     force: ForceOpt = False,
     formats: FormatsOpt = ALL_FORMATS,
+    time_limit: TimeLimitOpt = DEFAULT_TIME_LIMIT_S,
 ) -> None:
     """Size a TPU-style torus pod ([torus]): cubes, spares, OCS devices, slices and circuits."""
     with user_errors():
         chosen = parse_formats(formats)
         inst, outdir = open_outdir(instance, set_, output, force)
         with claimed(outdir, force=force, command="torus"):
-            result = api.plan_torus(inst)
+            result = api.plan_torus(inst, time_limit_s=time_limit)
             write_table(dict(result.tables), outdir, force=force, command="torus", formats=chosen)
         pod = result.pod.row(0, named=True)
         typer.echo(f"status: {pod['status']}")
@@ -437,10 +442,11 @@ def torus(
             f"ocs: {pod['ocs_devices']} x {pod['ocs_model']}, {pod['ocs_ports_used']} of "
             f"{pod['ocs_ports']} ports used; capex ${pod['capex_usd']:,.0f}, {pod['power_kw']:,.1f} kW"
         )
+        checked = {True: "ok", False: "BROKEN", None: "not checked (time limit)"}
         for r in result.slices.iter_rows(named=True):
             typer.echo(
                 f"slice {r['slice']}: {r['shape']}{' twisted' if r['twisted'] else ''}, "
-                f"{r['cubes']} cubes, {r['circuits']} circuits, torus {'ok' if r['torus_ok'] else 'BROKEN'}"
+                f"{r['cubes']} cubes, {r['circuits']} circuits, torus {checked[r['torus_ok']]}"
             )
         for r in result.failure.iter_rows(named=True):
             typer.echo(
@@ -449,6 +455,8 @@ def torus(
                 f"{r['circuits_kept']} kept"
             )
         typer.echo(f"reports: {outdir}")
+        for note in result.cut:
+            typer.echo(note, err=True)
     raise typer.Exit(EXIT_FOUND)
 
 
@@ -503,6 +511,8 @@ def compare_fabrics(
             )
         typer.echo(f"reports: {outdir}")
         for name, fabric in result.results.items():
+            for note in [] if fabric.design is None else cut_notes(fabric.design.notes):
+                typer.echo(f"{name}: {note}", err=True)
             if fabric.sim is not None and fabric.sim.cut:
                 advice = time_limit_advice(fabric.sim)
                 typer.echo(f"verification: {fabric.sim.verdict}: {name}: {advice}", err=True)

@@ -96,6 +96,21 @@ NO_DEADLINE = Deadline()
 POLL_S = 0.25
 
 
+#: How a design's note on a step the time limit cut begins: ``report.md`` and the command's stderr
+#: list these notes (``cut_notes``), so that what a cut left different is always said.
+CUT_NOTE_PREFIX = "time limit: "
+
+
+def cut_note(text: str) -> str:
+    """A design note saying what the time limit cut (``CUT_NOTE_PREFIX`` and ``text``)."""
+    return CUT_NOTE_PREFIX + text
+
+
+def cut_notes(notes: Sequence[str]) -> list[str]:
+    """The notes that say what the time limit cut, in order."""
+    return [n for n in notes if n.startswith(CUT_NOTE_PREFIX)]
+
+
 class DeadlineExpired(Exception):
     """The deadline passed inside a step; the step stops and is reported as cut."""
 

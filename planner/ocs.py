@@ -31,6 +31,16 @@ after sizing, in two steps:
 After a device fails, the assignment is solved again from the current one: every circuit that
 did not use the device stays where it is, as many of the lost circuits as the free ports allow
 are set up again, and the circuits changed are counted.
+
+Time limits and scale. The blocks of a layer are identical, so the uniform mesh has a placement
+of its own (``models.ocs_assignment.mesh``): K_n split into perfect matchings (Hamiltonian
+cycles for an odd number of blocks), dealt round robin over the spines, exact and evenly spread
+in O(circuits). It places the mesh of a layer too large for the generic route
+(``MAX_GENERIC_MESH_CIRCUITS``: at a million GPUs that route took 40 s and found no even spread),
+and it is the floor every other step falls back to: ``engineer`` takes a ``Deadline``, checked
+inside the spread, the 2-factor construction and the whole-layer start, and when it passes the
+circuits are the uniform mesh placed that way, with a note (``Engineered.cut``) saying what was
+not done. The design is valid either way.
 """
 
 from __future__ import annotations
@@ -44,7 +54,9 @@ import polars as pl
 
 from models import ocs_assignment as oa
 from models import ocs_spread as sp
+from models.ocs_assignment.constructions import Tick
 from models.status import Status
+from planner.deadline import Deadline, DeadlineExpired, cut_note, watch
 from planner.design import Design
 from planner.ocs_layer import CIRCUITS_SCHEMA as CIRCUITS_SCHEMA
 from planner.ocs_layer import OCS_SCHEMA as OCS_SCHEMA
@@ -72,6 +84,9 @@ class Engineered:
     source: str = "mesh"
     """Which circuits were kept: ``engineered`` (the model's optimum), ``bundles`` (the optimum
     in whole bundles of one circuit per spine) or ``mesh`` (``engineer``)."""
+    cut: tuple[str, ...] = ()
+    """What the time limit cut, as design notes (``planner.deadline.cut_note``); empty when
+    nothing was."""
 
 
 @dataclass(frozen=True)
@@ -175,15 +190,124 @@ def sprayed_circuits(
     return tuple(out)
 
 
+#: Longest time (s) one solve inside ``engineer`` is given when no deadline says otherwise.
+ENGINEER_TIME_S = 30.0
+#: Least time (s) handed to a solver that is started at all (CP-SAT refuses a zero limit).
+MIN_SOLVE_S = 0.01
+#: Largest uniform mesh (circuits per plane) placed by the generic route (spread over the spines,
+#: the 2-factor construction per spine, the whole layer when no even spread is found); above it
+#: the mesh is placed whole (``factor_circuits``). 526,592 circuits at a million GPUs took 40 s
+#: that way and ended unevenly spread; 263,296 at half a million, 6 s.
+MAX_GENERIC_MESH_CIRCUITS = 300_000
+#: Relative tolerance when comparing two throughput scales of the same demand.
+THETA_RTOL = 1e-9
+#: What the circuits of each candidate topology are, in a note's words.
+KEPT = {
+    "engineered": "engineered optimum",
+    "bundles": "optimum in whole bundles",
+    "mesh": "uniform mesh",
+}
+
+
+def _seconds(deadline: Deadline, cap_s: float) -> float:
+    """Time for one solve: what is left of ``deadline``, at most ``cap_s``, at least a sliver."""
+    return max(MIN_SOLVE_S, min(cap_s, deadline.remaining_s()))
+
+
+def factor_circuits(layer: OcsLayer) -> tuple[Circuit, ...] | None:
+    """The uniform mesh placed whole (``models.ocs_assignment.factor_mesh``), sorted.
+
+    Every pair gets floor or ceil of U / (n - 1) circuits, spread evenly over the spines. None
+    when the construction does not apply (an odd number of blocks with an odd number of ports
+    per device, which the sizing never produces).
+    """
+    placed = oa.factor_mesh(
+        layer.blocks, layer.spines, layer.devices_per_spine, layer.ports_per_device
+    )
+    if placed is None:
+        return None
+    return tuple(zip(*(column.tolist() for column in placed.T), strict=True))
+
+
+@dataclass(frozen=True)
+class PlacedMesh:
+    """The uniform mesh on the devices, and how it got there."""
+
+    circuits: tuple[Circuit, ...]
+    factor: bool
+    """Placed whole by ``factor_circuits``: a balanced mesh, not always ``uniform_mesh``'s."""
+    cut: tuple[str, ...] = ()
+
+
+def place_mesh(
+    layer: OcsLayer, mesh: tuple[tuple[int, int, int], ...], deadline: Deadline
+) -> PlacedMesh:
+    """The uniform mesh ``mesh`` on the devices, every pair spread evenly wherever possible.
+
+    Up to ``MAX_GENERIC_MESH_CIRCUITS`` circuits by the generic route (``assign_spread``),
+    within ``deadline``; above it, or when the deadline passes first (said in ``cut``), placed
+    whole by ``factor_circuits``.
+    """
+    cut: tuple[str, ...] = ()
+    if sum(k for *_, k in mesh) <= MAX_GENERIC_MESH_CIRCUITS:
+        if not deadline.expired:
+            try:
+                placed = assign_spread(
+                    layer, mesh, time_limit_s=_seconds(deadline, ENGINEER_TIME_S)
+                )
+                return PlacedMesh(placed.circuits, factor=False)
+            except DeadlineExpired:
+                pass
+        cut = (
+            cut_note(
+                "the uniform mesh was not spread over the spines by the generic route; it is "
+                "placed whole by the factor construction instead (a balanced mesh, as evenly "
+                "spread)"
+            ),
+        )
+    factor = factor_circuits(layer)
+    if factor is None:  # no factor construction: the whole layer, as the generic route ends
+        placed = assign(layer, mesh, time_limit_s=_seconds(deadline, ENGINEER_TIME_S))
+        return PlacedMesh(placed.circuits, factor=False, cut=cut)
+    return PlacedMesh(factor, factor=True, cut=cut)
+
+
+def _theta(
+    design: Design,
+    layer: OcsLayer,
+    circuits: tuple[Circuit, ...],
+    demand: npt.NDArray[np.float64] | None,
+) -> float:
+    """The model's throughput scale of a demand (uniform: None) on evenly spread circuits."""
+    from models import ocs_topology as ot
+
+    return ot.throughput_scale(
+        layer.blocks,
+        pair_totals(circuits),
+        None if demand is None else tuple(tuple(float(v) for v in row) for row in demand),
+        float(design.link_speed_gbps),
+        transit=False,
+        spines=layer.spines,
+        injection_gbps=injection_gbps(design),
+    )
+
+
 def engineer(
     design: Design,
     demand: npt.NDArray[np.float64] | None = None,
     *,
-    time_limit_s: float = 30.0,
+    time_limit_s: float = ENGINEER_TIME_S,
+    deadline: Deadline | None = None,
 ) -> Engineered:
-    """Circuits of one plane for a block demand (uniform when None): engineer, then assign."""
+    """Circuits of one plane for a block demand (uniform when None): engineer, then assign.
+
+    ``deadline`` (else ``time_limit_s`` from now) bounds the work; each solve gets what is left
+    of it, at most ``time_limit_s``. When it passes, the steps not done are left out and the
+    circuits are the uniform mesh (``place_mesh``), with ``cut`` saying so.
+    """
     from models import ocs_topology as ot
 
+    deadline = Deadline.after(time_limit_s) if deadline is None else deadline
     if demand is not None and not ot.off_diagonal(demand).any():
         demand = None  # no traffic between blocks: nothing to engineer for, the mesh it is
     layer = layer_of(design)
@@ -199,22 +323,27 @@ def engineer(
         injection_gbps=injection_gbps(design),
     )
     start = time.perf_counter()
-    topo = ot.solve(ot.build(problem), time_limit_s=time_limit_s)
+    topo = ot.solve(ot.build(problem), time_limit_s=_seconds(deadline, time_limit_s))
     mesh = ot.uniform_mesh(layer.blocks, layer.uplinks)
     mesh_theta = topo.mesh_theta if topo.mesh_theta is not None else topo.theta
     if demand is None:
         # Uniform demand: the balanced mesh is optimal (every pair gets floor or ceil of
         # U / (n - 1) circuits, and usable(x) is monotone), and it spreads the spare ports
         # evenly, which the level-by-level construction need not.
-        assigned = assign_spread(layer, mesh, time_limit_s=time_limit_s)
+        placed = place_mesh(layer, mesh, deadline)
+        theta, status = mesh_theta, topo.status
+        if placed.factor:  # another balanced mesh: its own value under the same model
+            theta = _theta(design, layer, placed.circuits, None)
+            if theta < mesh_theta * (1 - THETA_RTOL):
+                status = Status.FEASIBLE
         wall = time.perf_counter() - start
-        return Engineered(assigned.circuits, mesh_theta, topo.bound, topo.status, wall)
+        return Engineered(placed.circuits, theta, topo.bound, status, wall, cut=placed.cut)
     # The model counts usable(x) for an even spread over the spines, which need not exist for
     # the optimum; whole bundles (x_ab = S y_ab) always spread evenly, and the mesh is what the
     # uniform design has. Best model value first; the first one placed evenly is kept.
     s = layer.spines
     candidates = [("engineered", topo.circuits, topo.theta)]
-    if s > 1 and layer.uplinks % s == 0:
+    if s > 1 and layer.uplinks % s == 0 and not deadline.expired:
         bundled = ot.solve(
             ot.build(
                 replace(
@@ -224,20 +353,45 @@ def engineer(
                     spines=1,
                 )
             ),
-            time_limit_s=time_limit_s,
+            time_limit_s=_seconds(deadline, time_limit_s),
         )
         bundles = tuple((a, b, s * k) for a, b, k in bundled.circuits)
         candidates.append(("bundles", bundles, bundled.theta))
     candidates.append(("mesh", mesh, mesh_theta))
     candidates.sort(key=lambda cand: -cand[2])  # stable: ties keep the order above
-    for candidate in candidates:
-        assigned = assign_spread(layer, candidate[1], time_limit_s=time_limit_s)
-        if candidate[0] == "mesh" or evenly_spread(layer, assigned.circuits):
+    skipped: list[str] = []
+    for source, pairs, theta in candidates:
+        if source == "mesh":
+            placed = place_mesh(layer, mesh, deadline)
+            circuits, cut = placed.circuits, list(placed.cut)
+            if placed.factor:
+                theta = _theta(design, layer, circuits, demand)
             break
-    source, _, theta = candidate
+        if deadline.expired:
+            skipped.append(source)
+            continue
+        try:
+            assigned = assign_spread(layer, pairs, time_limit_s=_seconds(deadline, time_limit_s))
+        except DeadlineExpired:
+            skipped.append(source)
+            continue
+        if evenly_spread(layer, assigned.circuits):
+            circuits, cut = assigned.circuits, []
+            break
+    if skipped:
+        best = max(value for name, _, value in candidates if name in skipped)
+        cut.insert(
+            0,
+            cut_note(
+                f"the circuit engineering for the demand was cut: the {' and '.join(skipped)} "
+                f"topolog{'ies' if len(skipped) > 1 else 'y'} (throughput scale up to "
+                f"{best:.3f}) not placed in time; the circuits are the {KEPT[source]} "
+                f"({theta:.3f})"
+            ),
+        )
     status = topo.status if source == "engineered" else Status.FEASIBLE
     wall = time.perf_counter() - start
-    return Engineered(assigned.circuits, theta, topo.bound, status, wall, mesh_theta, source)
+    return Engineered(circuits, theta, topo.bound, status, wall, mesh_theta, source, cut=tuple(cut))
 
 
 def assign_spread(
@@ -250,31 +404,34 @@ def assign_spread(
     split floor / ceil over the spines; then each spine's share is realised on that spine's
     devices by the 2-factor construction (exact: ports per device are even). When no even split
     exists, or a share is not realisable that way, the whole layer is assigned without spreading.
+    Raises ``DeadlineExpired`` when ``time_limit_s`` passes inside a construction.
     """
     start = time.perf_counter()
-    circuits = _spread_over_spines(layer, pairs, time_limit_s)
+    deadline = Deadline.after(time_limit_s)
+    tick = watch(deadline).check
+    circuits = _spread_over_spines(layer, pairs, deadline, tick)
     if circuits is None:
-        return assign(layer, pairs, time_limit_s=time_limit_s)
+        return assign(layer, pairs, time_limit_s=_seconds(deadline, time_limit_s), tick=tick)
     realised = sum(k for *_, k in circuits)
     wall = time.perf_counter() - start
     return Reconfiguration(circuits, 0, realised, realised, realised, wall)
 
 
 def _spread_over_spines(
-    layer: OcsLayer, pairs: tuple[tuple[int, int, int], ...], time_limit_s: float
+    layer: OcsLayer, pairs: tuple[tuple[int, int, int], ...], deadline: Deadline, tick: Tick
 ) -> tuple[Circuit, ...] | None:
     """Every circuit of an even spread, placed on the devices of its spine; None if none."""
     d = layer.devices_per_spine
     if layer.spines < 2 or layer.ports_per_device % 2:
         return None
     problem = sp.SpreadProblem(layer.blocks, layer.spines, d * layer.ports_per_device, pairs)
-    spread = sp.spread(problem, time_limit_s=min(SPREAD_TIME_S, time_limit_s))
+    spread = sp.spread(problem, time_limit_s=_seconds(deadline, SPREAD_TIME_S), tick=tick)
     if not spread.status.has_solution:
         return None
     circuits: list[Circuit] = []
     for g, topo in enumerate(spread.groups):
         ports = [[layer.ports_per_device] * d for _ in range(layer.blocks)]
-        y = oa.two_factor_assignment(topo, ports)
+        y = oa.two_factor_assignment(topo, ports, tick)
         if y is None:
             return None
         circuits += [(i, j, g * d + o, k) for (i, j, o), k in y.items() if k > 0]
@@ -289,16 +446,16 @@ SPREAD_TIME_S = 10.0
 MAX_MODEL_ENTRIES = 300_000
 
 
-def constructive(problem: oa.AssignmentProblem) -> oa.Assignment:
+def constructive(problem: oa.AssignmentProblem, tick: Tick = None) -> oa.Assignment:
     """The assignment model's constructive start, taken as the answer for very large layers.
 
     From scratch it is the exact 2-factor construction (every circuit placed); after a failure it
     keeps every surviving circuit and re-places lost ones where free ports meet, then by ejection
     chains. Optimal whenever every requested circuit is placed: nothing can be kept that was lost,
-    and each placed circuit is one change.
+    and each placed circuit is one change. ``tick`` is called now and then (it may raise).
     """
     start = time.perf_counter()
-    y = oa.starting_assignment(problem)
+    y = oa.starting_assignment(problem, tick=tick)
     circuits = tuple(sorted((i, j, o, k) for (i, j, o), k in y.items() if k > 0))
     removed, added = oa.churn(problem.current, circuits)
     realised = sum(k for *_, k in circuits)
@@ -321,8 +478,13 @@ def assign(
     failed_devices: frozenset[int] = frozenset(),
     keep_surviving: bool = False,
     time_limit_s: float = 30.0,
+    tick: Tick = None,
 ) -> Reconfiguration:
-    """Put block-pair circuits on devices (with the fewest changes from ``current`` if given)."""
+    """Put block-pair circuits on devices (with the fewest changes from ``current`` if given).
+
+    Small layers are solved by CP-SAT within ``time_limit_s``; large ones by the constructive
+    start, which calls ``tick`` now and then (it may raise to stop it).
+    """
     problem = oa.AssignmentProblem(
         blocks=layer.blocks,
         devices=layer.devices,
@@ -334,7 +496,7 @@ def assign(
         keep_surviving=keep_surviving,
     )
     if len(pairs) * layer.devices > MAX_MODEL_ENTRIES:
-        result = constructive(problem)
+        result = constructive(problem, tick)
     else:
         result = oa.solve(oa.build(problem), time_limit_s=time_limit_s)
     if not result.status.has_solution:
@@ -354,12 +516,18 @@ RESOLVE_TIME_S = 3.0
 
 
 def fail_device(
-    design: Design, device: int, *, time_limit_s: float = RESOLVE_TIME_S
+    design: Design,
+    device: int,
+    *,
+    time_limit_s: float = RESOLVE_TIME_S,
+    deadline: Deadline | None = None,
 ) -> Reconfiguration:
     """Re-assign a design's circuits after one OCS device fails.
 
     Every circuit that did not use the device is kept; of the lost ones, as many as the free
-    ports allow are set up on other devices, with the fewest changes.
+    ports allow are set up on other devices, with the fewest changes. A solver gets
+    ``time_limit_s``; with a ``deadline``, at most what is left of it, and ``DeadlineExpired``
+    when it passes inside the construction of a large layer.
     """
     layer = layer_of(design)
     wanted = pair_totals(design.circuits)
@@ -369,7 +537,8 @@ def fail_device(
         current=design.circuits,
         failed_devices=frozenset({device}),
         keep_surviving=True,
-        time_limit_s=time_limit_s,
+        time_limit_s=time_limit_s if deadline is None else _seconds(deadline, time_limit_s),
+        tick=None if deadline is None else watch(deadline).check,
     )
 
 
@@ -385,9 +554,14 @@ RECONFIGURATION_SCHEMA = {
 }
 
 
-def reconfiguration_table(design: Design, device: int) -> pl.DataFrame:
-    """What happens to one plane's circuits when a device fails: kept, lost, set up again."""
-    after = fail_device(design, device)
+def reconfiguration_table(
+    design: Design, device: int, *, deadline: Deadline | None = None
+) -> pl.DataFrame:
+    """What happens to one plane's circuits when a device fails: kept, lost, set up again.
+
+    ``deadline`` bounds the re-assignment (``fail_device``; ``DeadlineExpired`` when it passes).
+    """
+    after = fail_device(design, device, deadline=deadline)
     before = sum(k for *_, k in design.circuits)
     lost = sum(k for _, _, o, k in design.circuits if o == device)
     row = {

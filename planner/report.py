@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from models.status import Status
-from planner.deadline import HINT_MARGIN
+from planner.deadline import HINT_MARGIN, cut_notes
 from planner.design import Design
 from planner.families import family_of
 from planner.output import MARKER as MARKER
@@ -1197,6 +1197,9 @@ def _design_section(d: Design, tables: dict[str, pl.DataFrame]) -> list[str]:
         ]
     if "reconfiguration" in tables:
         out += ["### After a device fails", "", markdown_table(tables["reconfiguration"]), ""]
+    cut = cut_notes(d.notes)
+    if cut:
+        out += ["## Left out or cut by the time limit", "", *(f"- {n}" for n in cut), ""]
     return out
 
 

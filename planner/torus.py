@@ -5,19 +5,24 @@ every requested slice at once plus the fewest spares that keep them all composab
 target probability; one OCS device per (dimension, face position). Each slice is composed from
 the healthy cubes (twisted when asked) and checked against the torus it must be, chip by chip.
 Then the first cube of the largest slice fails, a spare takes its place, and only the circuits of
-that position change. Pricing: the OCS devices, and one optical module and fibre per face link at
+that position change. Circuits and checks run on arrays (a million chips in seconds); the checks
+run while the command's deadline has not passed, and those it cuts are said. Pricing: the OCS devices, and one optical module and fibre per face link at
 the cube end (the OCS end is a mirror), with the cheapest medium that runs through the OCS.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
 import polars as pl
 
 from models import torus_ocs as to
 from models.cabling import OcsPort
 from models.status import Status
+from planner.deadline import NO_DEADLINE, Deadline, cut_note
 from planner.errors import InputError
 from planner.schema.catalog import Catalog, Medium, Ocs
 from planner.schema.instance import Instance, Torus
@@ -75,6 +80,8 @@ class TorusPlan:
     slices: pl.DataFrame
     circuits: pl.DataFrame
     failure: pl.DataFrame
+    cut: tuple[str, ...] = ()
+    """What the time limit cut (torus checks not run), as design notes; empty when nothing."""
 
     @property
     def tables(self) -> dict[str, pl.DataFrame]:
@@ -148,74 +155,147 @@ def compose_slices(cube: int, slices: list[list[int]], twisted: bool) -> tuple[l
     return out, next_cube
 
 
-def slice_rows(
-    cube: int, slices: list[list[int]], twisted: bool, spares: int
-) -> tuple[Rows, Rows, Rows]:
+@dataclass(frozen=True)
+class CheckedSlices:
+    """The slices composed, their circuits, a cube failure, and what the time limit cut."""
+
+    slices: pl.DataFrame
+    circuits: pl.DataFrame
+    failure: pl.DataFrame
+    cut: tuple[str, ...] = ()
+    """Notes (``planner.deadline.cut_note``) on the torus checks not run: ``torus_ok`` is null
+    there."""
+
+    @property
+    def tables(self) -> dict[str, pl.DataFrame]:
+        """The report tables torus_slices, torus_circuits and torus_failure."""
+        return {
+            "torus_slices": self.slices,
+            "torus_circuits": self.circuits,
+            "torus_failure": self.failure,
+        }
+
+
+#: Slice sets checked in full, by (cube, shapes, twisted, spares), the latest last: the sizing
+#: and the report's tables ask for the same ones.
+_CHECKED: OrderedDict[tuple[int, tuple[tuple[int, ...], ...], bool, int], CheckedSlices] = (
+    OrderedDict()
+)
+#: Slice sets kept in ``_CHECKED`` (a million-chip set holds 196,608 circuit rows).
+CHECKED_KEPT = 4
+
+
+def _circuit_frame(index: int, rows: npt.NDArray[np.int64]) -> pl.DataFrame:
+    """One slice's circuits (``models.torus_ocs.circuit_rows``) as torus_circuits rows."""
+    return pl.DataFrame(
+        {
+            "slice": np.full(len(rows), index, dtype=np.int64),
+            "dimension": [to.DIMS[d] for d in rows[:, 0].tolist()],
+            "face_position": rows[:, 1],
+            "plus_cube": rows[:, 2],
+            "minus_cube": rows[:, 3],
+        },
+        schema=CIRCUITS_SCHEMA,
+    )
+
+
+def _kept(old: npt.NDArray[np.int64], new: npt.NDArray[np.int64]) -> int:
+    """Circuit rows (unique within each array) present in both."""
+    return len(set(map(tuple, old.tolist())) & set(map(tuple, new.tolist())))
+
+
+def checked_slices(
+    cube: int,
+    slices: list[list[int]],
+    twisted: bool,
+    spares: int,
+    deadline: Deadline = NO_DEADLINE,
+) -> CheckedSlices:
     """The slices, their circuits, and the failure of the largest slice's first cube.
 
     The failed cube is replaced by the first spare; only the circuits of its position change.
+    Every slice, and the slice after the repair, is checked chip by chip against its torus
+    (``models.torus_ocs.check_torus``), each check only while ``deadline`` has not passed: a
+    check not run leaves ``torus_ok`` null and a note in ``cut``. A set checked in full is kept
+    (``_CHECKED``) and served again.
     """
+    key = (cube, tuple(tuple(s) for s in slices), twisted, spares)
+    if key in _CHECKED:
+        _CHECKED.move_to_end(key)
+        return _CHECKED[key]
     composed, first_spare = compose_slices(cube, slices, twisted)
     slices_rows: Rows = []
-    circuit_rows: Rows = []
+    frames: list[pl.DataFrame] = []
     failure_rows: Rows = []
-    first: to.Slice | None = None
+    cut: list[str] = []
+    first: tuple[to.Slice, npt.NDArray[np.int64]] | None = None
     for index, (shape, sl) in enumerate(zip(slices, composed, strict=True)):
-        circuits = to.slice_circuits(sl)
+        rows = to.circuit_rows(sl)
+        label = "x".join(str(n) for n in shape)
+        ok: bool | None = None
+        if deadline.expired:
+            cut.append(cut_note(f"slice {index} ({label}) was not checked against its torus"))
+        else:
+            ok = not to.check_torus(sl, rows)
         slices_rows.append(
             {
                 "slice": index,
-                "shape": "x".join(str(n) for n in shape),
+                "shape": label,
                 "twisted": bool(sl.twists),
                 "cubes": len(sl.placement),
-                "circuits": len(circuits),
-                "torus_ok": not to.check_torus(sl),
+                "circuits": len(rows),
+                "torus_ok": ok,
             }
         )
-        circuit_rows += [
-            {
-                "slice": index,
-                "dimension": c.device[0],
-                "face_position": c.device[1],
-                "plus_cube": c.plus[0],
-                "minus_cube": c.minus[0],
-            }
-            for c in sorted(circuits)
-        ]
-        if first is None or len(sl.placement) > len(first.placement):
-            first = sl
+        frames.append(_circuit_frame(index, rows))
+        if first is None or len(sl.placement) > len(first[0].placement):
+            first = (sl, rows)
     if first is not None and spares > 0:
-        failed, spare = min(first.placement.values()), first_spare
-        new = to.replace_cube(first, failed, spare)
-        old_c, new_c = to.slice_circuits(first), to.slice_circuits(new)
-        removed, added = to.circuit_diff(old_c, new_c)
+        failed, spare = min(first[0].placement.values()), first_spare
+        new = to.replace_cube(first[0], failed, spare)
+        new_rows = to.circuit_rows(new)
+        kept = _kept(first[1], new_rows)
+        repaired: bool | None = None
+        if deadline.expired:
+            cut.append(cut_note("the slice repaired with a spare cube was not checked"))
+        else:
+            repaired = not to.check_torus(new, new_rows)
         failure_rows.append(
             {
                 "failed_cube": failed,
                 "spare_cube": spare,
-                "circuits_removed": len(removed),
-                "circuits_added": len(added),
-                "circuits_kept": len(old_c & new_c),
-                "torus_ok": not to.check_torus(new),
+                "circuits_removed": len(first[1]) - kept,
+                "circuits_added": len(new_rows) - kept,
+                "circuits_kept": kept,
+                "torus_ok": repaired,
             }
         )
-    return slices_rows, circuit_rows, failure_rows
+    out = CheckedSlices(
+        pl.DataFrame(slices_rows, schema=SLICES_SCHEMA),
+        pl.concat(frames) if frames else pl.DataFrame(schema=CIRCUITS_SCHEMA),
+        pl.DataFrame(failure_rows, schema=FAILURE_SCHEMA),
+        tuple(cut),
+    )
+    if not cut:
+        _CHECKED[key] = out
+        while len(_CHECKED) > CHECKED_KEPT:
+            _CHECKED.popitem(last=False)
+    return out
 
 
 def slice_tables(
     cube: int, slices: list[list[int]], twisted: bool, spares: int
 ) -> dict[str, pl.DataFrame]:
-    """``slice_rows`` as the report tables torus_slices, torus_circuits and torus_failure."""
-    a, b, c = slice_rows(cube, slices, twisted, spares)
-    return {
-        "torus_slices": pl.DataFrame(a, schema=SLICES_SCHEMA),
-        "torus_circuits": pl.DataFrame(b, schema=CIRCUITS_SCHEMA),
-        "torus_failure": pl.DataFrame(c, schema=FAILURE_SCHEMA),
-    }
+    """``checked_slices`` as the report tables torus_slices, torus_circuits and torus_failure."""
+    return checked_slices(cube, slices, twisted, spares).tables
 
 
-def plan_torus(inst: Instance, catalog: Catalog) -> TorusPlan:
-    """Size the pod, compose every slice, and replace a failed cube with a spare."""
+def plan_torus(inst: Instance, catalog: Catalog, deadline: Deadline = NO_DEADLINE) -> TorusPlan:
+    """Size the pod, compose every slice, and replace a failed cube with a spare.
+
+    The sizing is closed-form; the chip-by-chip torus checks run while ``deadline`` has not
+    passed, and those it cut are null in the tables and said in ``TorusPlan.cut``.
+    """
     spec = inst.torus
     if spec is None:
         raise InputError("this instance has no [torus] section")
@@ -248,9 +328,7 @@ def plan_torus(inst: Instance, catalog: Catalog) -> TorusPlan:
         "ocs_ports_used": sizing.ocs_ports_used,
         "reason": sizing.reason,
     }
-    slices_rows: Rows = []
-    circuit_rows: Rows = []
-    failure_rows: Rows = []
+    checked: CheckedSlices | None = None
     if sizing.status is Status.OPTIMAL and sizing.spares is not None:
         links = (sizing.slice_cubes + sizing.spares) * 6 * spec.cube**2
         pod_row.update(
@@ -260,13 +338,12 @@ def plan_torus(inst: Instance, catalog: Catalog) -> TorusPlan:
             + links * (medium.cost_usd_per_end + medium.cable_cost_usd),
             power_kw=(sizing.ocs_devices * device.power_w + links * medium.power_w_per_end) / 1000,
         )
-        slices_rows, circuit_rows, failure_rows = slice_rows(
-            spec.cube, spec.slices, spec.twisted, sizing.spares
-        )
+        checked = checked_slices(spec.cube, spec.slices, spec.twisted, sizing.spares, deadline)
     return TorusPlan(
         sizing,
         pl.DataFrame([pod_row], schema=POD_SCHEMA),
-        pl.DataFrame(slices_rows, schema=SLICES_SCHEMA),
-        pl.DataFrame(circuit_rows, schema=CIRCUITS_SCHEMA),
-        pl.DataFrame(failure_rows, schema=FAILURE_SCHEMA),
+        pl.DataFrame(schema=SLICES_SCHEMA) if checked is None else checked.slices,
+        pl.DataFrame(schema=CIRCUITS_SCHEMA) if checked is None else checked.circuits,
+        pl.DataFrame(schema=FAILURE_SCHEMA) if checked is None else checked.failure,
+        () if checked is None else checked.cut,
     )

@@ -62,6 +62,12 @@ condition and ``two_factor_assignment`` builds the assignment. With odd ports it
 colouring problem: a triangle with 1 port per block on each of 2 OCS meets every degree bound
 and is infeasible (chromatic index 3).
 
+The uniform mesh of identical blocks (``models.ocs_assignment.mesh``, ``factor_mesh``): K_n split
+into units that use the same ports at every block (the circle method's perfect matchings for n
+even, Walecki's Hamiltonian cycles for n odd), each unit taken q or q + 1 times, the copies
+dealt round robin over the spines and packed onto each spine's devices. Exact, evenly spread
+over the spines, and linear in the circuits: the placement of the mesh at a million GPUs.
+
 Re-solve after failures. Let S = sum of y0 on live OCS and pairs (the surviving circuits) and
 F = S0 - S. Every solution has churn = F + sum_live |y - y0| >= F + R - S, with equality iff
 y >= y0 on every live entry. Hence: if keeping every surviving circuit still allows the maximum R
@@ -91,6 +97,12 @@ from models.ocs_assignment.data import (
     Pair,
     churn,
     circuits_from_matrix,
+)
+from models.ocs_assignment.mesh import (
+    factor_mesh,
+    hamiltonian_cycles,
+    mesh_units,
+    one_factors,
 )
 from models.ocs_assignment.model import (
     CONSTRAINTS,
@@ -142,8 +154,12 @@ __all__ = [
     "churn_terms",
     "circuits_from_matrix",
     "device_symmetry",
+    "factor_mesh",
+    "hamiltonian_cycles",
     "hint_start",
+    "mesh_units",
     "objective_floor",
+    "one_factors",
     "realisable_by_theorem",
     "set_objective",
     "solve",

@@ -10,12 +10,19 @@ which holds the formulation, the constructions and the theory in full.
 
 from __future__ import annotations
 
-from collections import Counter, deque
-from collections.abc import Mapping, Sequence
+from collections import Counter, defaultdict, deque
+from collections.abc import Callable, Mapping, Sequence
 
 import networkx as nx
+import numpy as np
 
 from models.ocs_assignment.data import AssignmentProblem, Key, Pair, _degrees
+
+#: A check a long construction calls now and then; it raises to stop the construction (a
+#: caller's time limit). None: never stopped.
+Tick = Callable[[], None] | None
+#: Steps of an inner loop between two calls of the tick (a power of two minus one, as a mask).
+TICK_MASK = 4095
 
 #: States an ejection-chain search may visit before it gives up (the start's effort per circuit).
 MAX_CHAIN_STATES = 20_000
@@ -54,11 +61,13 @@ def realisable_by_theorem(
 # --------------------------------------------------------------------------- 2-factors
 
 
-def _euler_circuits(nodes: int, ends: Sequence[tuple[int, int]]) -> list[list[tuple[int, int]]]:
+def _euler_circuits(
+    nodes: int, ends: Sequence[tuple[int, int]], tick: Tick = None
+) -> list[list[tuple[int, int]]]:
     """Closed trails covering every edge of a multigraph of even degrees (loops allowed).
 
     Each trail is a list of arcs (edge id, tail); consecutive arcs share a vertex. Hierholzer's
-    algorithm, iterative.
+    algorithm, iterative; ``tick`` is called every ``TICK_MASK + 1`` steps.
     """
     adjacency: list[list[int]] = [[] for _ in range(nodes)]
     for e, (u, w) in enumerate(ends):
@@ -68,10 +77,14 @@ def _euler_circuits(nodes: int, ends: Sequence[tuple[int, int]]) -> list[list[tu
     used = [False] * len(ends)
     pointer = [0] * nodes
     trails = []
+    steps = 0
     for start in range(nodes):
         stack: list[tuple[int, int, int]] = [(start, -1, -1)]  # (vertex, edge in, tail)
         trail: list[tuple[int, int]] = []
         while stack:
+            steps += 1
+            if tick is not None and not steps & TICK_MASK:
+                tick()
             u, e_in, tail = stack[-1]
             edges = adjacency[u]
             while pointer[u] < len(edges) and used[edges[pointer[u]]]:
@@ -91,9 +104,11 @@ def _euler_circuits(nodes: int, ends: Sequence[tuple[int, int]]) -> list[list[tu
 
 
 def _split_regular_bipartite(
-    left: int, right: int, arcs: list[tuple[int, int, int]], degree: int
+    left: int, right: int, arcs: list[tuple[int, int, int]], degree: int, tick: Tick = None
 ) -> list[list[int]]:
     """Split a degree-regular bipartite multigraph (id, l, r) into ``degree`` perfect matchings."""
+    if tick is not None:
+        tick()
     if degree == 0:
         return []
     if degree == 1:
@@ -108,24 +123,25 @@ def _split_regular_bipartite(
         mate = nx.bipartite.hopcroft_karp_matching(graph, top_nodes=range(left))
         matching = {edge_of[lo, mate[lo]] for lo in range(left)}
         rest = [a for a in arcs if a[0] not in matching]
-        return [sorted(matching), *_split_regular_bipartite(left, right, rest, degree - 1)]
+        return [sorted(matching), *_split_regular_bipartite(left, right, rest, degree - 1, tick)]
     ends = [(lo, left + ro) for _, lo, ro in arcs]
     halves: tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]] = ([], [])
-    for trail in _euler_circuits(left + right, ends):
+    for trail in _euler_circuits(left + right, ends, tick):
         for position, (index, _) in enumerate(trail):
             halves[position % 2].append(arcs[index])
     return [
-        *_split_regular_bipartite(left, right, halves[0], degree // 2),
-        *_split_regular_bipartite(left, right, halves[1], degree // 2),
+        *_split_regular_bipartite(left, right, halves[0], degree // 2, tick),
+        *_split_regular_bipartite(left, right, halves[1], degree // 2, tick),
     ]
 
 
 def two_factor_assignment(
-    circuits: Sequence[tuple[int, int, int]], ports: Sequence[Sequence[int]]
+    circuits: Sequence[tuple[int, int, int]], ports: Sequence[Sequence[int]], tick: Tick = None
 ) -> dict[Key, int] | None:
     """An exact realisation by the 2-factor construction, or None when the theorem does not apply.
 
-    Returns y[i,j,o] > 0. See the module docstring for the construction.
+    Returns y[i,j,o] > 0. See the module docstring for the construction. ``tick`` is called
+    now and then (it may raise to stop the construction).
     """
     k = theorem_factors(circuits, ports)
     if k is None:
@@ -147,11 +163,11 @@ def two_factor_assignment(
     for t, d in enumerate(deficit):
         ends.extend([(t, t)] * (d // 2))
     arcs = []
-    for trail in _euler_circuits(len(vertices), ends):
+    for trail in _euler_circuits(len(vertices), ends, tick):
         for e, tail in trail:
             a, b = ends[e]
             arcs.append((e, tail, b if a == tail else a))
-    factors = _split_regular_bipartite(len(vertices), len(vertices), arcs, sum(k))
+    factors = _split_regular_bipartite(len(vertices), len(vertices), arcs, sum(k), tick)
     owner = [o for o, ko in enumerate(k) for _ in range(ko)]
     y: Counter[Key] = Counter()
     for factor, o in zip(factors, owner, strict=True):
@@ -186,9 +202,7 @@ class _Layout:
         self.live = p.live_devices()
         self.y: Counter[Key] = Counter()
         self.free = [list(row) for row in p.ports]
-        self.near: list[list[Counter[int]]] = [
-            [Counter() for _ in range(p.devices)] for _ in range(p.blocks)
-        ]
+        self._near: defaultdict[tuple[int, int], Counter[int]] | None = None
         self.placed: Counter[Pair] = Counter()
         self.y0: Counter[Key] = Counter(
             {(i, j, o): y0 for i, j, o, y0 in p.current if p.is_live(i, j, o)}
@@ -197,6 +211,34 @@ class _Layout:
         """Live OCS on which each block has a free port."""
         self.locked = p.keep_surviving
         """Whether circuits of y0 may not be moved (``keep_surviving``)."""
+        self.tick: Tick = None
+        """Called now and then by the long searches (it may raise to stop them)."""
+
+    @property
+    def near(self) -> defaultdict[tuple[int, int], Counter[int]]:
+        """(block u, OCS o) -> circuits of u on o per far end; built from y when first needed.
+
+        Only the ejection chains and the alternating trails read it, so a start whose circuits
+        all go in directly (a million-GPU layer re-placing a failed device's) never builds it.
+        """
+        if self._near is None:
+            near: defaultdict[tuple[int, int], Counter[int]] = defaultdict(Counter)
+            for (a, b, o), k in self.y.items():
+                near[a, o][b] += k
+                near[b, o][a] += k
+            self._near = near
+        return self._near
+
+    def load(self, i: int, j: int, o: int, count: int) -> None:
+        """Add circuits known to fit, without the open sets (``reopen`` brings them up to date)."""
+        self.y[i, j, o] += count
+        self.placed[i, j] += count
+        self.free[i][o] -= count
+        self.free[j][o] -= count
+
+    def reopen(self) -> None:
+        """The open sets from the free ports (after ``load``)."""
+        self.open = [{o for o in self.live if self.free[b][o] > 0} for b in range(self.p.blocks)]
 
     def move(self, i: int, j: int, o: int, count: int) -> None:
         """Add (count > 0) or take away (count < 0) circuits i-j on OCS o."""
@@ -205,15 +247,18 @@ class _Layout:
         if not self.y[a, b, o]:
             del self.y[a, b, o]
         self.placed[a, b] += count
+        near = self._near
         for u, w in ((a, b), (b, a)):
             self.free[u][o] -= count
             if self.free[u][o] > 0 and o not in self.p.failed_devices:
                 self.open[u].add(o)
             else:
                 self.open[u].discard(o)
-            self.near[u][o][w] += count
-            if not self.near[u][o][w]:
-                del self.near[u][o][w]
+            if near is not None:
+                around = near[u, o]
+                around[w] += count
+                if not around[w]:
+                    del around[w]
 
     def place_directly(self, a: int, b: int) -> bool:
         """Put one circuit a-b on the live OCS with the most common free ports, if any."""
@@ -274,7 +319,7 @@ class _Layout:
                         best = (total, len(steps), [*steps, (v, w, d, -1, -1)])
                     continue
                 full = w if room_v > 0 else v
-                for z, count in sorted(self.near[full][d].items()):
+                for z, count in sorted(self.near[full, d].items()):
                     out = (min(full, z), max(full, z), d)
                     if count + min(0, change[out]) <= 0 or {full, z} == {v, w}:
                         continue
@@ -316,7 +361,7 @@ class _Layout:
         queue = deque([start])
         while queue:
             v, c = queue.popleft()
-            for w in sorted(self.near[v][c]):
+            for w in sorted(self.near[v, c]):
                 state = (w, other[c])
                 if state in parent:
                     continue
@@ -358,6 +403,8 @@ class _Layout:
         best: tuple[int, int, int, list[tuple[int, int, int]]] | None = None
         for u, w in ((a, b), (b, a)):
             for on in (o for o in live if self.free[u][o] > 0):
+                if self.tick is not None:
+                    self.tick()
                 for off in (o for o in live if o != on and self.free[w][o] > 0):
                     flips = self.trail(u, w, on, off)
                     if flips is not None and (best is None or len(flips) < len(best[3])):
@@ -372,22 +419,84 @@ class _Layout:
         return True
 
 
-def _fill(p: AssignmentProblem, layout: _Layout) -> dict[Key, int]:
+def _fill(p: AssignmentProblem, layout: _Layout, tick: Tick = None) -> dict[Key, int]:
     """Place the missing circuits: where two free ports meet, else by a chain, else a trail."""
     missing = [
         (i, j)
         for (i, j), x in sorted(p.live_target().items(), key=lambda item: (-item[1], item[0]))
         for _ in range(x - layout.placed[i, j])
     ]
-    later = [pair for pair in missing if not layout.place_directly(*pair)]
+    later = []
+    for n, pair in enumerate(missing):
+        if tick is not None and not n & TICK_MASK:
+            tick()
+        if not layout.place_directly(*pair):
+            later.append(pair)
     for pair in later:
+        if tick is not None:
+            tick()
         if not (layout.place_directly(*pair) or layout.place_by_chain(*pair)):
             layout.place_by_trail(*pair)
     return dict(layout.y)
 
 
+def _in_bounds(p: AssignmentProblem) -> Callable[[int, int, int], bool]:
+    """Whether the model has a variable y[i,j,o] (a key of ``variable_bounds``), key by key.
+
+    The full table holds pairs x devices entries: 17.6 million at a million GPUs.
+    """
+    target = p.live_target()
+    failed = p.failed_devices
+    ports = p.ports
+
+    def has(i: int, j: int, o: int) -> bool:
+        x = target.get((i, j), 0)
+        return (
+            x > 0
+            and 0 <= o < p.devices
+            and o not in failed
+            and min(x, ports[i][o], ports[j][o]) > 0
+        )
+
+    return has
+
+
+def _load_current(
+    p: AssignmentProblem, layout: _Layout, has: Callable[[int, int, int], bool]
+) -> None:
+    """Keep what is still live of y0 and fits, in sorted order (each up to what still fits).
+
+    When everything kept fits whole (no block's ports and no pair's target exceeded by the
+    circuits kept), the order cannot matter and the circuits are loaded in bulk; otherwise one
+    by one, each cut to what is left of its ports and its pair's target.
+    """
+    target = p.live_target()
+    kept = [(i, j, o, y0) for i, j, o, y0 in p.current if has(i, j, o)]
+    if kept and min(y0 for *_, y0 in kept) > 0:
+        rows = np.array(kept, dtype=np.int64)
+        ports = np.array(p.ports, dtype=np.int64).reshape(p.blocks, p.devices)
+        use = np.bincount(
+            np.concatenate([rows[:, 0], rows[:, 1]]) * p.devices
+            + np.concatenate([rows[:, 2], rows[:, 2]]),
+            weights=np.concatenate([rows[:, 3], rows[:, 3]]),
+            minlength=p.blocks * p.devices,
+        ).reshape(p.blocks, p.devices)
+        per_pair: Counter[Pair] = Counter()
+        for i, j, _, y0 in kept:
+            per_pair[i, j] += y0
+        if (use <= ports).all() and all(k <= target[pair] for pair, k in per_pair.items()):
+            for i, j, o, y0 in kept:
+                layout.load(i, j, o, y0)
+            layout.reopen()
+            return
+    for i, j, o, y0 in sorted(kept):
+        fits = min(layout.free[i][o], layout.free[j][o], target[i, j] - layout.placed[i, j])
+        if min(y0, fits) > 0:
+            layout.move(i, j, o, min(y0, fits))
+
+
 def starting_assignment(
-    p: AssignmentProblem, bounds: Mapping[Key, int] | None = None
+    p: AssignmentProblem, bounds: Mapping[Key, int] | None = None, tick: Tick = None
 ) -> dict[Key, int]:
     """A valid (ports never exceeded, y <= x) start, exact whenever the theorem applies.
 
@@ -395,7 +504,8 @@ def starting_assignment(
     two free ports meet, then by ejection chains, then by alternating trails (circuits of y0
     stay put under ``keep_surviving``). Without: the 2-factor construction on the live OCS and
     blocks when it applies, else the same placement from nothing. Circuits it cannot place stay
-    missing.
+    missing. ``bounds``: the model's variable bounds, when built (else each key is checked on
+    its own); ``tick`` is called now and then (it may raise to stop the construction).
     """
     target = p.live_target()
     if not p.current:
@@ -403,14 +513,18 @@ def starting_assignment(
             tuple(0 if o in p.failed_devices else p.ports[b][o] for o in range(p.devices))
             for b in range(p.blocks)
         ]
-        built = two_factor_assignment([(i, j, x) for (i, j), x in target.items()], live)
+        built = two_factor_assignment([(i, j, x) for (i, j), x in target.items()], live, tick)
         if built is not None:
             return built
-    bounds = variable_bounds(p) if bounds is None else bounds
+    if bounds is None:
+        has = _in_bounds(p)
+    else:
+        table = bounds
+
+        def has(i: int, j: int, o: int) -> bool:
+            return (i, j, o) in table
+
     layout = _Layout(p)
-    for i, j, o, y0 in sorted(p.current):
-        if (i, j, o) in bounds:
-            fits = min(layout.free[i][o], layout.free[j][o], target[i, j] - layout.placed[i, j])
-            if min(y0, fits) > 0:
-                layout.move(i, j, o, min(y0, fits))
-    return _fill(p, layout)
+    layout.tick = tick
+    _load_current(p, layout, has)
+    return _fill(p, layout, tick)

@@ -13,6 +13,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
+
 from models.status import Status
 
 #: (i, j) with i < j: a pair of blocks.
@@ -96,16 +99,26 @@ def churn(
     old: Iterable[tuple[int, int, int, int]], new: Iterable[tuple[int, int, int, int]]
 ) -> tuple[int, int]:
     """(removed, added) = (sum max(0, y0 - y), sum max(0, y - y0)) over (i, j, o)."""
-    before: Counter[Key] = Counter()
-    after: Counter[Key] = Counter()
-    for i, j, o, y in old:
-        before[i, j, o] += y
-    for i, j, o, y in new:
-        after[i, j, o] += y
-    keys = before.keys() | after.keys()
-    removed = sum(max(0, before[k] - after[k]) for k in keys)
-    added = sum(max(0, after[k] - before[k]) for k in keys)
-    return removed, added
+    before = np.array(list(old), dtype=np.int64).reshape(-1, 4)
+    after = np.array(list(new), dtype=np.int64).reshape(-1, 4)
+    rows = np.concatenate([before, after])
+    if not len(rows):
+        return 0, 0
+    keys = key_codes(rows[:, :3])
+    sign = np.concatenate([-np.ones(len(before), np.int64), np.ones(len(after), np.int64)])
+    _, slot = np.unique(keys, return_inverse=True)
+    delta = np.bincount(slot, weights=sign * rows[:, 3]).astype(np.int64)
+    return int(-delta[delta < 0].sum()), int(delta[delta > 0].sum())
+
+
+def key_codes(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """One integer per row of integer columns, equal exactly where the rows are equal."""
+    low = keys.min(axis=0)
+    span = keys.max(axis=0) - low + 1
+    code = np.zeros(len(keys), dtype=np.int64)
+    for c in range(keys.shape[1]):
+        code = code * span[c] + (keys[:, c] - low[c])
+    return code
 
 
 def _degrees(circuits: Iterable[tuple[int, int, int]]) -> Counter[int]:

@@ -12,7 +12,13 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
+
 from models.ocs_assignment.data import Assignment, AssignmentProblem, Key, Pair
+
+#: Circuits from which ``validate_assignment`` first checks in bulk (numpy) and walks the
+#: circuits one by one only when the bulk check finds something to say.
+BULK_CHECK_FROM = 10_000
 
 # --------------------------------------------------------------------------- validation
 
@@ -57,8 +63,11 @@ def validate_assignment(problem: AssignmentProblem, assignment: Assignment) -> l
     OCS port carries at most one circuit (per block and OCS, the circuits through it are at most
     its ports), that no circuit sits on a failed OCS or block, that no pair gets more circuits
     than asked (exactly as many unless failures or best effort allow fewer), the kept circuits
-    under ``keep_surviving``, and the reported counts.
+    under ``keep_surviving``, and the reported counts. Large assignments are first checked in
+    bulk (``_clean``); the messages come from the walk below, which runs when that finds a fault.
     """
+    if len(assignment.circuits) >= BULK_CHECK_FROM and _clean(problem, assignment):
+        return []
     issues: list[str] = []
     if not assignment.status.has_solution:
         if assignment.circuits:
@@ -121,3 +130,83 @@ def validate_assignment(problem: AssignmentProblem, assignment: Assignment) -> l
             if alive and after.get((i, j, o), 0) < y0:
                 issues.append(f"surviving circuit(s) {i}-{j} on OCS {o} were not kept")
     return issues
+
+
+def _clean(problem: AssignmentProblem, assignment: Assignment) -> bool:
+    """Whether ``validate_assignment`` has nothing to say, decided on arrays (True: no issue).
+
+    The same rules, in bulk: False whenever any of them could fail, so the walk then finds
+    and words every issue.
+    """
+    if not assignment.status.has_solution:
+        return not assignment.circuits
+    n, m = problem.blocks, problem.devices
+    y = np.array(assignment.circuits, dtype=np.int64).reshape(-1, 4)
+    i, j, o, k = y.T
+    if not ((0 <= i) & (i < j) & (j < n) & (0 <= o) & (o < m) & (k > 0)).all():
+        return False
+    key = (i * n + j) * m + o
+    if len(np.unique(key)) != len(key):
+        return False
+    if problem.failed_devices and np.isin(o, list(problem.failed_devices)).any():
+        return False
+    if problem.failed_blocks:
+        dead = list(problem.failed_blocks)
+        if (np.isin(i, dead) | np.isin(j, dead)).any():
+            return False
+    ports = np.array(problem.ports, dtype=np.int64).reshape(n, m)
+    used = np.bincount(
+        np.concatenate([i, j]) * m + np.concatenate([o, o]),
+        weights=np.concatenate([k, k]),
+        minlength=n * m,
+    )
+    if (used > ports.ravel()).any():
+        return False
+    got = np.bincount(i * n + j, weights=k, minlength=n * n).astype(np.int64)
+    asked = np.zeros(n * n, dtype=np.int64)
+    for a, b, x in problem.circuits:
+        if not 0 <= a < b < n:
+            return False
+        asked[a * n + b] = x
+    if (got > asked).any():
+        return False
+    partial = problem.best_effort or problem.failed_devices or problem.failed_blocks
+    if not partial and (got != asked).any():
+        return False
+    realised, requested = int(got.sum()), int(asked.sum())
+    if (assignment.realised, assignment.requested) != (realised, requested):
+        return False
+    if realised > requested:
+        return False
+    y0 = np.array(problem.current, dtype=np.int64).reshape(-1, 4)
+    if (
+        len(y0)
+        and not (
+            (0 <= y0[:, 0])
+            & (y0[:, 0] < y0[:, 1])
+            & (y0[:, 1] < n)
+            & (0 <= y0[:, 2])
+            & (y0[:, 2] < m)
+        ).all()
+    ):
+        return False
+    both = np.concatenate([(y0[:, 0] * n + y0[:, 1]) * m + y0[:, 2], key])
+    change = np.concatenate([-y0[:, 3], k])
+    _, slot = np.unique(both, return_inverse=True)
+    delta = np.bincount(slot, weights=change).astype(np.int64)
+    if (assignment.removed, assignment.added) != (
+        int(-delta[delta < 0].sum()),
+        int(delta[delta > 0].sum()),
+    ):
+        return False
+    if problem.keep_surviving and len(y0):
+        alive = ~np.isin(y0[:, 2], list(problem.failed_devices)) & ~(
+            np.isin(y0[:, 0], list(problem.failed_blocks))
+            | np.isin(y0[:, 1], list(problem.failed_blocks))
+        )
+        # A surviving circuit is kept when y >= y0 on its key: where y0 lists a key once, that
+        # key's change is y - y0 >= 0.
+        _, counts = np.unique(slot[: len(y0)], return_counts=True)
+        if (counts > 1).any() or (delta[slot[: len(y0)]][alive] < 0).any():
+            return False
+    return True

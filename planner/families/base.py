@@ -148,13 +148,20 @@ class Family(Protocol):
         ...
 
     def after_solve(
-        self, design: Design, inst: Instance, time_limit_s: float, demand_of: DemandOf
+        self, design: Design, inst: Instance, deadline: Deadline, demand_of: DemandOf
     ) -> Design:
-        """The chosen design after the family's post-solve steps (identity when none)."""
+        """The chosen design after the family's post-solve steps (identity when none).
+
+        ``deadline`` is the command's end: a step it cuts is left out or falls back to a valid
+        construction, and the design says so in a note (``planner.deadline.cut_note``).
+        """
         ...
 
-    def search_tables(self, design: Design) -> dict[str, pl.DataFrame]:
-        """Tables a solve adds that depend on the search (kept by ``simulate``), by name."""
+    def search_tables(self, design: Design, deadline: Deadline) -> dict[str, pl.DataFrame | None]:
+        """Tables a solve adds that depend on the search (kept by ``simulate``), by name.
+
+        Computed within ``deadline``: a table it cut is None, and the plan notes it was left out.
+        """
         ...
 
     def extra_tables(self, design: Design) -> dict[str, pl.DataFrame]:

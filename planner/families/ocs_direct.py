@@ -122,21 +122,41 @@ class OcsDirect:
         )
 
     def after_solve(
-        self, design: Design, inst: Instance, time_limit_s: float, demand_of: DemandOf
+        self, design: Design, inst: Instance, deadline: Deadline, demand_of: DemandOf
     ) -> Design:
-        """Engineer the circuits (uniform or the [verify] demand) and assign them to devices."""
+        """Engineer the circuits (uniform or the [verify] demand) and assign them to devices.
+
+        The circuits must exist, so they get what is left of ``deadline`` but at least
+        ``planner.deadline.MIN_STEP_S``; what that cuts (the engineering for the demand, the
+        generic placement) falls back to the uniform mesh placed whole, noted in the design.
+        """
+        from dataclasses import replace
+
         from planner import ocs
+        from planner.deadline import Deadline
 
         uniform = inst.search.ocs_demand == "uniform"
         demand = None if uniform else demand_of(design, simulated_verify(inst, design))
-        circuits = ocs.engineer(design, demand, time_limit_s=time_limit_s).circuits
-        return ocs.with_circuits(design, circuits)
+        step = Deadline.after(deadline.step_s(), deadline.clock)
+        engineered = ocs.engineer(design, demand, deadline=step)
+        out = ocs.with_circuits(design, engineered.circuits)
+        return replace(out, notes=out.notes + engineered.cut) if engineered.cut else out
 
-    def search_tables(self, design: Design) -> dict[str, pl.DataFrame]:
-        """The reconfiguration table of the design's circuits."""
+    def search_tables(self, design: Design, deadline: Deadline) -> dict[str, pl.DataFrame | None]:
+        """The reconfiguration table of the design's circuits; None when the deadline cut it.
+
+        It is not needed for the design to exist, so it is not started once the deadline has
+        passed, and is stopped when it passes inside it.
+        """
         from planner import ocs
+        from planner.deadline import DeadlineExpired
 
-        return {"reconfiguration": ocs.reconfiguration_table(design, 0)}
+        if deadline.expired:
+            return {"reconfiguration": None}
+        try:
+            return {"reconfiguration": ocs.reconfiguration_table(design, 0, deadline=deadline)}
+        except DeadlineExpired:
+            return {"reconfiguration": None}
 
     def extra_tables(self, design: Design) -> dict[str, pl.DataFrame]:
         """The circuits and the OCS devices."""

@@ -173,7 +173,8 @@ class OcsTorus:
         """The pod of the [torus] section, under the restriction None only (no packet switch).
 
         The sizing is closed-form (``planner.torus.plan_torus``); it is not started when the
-        deadline has passed (``TIME_LIMIT``, no bound).
+        deadline has passed (``TIME_LIMIT``, no bound). The slices' torus checks it runs stop at
+        the deadline; those not run are in the design's notes.
         """
         from planner.errors import InputError
         from planner.families.base import Sized
@@ -189,12 +190,14 @@ class OcsTorus:
         if deadline.expired:
             return [Sized(Status.TIME_LIMIT, 1, 1)]
         start = time.perf_counter()
-        plan = plan_torus(inst, catalog)
+        plan = plan_torus(inst, catalog, deadline)
         wall = time.perf_counter() - start
         sizing = plan.sizing
         if sizing.status is not Status.OPTIMAL or sizing.spares is None:
             return [Sized(Status.INFEASIBLE, 1, 1, wall_s=wall, reason=sizing.reason or "")]
         design = _design(inst, catalog, plan, wall)
+        if plan.cut:
+            design = replace(design, notes=design.notes + plan.cut)
         return [
             Sized(
                 Status.OPTIMAL,
@@ -246,12 +249,12 @@ class OcsTorus:
         return None
 
     def after_solve(
-        self, design: Design, inst: Instance, time_limit_s: float, demand_of: DemandOf
+        self, design: Design, inst: Instance, deadline: Deadline, demand_of: DemandOf
     ) -> Design:
         """The pod as sized: its circuits follow from the slices."""
         return design
 
-    def search_tables(self, design: Design) -> dict[str, pl.DataFrame]:
+    def search_tables(self, design: Design, deadline: Deadline) -> dict[str, pl.DataFrame | None]:
         """None."""
         return {}
 
@@ -362,22 +365,15 @@ class OcsTorus:
         """Routers and latency on the longest path within the requirements.
 
         The diameter is recomputed independently of the wiring's formula: breadth-first search
-        on each slice's chip graph as its circuits build it (``models.torus_ocs.chip_graph``).
+        on each slice's chip graph as its circuits build it (``_eccentricity``).
         """
-        import networkx as nx
-
-        from models import torus_ocs as to
         from planner.torus import compose_slices
         from planner.validation import Violation
 
         w = _wiring(design)
         out: list[Violation] = []
         composed, _ = compose_slices(w.cube, [list(s) for s in w.slices], w.twisted)
-        diameter = 0
-        for sl in composed:
-            g = nx.Graph(to.chip_graph(sl))
-            source = next(iter(g.nodes))
-            diameter = max(diameter, max(nx.single_source_shortest_path_length(g, source).values()))
+        diameter = max(_eccentricity(sl) for sl in composed)
         r = design.requirements
         routers = diameter + 1
         if r.max_switch_hops is not None and routers > r.max_switch_hops:
@@ -402,6 +398,26 @@ class OcsTorus:
                 )
             )
         return out
+
+
+def _eccentricity(sl: Any) -> int:
+    """Links on the longest shortest path from the slice's first chip, on its chip graph.
+
+    Breadth-first search (scipy) over the links ``models.torus_ocs.chip_graph`` holds, built
+    as arrays (``chip_links``), from the graph's first node: the slice's diameter, a torus
+    being vertex-transitive.
+    """
+    import numpy as np
+    import scipy.sparse as sparse
+    from scipy.sparse.csgraph import shortest_path
+
+    from models import torus_ocs as to
+
+    a, b = to.chip_links(sl)
+    chips = len(sl.placement) * sl.cube**3
+    graph = sparse.csr_matrix((np.ones(len(a)), (a, b)), shape=(chips, chips))
+    hops = shortest_path(graph, directed=False, unweighted=True, indices=0)
+    return int(hops[np.isfinite(hops)].max())
 
 
 def _wiring(design: Design) -> OcsTorusWiring:

@@ -188,12 +188,12 @@ class RailOptimized:
         return None
 
     def after_solve(
-        self, design: Design, inst: Instance, time_limit_s: float, demand_of: DemandOf
+        self, design: Design, inst: Instance, deadline: Deadline, demand_of: DemandOf
     ) -> Design:
         """The design as solved."""
         return design
 
-    def search_tables(self, design: Design) -> dict[str, pl.DataFrame]:
+    def search_tables(self, design: Design, deadline: Deadline) -> dict[str, pl.DataFrame | None]:
         """None."""
         return {}
 

@@ -9,6 +9,19 @@ case runs in a fresh Python process, so its peak resident memory is its own (imp
 ``--write-instances DIR`` writes each case's instance file instead, to time the CLI on it
 (``/usr/bin/time -v uv run fabric-planner solve DIR/<case>.toml --no-verify``).
 
+Other cases of the 1M-GPU issue (every command bounded by its time limit):
+
+- ``--verify``: plan with the verification on (the instance's default ``[verify]``), as
+  ``fabric-planner solve`` without ``--no-verify``; the row says the verdict and how many
+  simulation steps the limit cut.
+- ``--ocs-ports N``: the catalog's OCS has N ports instead of 136 (a user catalog written into a
+  temporary folder, or next to the instances with ``--write-instances``): with 576 ports the
+  million-chip OCS torus pod (256 cubes of 16^3 and its spares) fits one pod.
+- ``--command torus``: time ``plan_torus`` (``fabric-planner torus``) on the ``ocs_torus`` cases
+  instead of ``plan``.
+- ``--cap-gib G``: each case's address space is capped at G GiB (RLIMIT_AS, as ``ulimit -v``), so
+  a case that would exhaust the machine ends with a MemoryError in its row instead.
+
 Not part of the default test run: timings are reported, never asserted. Targets: issue 2,
 131,072 GPUs <= 5 s and 1,048,576 <= 30 s for the Clos; the 1M-GPU issue, every family ends
 within its time limit, proven optimal or with its gap stated.
@@ -41,6 +54,10 @@ from pathlib import Path
 from typing import Any
 
 FAMILIES = ("clos", "rail_optimized", "rail_only", "torus", "ocs_direct", "ocs_torus")
+#: Ports of the catalog's OCS (``palomar-136``), as the default catalog states them.
+CATALOG_OCS_PORTS = 136
+#: Address space of each case, GiB (the machine has 24; other work shares it).
+CAP_GIB = 12.0
 SIZES = (1024, 16_384, 131_072, 1_048_576)
 TIME_LIMIT_S = 60.0
 #: Cube sides an OCS torus pod may take (16 is the schema's largest), and the most cubes a slice
@@ -61,8 +78,28 @@ def _slice(chips: int, cube: int) -> list[int]:
     return sorted(shape, reverse=True)
 
 
-def instance_data(family: str, gpus: int) -> dict[str, Any]:
-    """The instance of one bench case, as the data of an instance file."""
+def catalog_with_ocs_ports(ports: int, folder: Path) -> Path:
+    """The default catalog with its OCS at ``ports`` ports, written into ``folder``."""
+    from importlib import resources
+
+    text = (resources.files("planner") / "catalog" / "default.toml").read_text(encoding="utf-8")
+    line = f"ports = {CATALOG_OCS_PORTS}\n"
+    if text.count(line) != 1:
+        raise SystemExit(f"the default catalog no longer has one OCS of {CATALOG_OCS_PORTS} ports")
+    path = folder / f"catalog-ocs-{ports}.toml"
+    path.write_text(text.replace(line, f"ports = {ports}\n"), encoding="utf-8")
+    return path
+
+
+def instance_data(family: str, gpus: int, catalog: Path | None = None) -> dict[str, Any]:
+    """The instance of one bench case, as the data of an instance file (``catalog``: a user's)."""
+    data = _instance_data(family, gpus)
+    if catalog is not None:
+        data["search"] = {**data["search"], "catalog": str(catalog)}
+    return data
+
+
+def _instance_data(family: str, gpus: int) -> dict[str, Any]:
     layout = {"nodes_per_rack": 4, "racks_per_row": 32}
     constraints: dict[str, Any] = {"max_oversubscription": 1.0, "max_switch_hops": 5}
     cluster = {**_cluster_1m(gpus), "nic": "connectx-8"}
@@ -108,23 +145,60 @@ def to_toml(data: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_case(family: str, gpus: int, time_limit_s: float) -> dict[str, Any]:
+def run_case(
+    family: str,
+    gpus: int,
+    time_limit_s: float,
+    *,
+    verify: bool = False,
+    ocs_ports: int | None = None,
+    command: str = "plan",
+) -> dict[str, Any]:
     """Plan one case in this process: wall seconds, status, gap, peak memory, a note."""
-    from planner.api import plan
+    import tempfile
+
+    from planner.api import plan, plan_torus
+    from planner.deadline import cut_notes
     from planner.loading import load_catalog
     from planner.schema.instance import Instance
 
-    inst = Instance.model_validate(instance_data(family, gpus))
-    catalog = load_catalog("default")
-    start = time.perf_counter()
-    result = plan(inst, catalog=catalog, time_limit_s=time_limit_s, verify=False)
-    wall = time.perf_counter() - start
+    with tempfile.TemporaryDirectory() as folder:
+        path = None if ocs_ports is None else catalog_with_ocs_ports(ocs_ports, Path(folder))
+        inst = Instance.model_validate(instance_data(family, gpus, path))
+        catalog = load_catalog("default" if path is None else str(path))
+        start = time.perf_counter()
+        if command == "torus":
+            pod = plan_torus(inst, catalog=catalog, time_limit_s=time_limit_s)
+            wall = time.perf_counter() - start
+            row = pod.pod.row(0, named=True)
+            checked = pod.slices["torus_ok"].to_list() + pod.failure["torus_ok"].to_list()
+            return {
+                "family": family,
+                "gpus": gpus,
+                "wall_s": wall,
+                "status": row["status"],
+                "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                "note": (
+                    f"torus: {row['cubes']} cubes of {row['cube']}^3, "
+                    f"{int(pod.slices['circuits'].sum()):,} circuits, checks "
+                    f"{checked.count(True)} ok / {checked.count(False)} broken / "
+                    f"{checked.count(None)} cut"
+                    if row["spares"] is not None
+                    else row["reason"]
+                ),
+            }
+        result = plan(inst, catalog=catalog, time_limit_s=time_limit_s, verify=verify)
+        wall = time.perf_counter() - start
     d = result.design
     note = (
         f"{d.planes} plane(s), {len(d.tiers)} switch group(s), ${d.objective_usd / 1e6:,.1f}M"
         if d is not None
         else (result.explanation[0] if result.explanation else "")
     )
+    if d is not None and cut_notes(d.notes):
+        note += f"; {len(cut_notes(d.notes))} post-solve step(s) cut"
+    if result.sim is not None:
+        note += f"; verdict {result.sim.verdict}, {len(result.sim.cut)} simulation step(s) cut"
     return {
         "family": family,
         "gpus": gpus,
@@ -137,10 +211,18 @@ def run_case(family: str, gpus: int, time_limit_s: float) -> dict[str, Any]:
     }
 
 
-def run_isolated(family: str, gpus: int, time_limit_s: float) -> dict[str, Any]:
-    """``run_case`` in a fresh Python process (its own peak memory)."""
-    args = [sys.executable, __file__, "--case", family, str(gpus), "--time-limit"]
-    done = subprocess.run([*args, str(time_limit_s)], capture_output=True, text=True, check=False)
+def run_isolated(family: str, gpus: int, args: argparse.Namespace) -> dict[str, Any]:
+    """``run_case`` in a fresh Python process (its own peak memory), its address space capped."""
+    argv = [sys.executable, __file__, "--case", family, str(gpus)]
+    argv += ["--time-limit", str(args.time_limit), "--command", args.command]
+    argv += ["--verify"] if args.verify else []
+    argv += [] if args.ocs_ports is None else ["--ocs-ports", str(args.ocs_ports)]
+    cap = int(args.cap_gib * 2**30)
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, preexec_fn=limit)
     if done.returncode != 0:
         tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
         return {"family": family, "gpus": gpus, "status": "crashed", "note": tail}
@@ -195,11 +277,42 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         metavar="DIR",
         help="write each case's instance file into DIR (for timing the CLI) and exit",
     )
+    parser.add_argument(
+        "--verify",
+        action="store_true",
+        help="plan with the verification on (the instance's default [verify])",
+    )
+    parser.add_argument(
+        "--ocs-ports",
+        type=int,
+        metavar="N",
+        help=f"ports of the catalog's OCS (a user catalog; default: {CATALOG_OCS_PORTS})",
+    )
+    parser.add_argument(
+        "--command",
+        choices=("plan", "torus"),
+        default="plan",
+        help="what to time: plan (fabric-planner solve) or, for ocs_torus, plan_torus "
+        "(fabric-planner torus) (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--cap-gib",
+        type=float,
+        default=CAP_GIB,
+        metavar="G",
+        help="address space of each case in GiB, as ulimit -v (default: %(default)s)",
+    )
     parser.add_argument("--case", nargs=2, metavar=("FAMILY", "GPUS"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     bad = [g for g in args.sizes if g < 1024 or g & (g - 1)]
     if bad:
         parser.error(f"--sizes: {bad} are not powers of two of at least 1,024")
+    if args.command == "torus" and args.case is None and set(args.families) - {"ocs_torus"}:
+        parser.error(
+            "--command torus: plan_torus plans ocs_torus cases only (--families ocs_torus)"
+        )
+    if args.ocs_ports is not None and args.ocs_ports < 2:
+        parser.error("--ocs-ports: an OCS has at least 2 ports")
     return args
 
 
@@ -207,24 +320,44 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.case is not None:
         family, gpus = args.case
-        print(json.dumps(run_case(family, int(gpus), args.time_limit)))
+        row = run_case(
+            family,
+            int(gpus),
+            args.time_limit,
+            verify=args.verify,
+            ocs_ports=args.ocs_ports,
+            command=args.command,
+        )
+        print(json.dumps(row))
         return 0
     cases = [(f, g) for f in args.families for g in args.sizes]
     if args.write_instances is not None:
         args.write_instances.mkdir(parents=True, exist_ok=True)
+        catalog = (
+            None
+            if args.ocs_ports is None
+            else catalog_with_ocs_ports(args.ocs_ports, args.write_instances).resolve()
+        )
         for family, gpus in cases:
             path = args.write_instances / f"bench-{family}-{gpus}.toml"
-            path.write_text(to_toml(instance_data(family, gpus)))
+            path.write_text(to_toml(instance_data(family, gpus, catalog)))
             print(path)
         return 0
-    print(f"time limit {args.time_limit:g} s per plan, verification off")
+    what = "plan_torus" if args.command == "torus" else "plan"
+    checks = (
+        ""
+        if args.command == "torus"
+        else (", verification on" if args.verify else ", verification off")
+    )
+    ports = "" if args.ocs_ports is None else f", {args.ocs_ports}-port OCS"
+    print(f"time limit {args.time_limit:g} s per {what}{checks}{ports}, cap {args.cap_gib:g} GiB")
     head = (
         f"{'family':<15} {'GPUs':>10} {'wall s':>8} {'search s':>8} {'status':>11} {'gap':>8} "
         f"{'peak MiB':>8}"
     )
     print(head + "  design or why none")
     for family, gpus in cases:
-        print(_row(run_isolated(family, gpus, args.time_limit)), flush=True)
+        print(_row(run_isolated(family, gpus, args)), flush=True)
     return 0
 
 
