@@ -328,6 +328,9 @@ def run_plan(
         if result.sim is not None and result.sim.cut:
             advice = time_limit_advice(result.sim, workload=inst.workload is not None)
             typer.echo(f"verification: {result.sim.verdict}: {advice}", err=True)
+        if result.sim is not None:
+            for step in result.sim.over_memory:
+                typer.echo(f"verification: not simulated for memory: {step}", err=True)
         if result.sim is not None and result.sim.verdict == "fails":
             typer.echo("verification: the design fails its [verify] requirements:", err=True)
             for reason in result.sim.reasons:
@@ -1027,6 +1030,8 @@ def simulate_cmd(
         typer.echo(f"reports: {outdir}")
         if sim.cut:
             typer.echo(f"verification: {sim.verdict}: {time_limit_advice(sim)}", err=True)
+        for step in sim.over_memory:
+            typer.echo(f"verification: not simulated for memory: {step}", err=True)
     raise typer.Exit(EXIT_FAILS if sim.verdict == "fails" else EXIT_FOUND)
 
 

@@ -1228,6 +1228,8 @@ def _sim_section(sim: SimResult, tables: dict[str, pl.DataFrame]) -> list[str]:
         out += ["### Failures", "", markdown_table(tables["sim_failures"]), ""]
     if sim.notes:
         out += ["### What the figures rest on", ""] + [f"- {n}" for n in sim.notes] + [""]
+    if sim.over_memory:
+        out += ["### Not simulated (memory)", ""] + [f"- {c}" for c in sim.over_memory] + [""]
     if sim.cut:
         out += ["### Not simulated (time limit)", ""] + [f"- {c}" for c in sim.cut] + [""]
         advice = time_limit_advice(sim, workload="workload" in tables, steps=False)

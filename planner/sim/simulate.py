@@ -101,6 +101,9 @@ class SimResult:
     time_limit_hint_s: float | None = None
     """With steps cut: a ``--time-limit`` (seconds, for the whole command) under which they
     would have run too, estimated from the steps that did (``suggest_time_limit_s``)."""
+    over_memory: tuple[str, ...] = ()
+    """Steps not run because their routing tables would pass ``verify.memory_budget_gib``
+    (``OverMemory``), each with the reason."""
     notes: tuple[str, ...] = ()
     """What the figures rest on beyond the model: phases streamed under the memory budget or
     the re-sharing cap, whose flow percentiles come from a sample."""
@@ -191,6 +194,37 @@ MIN_CHUNK_FLOWS = 1_000
 #: Share of the memory left under the budget that one chunk's routes may take.
 BUDGET_SAFETY = 0.8
 BYTES_PER_GIB = 2**30
+#: Bytes per entry of a routing strategy's distance table (switches x destination leaves): the
+#: int16 distance and the temporaries that build it (a float32 reach, a float64 search row).
+TABLE_BYTES_PER_ENTRY = 8.0
+
+
+class OverMemory(Exception):
+    """A step whose routing tables alone would pass ``verify.memory_budget_gib``: not run.
+
+    Streaming splits a phase's flows, not the distance table every chunk routes with (one
+    column per destination leaf), so a table over the budget cannot be streamed.
+    """
+
+
+def check_table_memory(fabric: Fabric, phase: tr.Phase, budget_gib: float | None) -> None:
+    """Raise ``OverMemory`` when the phase's distance table would not fit the memory budget.
+
+    need = switches x destination leaves x TABLE_BYTES_PER_ENTRY, against budget x
+    BUDGET_SAFETY (the room a stream plans with).
+    """
+    if budget_gib is None or phase.flows == 0:
+        return
+    leaves = int(np.unique(fabric.leaf_of(phase.dst)).size)
+    need = float(fabric.switches) * leaves * TABLE_BYTES_PER_ENTRY
+    if need > budget_gib * BYTES_PER_GIB * BUDGET_SAFETY:
+        raise OverMemory(
+            f"its routing table ({fabric.switches:,} switches x {leaves:,} destination leaves, "
+            f"about {need / BYTES_PER_GIB:,.1f} GiB) does not fit verify.memory_budget_gib = "
+            f"{budget_gib:g}"
+        )
+
+
 #: Healthy-plane completions already computed: (phase id, routing, seed, planes up) ->
 #: (completion, flows the healthy plane cuts off). Scenarios whose failed plane cuts no flow off
 #: reuse them instead of routing the healthy planes again.
@@ -512,6 +546,7 @@ def run_traffic(
     for i, whole in enumerate(traffic.phases):
         split = None if scale_up is None else scale_up.split(whole)
         phase = whole if split is None else split.scale_out
+        check_table_memory(fabric, phase, memory_budget_gib)
         stream = plan_stream(fabric, phase, routing, seed, memory_budget_gib, max_flows)
         if split is not None and not phase.flows:
             run = _empty_run(fabric, with_utilisation and i == 0)
@@ -826,6 +861,7 @@ def simulate(
     # (trials one each): what the suggested time limit is estimated from.
     began: list[float] = []
     steps_cut = 0
+    over_memory: list[str] = []
     fabric = build_fabric(design)
     nic_gbps = fabric.nic_speed_gbps * fabric.planes
     routings = [Routing(r) for r in verify.routing]
@@ -897,6 +933,9 @@ def simulate(
                 cut_steps.append(f"{spec.label}, {routing.value} (stopped while running)")
                 steps_cut += 1
                 continue
+            except OverMemory as exc:
+                over_memory.append(f"{spec.label}, {routing.value}: {exc}")
+                continue
             healthy_time[spec.label, routing.value] = total
             coll_rows.append(
                 _collective_row(
@@ -921,6 +960,9 @@ def simulate(
             except DeadlineExpired:
                 cut_steps.append(f"{spec.label}, {sc.name} (stopped while running)")
                 steps_cut += 1
+                continue
+            except OverMemory as exc:
+                over_memory.append(f"{spec.label}, {sc.name}: {exc}")
                 continue
             coll_rows.append(
                 _collective_row(
@@ -984,12 +1026,20 @@ def simulate(
     wall_s = time.perf_counter() - start
     step_s = np.diff(np.append(began, trials_began)).tolist() + trial_s
     hint_s = suggest_time_limit_s(deadline.elapsed_s(), step_s, steps_cut)
-    if cut_steps and verdict != "fails":
+    if (cut_steps or over_memory) and verdict != "fails":
         verdict = INCOMPLETE
-        reasons = (
-            f"the time limit passed before {len(cut_steps)} simulation step"
-            f"{'s' if len(cut_steps) > 1 else ''} ran: {'; '.join(cut_steps)}",
-        )
+        reasons = ()
+        if cut_steps:
+            reasons += (
+                f"the time limit passed before {len(cut_steps)} simulation step"
+                f"{'s' if len(cut_steps) > 1 else ''} ran: {'; '.join(cut_steps)}",
+            )
+        if over_memory:
+            reasons += (
+                f"{len(over_memory)} simulation step{'s' if len(over_memory) > 1 else ''} not "
+                f"run for memory (raise verify.memory_budget_gib on a machine that has it): "
+                f"{'; '.join(over_memory)}",
+            )
     return SimResult(
         collectives,
         links,
@@ -1000,6 +1050,7 @@ def simulate(
         wall_s,
         tuple(cut_steps),
         hint_s,
+        tuple(over_memory),
         tuple(dict.fromkeys(notes)),
         link_histogram,
     )
@@ -1088,7 +1139,7 @@ def _monte_carlo(
             if links.size:
                 try:
                     total, _, c, _, _ = run(fabric, t, routing, verify.seed, Scenario("mc", links))
-                except DeadlineExpired:  # the trial is left out: fewer rows than trials
+                except (DeadlineExpired, OverMemory):  # left out: fewer rows than trials
                     return rows
                 worst, cut = max(worst, total), max(cut, c)
         n_failed = int(sum(x.size for x in per_plane))
