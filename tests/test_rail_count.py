@@ -253,6 +253,7 @@ def test_a_rail_optimized_fabric_keeps_the_node_rails() -> None:
 
 
 # ---- design.json and the validator -------------------------------------------------------------
+@pytest.mark.slow
 def test_design_json_round_trips_with_more_rails_than_a_node() -> None:
     d = planned(NVL_DOMAIN)
     assert d.wiring.params()["rails"] != d.gpus_per_node
