@@ -499,17 +499,28 @@ def expected_links(
     src, dst = [], []
     for d in range(3):
         for step in (1, -1):
-            w = where.copy()
-            w[:, d] += step
-            wrap = (w[:, d] < 0) | (w[:, d] >= shape_chips[d])
-            w[:, d] %= shape_chips[d]
-            for t in twists:
-                if DIMS.index(t.wrapped) == d:
-                    b = DIMS.index(t.shifted)
-                    w[wrap, b] = (w[wrap, b] + step * t.shift_chips) % shape_chips[b]
             src.append(where)
-            dst.append(w)
+            dst.append(_stepped(where, d, step, shape_chips, twists))
     return _coord_codes(np.concatenate(src), np.concatenate(dst), shape_chips)
+
+
+def _stepped(
+    where: npt.NDArray[np.int64],
+    d: int,
+    step: int,
+    shape_chips: Coord,
+    twists: Sequence[Twist],
+) -> npt.NDArray[np.int64]:
+    """The chips one ``step`` (+1 or -1) along dimension ``d`` from ``where``, wrapping (twisted)."""
+    w = where.copy()
+    w[:, d] += step
+    wrap = (w[:, d] < 0) | (w[:, d] >= shape_chips[d])
+    w[:, d] %= shape_chips[d]
+    for t in twists:
+        if DIMS.index(t.wrapped) == d:
+            b = DIMS.index(t.shifted)
+            w[wrap, b] = (w[wrap, b] + step * t.shift_chips) % shape_chips[b]
+    return w
 
 
 def _linear(v: npt.NDArray[np.int64], shape_chips: Coord) -> npt.NDArray[np.int64]:
@@ -735,15 +746,7 @@ def _twisted_diameter(shape_chips: Coord, twists: tuple[Twist, ...]) -> int:
         reached = []
         for d in range(3):
             for step in (1, -1):
-                w = frontier.copy()
-                w[:, d] += step
-                wrap = (w[:, d] < 0) | (w[:, d] >= shape_chips[d])
-                w[:, d] %= shape_chips[d]
-                for t in twists:
-                    if DIMS.index(t.wrapped) == d:
-                        b = DIMS.index(t.shifted)
-                        w[wrap, b] = (w[wrap, b] + step * t.shift_chips) % shape_chips[b]
-                reached.append(w)
+                reached.append(_stepped(frontier, d, step, shape_chips, twists))
         candidates = np.concatenate(reached)
         linear = np.unique(_linear(candidates, shape_chips))
         new = linear[~seen[linear]]
