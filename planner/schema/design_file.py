@@ -141,6 +141,13 @@ LengthBin = Annotated[
 NAME_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
 
 
+
+def _host_lane_rates(cls: type, rates: list[int]) -> list[int]:
+    """A module's host lane rates: each from 1 to 400 Gb/s."""
+    if any(r < 1 or r > 400 for r in rates):
+        raise ValueError("host lane rates run from 1 to 400 Gb/s")
+    return rates
+
 class EndModuleFile(_Part):
     """The module at one end of a group's links, when not the medium's own (``EndModule``)."""
 
@@ -158,12 +165,7 @@ class EndModuleFile(_Part):
     source: str = ""
     nic_only: bool = False
 
-    @field_validator("host_lane_gbps")
-    @classmethod
-    def _lanes(cls, rates: list[int]) -> list[int]:
-        if any(r < 1 or r > 400 for r in rates):
-            raise ValueError("host lane rates run from 1 to 400 Gb/s")
-        return rates
+    _lanes = field_validator("host_lane_gbps")(_host_lane_rates)
 
     @model_validator(mode="after")
     def _no_gearbox(self) -> EndModuleFile:
@@ -256,12 +258,7 @@ class LinkGroupFile(_Part):
             )
         return self
 
-    @field_validator("host_lane_gbps")
-    @classmethod
-    def _lanes(cls, rates: list[int]) -> list[int]:
-        if any(r < 1 or r > 400 for r in rates):
-            raise ValueError("host lane rates run from 1 to 400 Gb/s")
-        return rates
+    _lanes = field_validator("host_lane_gbps")(_host_lane_rates)
 
 
 class LinkClassFile(_Part):
