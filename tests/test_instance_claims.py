@@ -55,3 +55,26 @@ def test_moe_example_takes_more_rails_with_a_larger_scale_up_domain() -> None:
     assert chosen[72][0] == 12
     assert chosen[8][0] == 8
     assert chosen[72][1] < chosen[8][1]
+
+
+#: The README's worked example, as its output block prints it (README, "A worked example").
+README_EXAMPLE_LINES = (
+    "fabric: clos, 1 plane x 3 tiers at 400G, 2,560 switches (leaf=qm9700 spine=qm9700 "
+    "core=qm9700), 62,590 transceivers",
+    "tco: $181,114,668 (capex $169,684,500 + lifetime energy $11,430,168)",
+    "simulation: meets (throughput of ideal: spray 1.00, ecmp 0.14)",
+    "step: 3.549 s = compute 3.145 s + exposed communication 0.404 s (of 0.530 s; 0.126 s hidden); "
+    "GPUs idle 11.4% of the step",
+)
+
+
+@pytest.mark.slow
+def test_the_readme_worked_example_prints_what_the_readme_shows(tmp_path: Path) -> None:
+    readme = (INSTANCES.parent / "README.md").read_text()
+    result = CliRunner().invoke(
+        app, ["solve", str(INSTANCES / "llama3-405b-32k.toml"), "-o", str(tmp_path), "-q"]
+    )
+    assert result.exit_code == 0, result.output
+    for line in README_EXAMPLE_LINES:
+        assert line in result.stdout
+        assert line in readme
