@@ -141,12 +141,12 @@ LengthBin = Annotated[
 NAME_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
 
 
-
 def _host_lane_rates(cls: type, rates: list[int]) -> list[int]:
     """A module's host lane rates: each from 1 to 400 Gb/s."""
     if any(r < 1 or r > 400 for r in rates):
         raise ValueError("host lane rates run from 1 to 400 Gb/s")
     return rates
+
 
 class EndModuleFile(_Part):
     """The module at one end of a group's links, when not the medium's own (``EndModule``)."""
