@@ -14,8 +14,7 @@ import polars as pl
 
 from models.hops import hops
 from models.status import Status
-from planner.families import family_of
-from planner.sizing import Outcome, SizingResult, roles_of
+from planner.sizing import Outcome, SizingResult
 
 if TYPE_CHECKING:
     from planner.design import Design
@@ -122,8 +121,8 @@ def _figures(o: Outcome) -> dict[str, Any]:
         return {}
     energy = sol.power_w * problem.energy_usd_per_w
     family = o.structure.family
-    roles = roles_of(family, sol.tiers)
-    circuits = family_of(family).circuit_level(sol.tiers)
+    roles = family.roles(sol.tiers)
+    circuits = family.circuit_level(sol.tiers)
     packet = [t for t in sol.tier_solutions if t.level != circuits]
     return {
         "planes": sol.planes,
@@ -152,7 +151,7 @@ def family_bests(result: SizingResult) -> dict[str, Outcome]:
     """The best outcome of every family the search found a design of, by family name."""
     best: dict[str, Outcome] = {}
     for o in _found(result.outcomes):
-        family = o.structure.family
+        family = o.structure.family.name
         held = best.get(family)
         if held is None or (o.solution.objective_usd or math.inf) < (
             held.solution.objective_usd or math.inf
@@ -216,7 +215,7 @@ def alternatives_table(
     bests = family_bests(result)
     groups: dict[tuple[str, str], list[Outcome]] = {}
     for o in result.outcomes:
-        groups.setdefault((o.structure.family, _option_of(o)), []).append(o)
+        groups.setdefault((o.structure.family.name, _option_of(o)), []).append(o)
     winner = _winner_option(result)
     rows: list[dict[str, Any]] = []
     for (family, option), outcomes in groups.items():

@@ -37,7 +37,7 @@ from planner.deadline import cut_note
 from planner.deadline import cut_notes as cut_notes
 from planner.design import Design as Design
 from planner.errors import InputError as InputError
-from planner.families import CLOS, OCS_DIRECT, OCS_TORUS, family_of
+from planner.families import CLOS, OCS_DIRECT, family_of, read_design, search_families
 from planner.interrupt import interruptible as interruptible
 from planner.interrupt import patch_cp_sat
 from planner.loading import DEFAULT_CATALOG as DEFAULT_CATALOG
@@ -66,7 +66,7 @@ from planner.report import prepare_outdir as prepare_outdir
 from planner.report import summary_table
 from planner.report import time_limit_advice as time_limit_advice
 from planner.report import write_reports as write_reports
-from planner.report import write_sim_reports as write_sim_reports
+from planner.report import write_sim_reports as _write_sim_reports
 from planner.report import write_table as write_table
 from planner.schema.catalog import Catalog as Catalog
 from planner.schema.instance import DEFAULT_TIME_LIMIT_S as DEFAULT_TIME_LIMIT_S
@@ -82,6 +82,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from planner.bandwidth_loop import LoopResult, Planned
+    from planner.family_roles import Family
     from planner.idle_pricing import PricedSearch
     from planner.sim.simulate import SimProgress, SimResult
     from planner.sizing import Progress, SizingResult
@@ -136,13 +137,20 @@ def _load_solvers(*parts: str) -> None:
 
 def _parts_for(inst: Instance, verifying: bool) -> tuple[str, ...]:
     """The solver parts a plan of ``inst`` needs: its families' and the simulator's if it verifies."""
-    families = set(inst.search.families)
-    return (
-        "search",
-        *(("sim",) if verifying else ()),
-        *(("ocs",) if OCS_DIRECT in families else ()),
-        *(("torus",) if OCS_TORUS in families else ()),
-    )
+    own = dict.fromkeys(g for f in _families(inst) for g in f.solver_groups)
+    return ("search", *(("sim",) if verifying else ()), *own)
+
+
+def _families(inst: Instance) -> list[Family]:
+    """The instance's families, resolved once (``planner.families.search_families``).
+
+    ``search.families`` and ``search.pin.family`` are checked against the registry when the
+    instance is read; an instance built in code with an unknown name is bad input here.
+    """
+    try:
+        return search_families(inst)
+    except ValueError as exc:
+        raise InputError(f"search.families: {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -238,6 +246,12 @@ class PlanResult:
         for module in ("pandas", "pyarrow"):
             require_extra(module, "PlanResult.to_pandas()")
         return self.summary.to_pandas()
+
+    @property
+    def family_tables(self) -> dict[str, pl.DataFrame]:
+        """The design's family's own tables (``Family.extra_tables``), by name; {} without one."""
+        d = self.design
+        return {} if d is None else family_of(d.family).extra_tables(d)
 
     @property
     def summary(self) -> pl.DataFrame:
@@ -448,6 +462,7 @@ def _search(
     result = search(
         inst,
         catalog,
+        _families(inst),
         time_limit_s=min(time_limit_s, deadline.step_s()),
         progress=progress,
         alternatives=alternatives,
@@ -695,7 +710,7 @@ def simulate(
     time_limit_s: float | None = None,
 ) -> SimResult:
     """Simulate a design under traffic, routing and failures (an instance's ``[verify]`` section)."""
-    _load_solvers("sim", *(("ocs",) if design.family == OCS_DIRECT else ()))
+    _load_solvers("sim", *family_of(design.family).solver_groups)
     from planner.sim.simulate import simulate as _simulate
 
     deadline = Deadline.after(time_limit_s)
@@ -931,7 +946,7 @@ def plan_torus(
 
 def validate(design: Design, catalog: Catalog | None = None) -> list[Violation]:
     """Independent check of a design: ports, spreads, ratios, hops, failure tolerance, totals."""
-    return validate_design(design, catalog)
+    return validate_design(design, family_of(design.family), catalog)
 
 
 def load_design(path: Path) -> Design:
@@ -946,7 +961,7 @@ def load_design(path: Path) -> Design:
             "expected a JSON object written by fabric-planner (design.json)", source=str(path)
         )
     try:
-        return Design.from_dict(data)
+        return read_design(data)
     except KeyError as exc:
         raise InputError(f"not a design.json: missing field {exc}", source=str(path)) from None
     except (TypeError, ValueError, AttributeError) as exc:
@@ -1001,3 +1016,9 @@ def export_htsim(
         raise InputError(f"htsim: {exc}") from None
     files[f"{stem}.cm"] = text_writer(cm)
     return files
+
+
+def write_sim_reports(sim: SimResult, outdir: Path, design: Design, **options: Any) -> list[Path]:
+    """``planner.report.write_sim_reports`` with the design's family's own tables."""
+    family_tables = family_of(design.family).extra_tables(design)
+    return _write_sim_reports(sim, outdir, design, family_tables=family_tables, **options)

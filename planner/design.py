@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 
 from models.status import Status
-from planner.wiring import UP_DOWN_WIRING, Wiring, wiring_from_dict, wiring_to_dict
+from planner.wiring import UP_DOWN_WIRING, Wiring, wiring_to_dict
 
 if TYPE_CHECKING:
     from planner.schema.catalog import Catalog
@@ -677,56 +677,8 @@ class Design:
         return d
 
     def to_json(self) -> str:
-        """The design as JSON; ``Design.from_json`` reads it back equal."""
+        """The design as JSON; ``planner.families.read_design`` reads it back equal."""
         return json.dumps(self.to_dict(), indent=2, sort_keys=True)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Design:
-        """Rebuild a design from ``to_dict`` output, checked by ``planner.schema.design_file``.
-
-        DesignFileError (an InputError and a ValueError) names every field at fault.
-        """
-        from planner.schema.design_file import check_structure, parse_design
-
-        d = parse_design(d)
-        d["status"] = Status(d["status"])
-        d["tiers"] = tuple(TierDesign(**t) for t in d["tiers"])
-        d["link_classes"] = tuple(
-            LinkClass(**(c | {"groups": tuple(_group(g) for g in c["groups"])}))
-            for c in d["link_classes"]
-        )
-        r = dict(d["requirements"])
-        r["max_oversubscription"] = tuple(r["max_oversubscription"])
-        r["protected_tiers"] = tuple(r["protected_tiers"])
-        d["requirements"] = Requirements(**r)
-        d["notes"] = tuple(d.get("notes", ()))
-        d["circuits"] = tuple(tuple(c) for c in d.get("circuits", ()))
-        d["wiring"] = wiring_from_dict(d.get("wiring", {"kind": UP_DOWN_WIRING.kind}))
-        d["scale_up"] = ScaleUpDomain(**d.get("scale_up", {}))
-        design = cls(**d)
-        check_structure(design)
-        return design
-
-    @classmethod
-    def from_json(cls, text: str) -> Design:
-        """Read a design written by ``to_json``."""
-        return cls.from_dict(json.loads(text))
-
-
-def _group(g: dict[str, Any]) -> LinkGroup:
-    g = dict(g)
-    for key in ("host_lane_gbps", "form_factors"):
-        if key in g:
-            g[key] = tuple(g[key])
-    if "length_histogram" in g:
-        g["length_histogram"] = tuple((float(x), int(n)) for x, n in g["length_histogram"])
-    for key in ("lower_module", "upper_module"):
-        if g.get(key) is not None:
-            m = dict(g[key])
-            m["host_lane_gbps"] = tuple(m["host_lane_gbps"])
-            m["form_factors"] = tuple(m["form_factors"])
-            g[key] = EndModule(**m)
-    return LinkGroup(**g)
 
 
 BOM_SCHEMA = {

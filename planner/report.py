@@ -21,7 +21,6 @@ import polars as pl
 from models.status import Status
 from planner.deadline import HINT_MARGIN, cut_notes
 from planner.design import Design
-from planner.families import family_of
 from planner.output import MARKER as MARKER
 from planner.output import (
     Writer,
@@ -505,9 +504,7 @@ def plan_tables(plan_result: PlanResult) -> dict[str, pl.DataFrame]:
         )
     if plan_result.optics_comparison is not None:
         tables[OPTICS_TABLE] = plan_result.optics_comparison
-    d = plan_result.design
-    if d is not None:
-        tables.update(family_of(d.family).extra_tables(d))
+    tables.update(plan_result.family_tables)
     if plan_result.reconfiguration is not None:
         tables["reconfiguration"] = plan_result.reconfiguration
     if plan_result.family_sims:
@@ -518,7 +515,7 @@ def plan_tables(plan_result: PlanResult) -> dict[str, pl.DataFrame]:
         from planner.idle_pricing import priced_table  # its loop imports the sizing model
 
         tables[IDLE_PRICING_TABLE] = priced_table(plan_result.idle_pricing)
-    step = workload_step(plan_result.instance, d, plan_result.sim)
+    step = workload_step(plan_result.instance, plan_result.design, plan_result.sim)
     if step is not None:
         tables["workload"] = step[0]
     return tables
@@ -710,6 +707,7 @@ def write_sim_reports(
     extra: dict[str, Writer] | None = None,
     instance: Instance | None = None,
     formats: Collection[str] | None = None,
+    family_tables: dict[str, pl.DataFrame] | None = None,
 ) -> list[Path]:
     """Write a simulation of a design as a whole set; returns the files written.
 
@@ -719,7 +717,8 @@ def write_sim_reports(
     solve's), its search tables (``alternatives``, ``optics_comparison``, ``reconfiguration``)
     are carried over unchanged; every other file of the old set is replaced or removed. With
     ``instance`` (``simulate --instance``), its workload's step is in the summary and a
-    ``workload`` table.
+    ``workload`` table. ``family_tables`` are the design's family's own tables
+    (``Family.extra_tables``), handed in by the caller.
     """
     outdir = Path(outdir)
     tables: dict[str, pl.DataFrame] = {
@@ -731,7 +730,7 @@ def write_sim_reports(
         "sim_link_histogram": sim.link_histogram,
         "sim_failures": sim.failures,
     }
-    tables.update(family_of(design.family).extra_tables(design))
+    tables.update(family_tables or {})
     step = None if instance is None else workload_step(instance, design, sim)
     if step is not None:
         tables["workload"] = step[0]

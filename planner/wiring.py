@@ -8,17 +8,18 @@ formula for each figure; the report, the tables and the alternatives read them f
 validator keeps its own, independent recomputation.
 
 ``up_down`` is the tiered wiring of a folded Clos (and of the packet tiers under an OCS layer).
-A family with another wiring registers its kind here with ``register_wiring`` when its module is
-imported (``planner.families`` imports every family module), and ``wiring_from_dict`` reads it
-back from a design.json. The rail families register ``rail_optimized`` and ``rail_only``: the
-up-down figures with two parameters, the SU size ``su_nodes`` and the ``rails`` (the node's GPUs
+A family with another wiring defines its kind in its own package and reads it back from a
+design.json (``Family.wiring_kind``, ``Family.read_wiring``); the reader of design.json is handed
+the readers of every family (``planner.families.design_reading``), so nothing here knows which
+kinds exist. The rail families define ``rail_optimized`` and ``rail_only``: the up-down figures
+with two parameters, the SU size ``su_nodes`` and the ``rails`` (the node's GPUs
 for rail-optimized; for rail-only a multiple of them that divides the scale-up domain), which
 say which rail leaf every GPU's NIC is on.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -69,19 +70,8 @@ class Wiring(Protocol):
         ...
 
 
-#: Parser of each wiring kind's parameters: raises ValueError naming what is wrong.
-_PARSERS: dict[str, Callable[[dict[str, Any]], Wiring]] = {}
-
-
-def register_wiring(kind: str, parse: Callable[[dict[str, Any]], Wiring]) -> None:
-    """Make a wiring kind readable from design.json (a family module calls this on import)."""
-    _PARSERS[kind] = parse
-
-
-def wiring_kinds() -> tuple[str, ...]:
-    """Every registered wiring kind."""
-    _load_families()
-    return tuple(sorted(_PARSERS))
+#: Reader of a wiring kind's parameters: raises ValueError naming what is wrong.
+WiringParser = Callable[[dict[str, Any]], Wiring]
 
 
 def wiring_to_dict(w: Wiring) -> dict[str, Any]:
@@ -89,24 +79,22 @@ def wiring_to_dict(w: Wiring) -> dict[str, Any]:
     return {"kind": w.kind, **w.params()}
 
 
-def wiring_from_dict(data: Any) -> Wiring:
-    """Read a wiring written by ``wiring_to_dict``; ValueError says what is wrong with it."""
+def wiring_from_dict(data: Any, parsers: Mapping[str, WiringParser]) -> Wiring:
+    """Read a wiring written by ``wiring_to_dict`` with the parser of its kind.
+
+    ``parsers`` maps every kind the caller knows to its reader; ValueError says what is wrong.
+    """
     if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
         raise ValueError("expected an object with a 'kind' naming the wiring")
-    _load_families()
     kind = data["kind"]
-    parse = _PARSERS.get(kind)
+    parse = parsers.get(kind)
     if parse is None:
-        raise ValueError(f"unknown wiring kind {kind!r}; known: {', '.join(sorted(_PARSERS))}")
+        raise ValueError(f"unknown wiring kind {kind!r}; known: {', '.join(sorted(parsers))}")
     return parse({k: v for k, v in data.items() if k != "kind"})
 
 
-def _load_families() -> None:
-    """Import the family modules, which register their wiring kinds."""
-    import planner.families  # noqa: F401  (families sit above designs; imported when needed)
-
-
-def _no_params(kind: str, params: dict[str, Any]) -> None:
+def no_params(kind: str, params: dict[str, Any]) -> None:
+    """Refuse parameters for a wiring kind that takes none (ValueError)."""
     if params:
         raise ValueError(f"the {kind} wiring takes no parameters, got {', '.join(sorted(params))}")
 
@@ -176,9 +164,7 @@ class UpDown:
 UP_DOWN_WIRING = UpDown()
 
 
-def _parse_up_down(params: dict[str, Any]) -> Wiring:
-    _no_params(UP_DOWN, params)
+def parse_up_down(params: dict[str, Any]) -> Wiring:
+    """The up-down wiring, which takes no parameters."""
+    no_params(UP_DOWN, params)
     return UP_DOWN_WIRING
-
-
-register_wiring(UP_DOWN, _parse_up_down)

@@ -17,6 +17,7 @@ import pytest
 
 from models.status import Status
 from planner import api
+from planner.api import validate
 from planner.bandwidth_loop import (
     MAX_LOOP_ITERATIONS,
     LoopStatus,
@@ -33,7 +34,6 @@ from planner.bandwidth_loop import (
 from planner.design import Design
 from planner.report import BANDWIDTH_LOOP_TABLE, OPTIONAL_TABLES, plan_tables
 from planner.sim.simulate import COLLECTIVES_SCHEMA, FAILURES_SCHEMA, LINKS_SCHEMA, SimResult
-from planner.validation import validate_design
 
 #: Iterations the small instance may take to meet (a structural cut, then at most two more).
 FEW_ITERATIONS = 4
@@ -99,7 +99,7 @@ def test_loop_meets_in_few_iterations_and_costs_at_least_the_first_design(
     objectives = [s.objective_usd for s in loop.steps]
     assert objectives == sorted(objectives)  # type: ignore[type-var]  # cuts only tighten
     assert result.design.oversubscription()[0] < 2.0
-    assert validate_design(result.design, api.catalog_for(result.instance)) == []
+    assert validate(result.design, api.catalog_for(result.instance)) == []
     table = plan_tables(result)[BANDWIDTH_LOOP_TABLE]
     assert table["iteration"].to_list() == list(range(1, len(loop.steps) + 1))
     assert table["verdict"][-1] == "meets"

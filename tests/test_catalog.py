@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from planner.api import load_instance, plan
+from planner.api import load_instance, plan, validate
 from planner.errors import InputError
 from planner.loading import load_catalog
 from planner.schema.catalog import Catalog
-from planner.validation import validate_design
 
 DEFAULT = load_catalog()
 
@@ -106,8 +105,8 @@ def test_a_users_catalog_file_sets_the_prices(tmp_path: Path) -> None:
     switch_capex_own = own.bom.filter(own.bom["component"] == "switch")["total_cost_usd"].sum()
     assert own.design.capex_usd > default.design.capex_usd
     assert own.design.catalog.endswith("mine.toml")
-    assert validate_design(own.design, load_catalog(own.design.catalog)) == []
-    assert validate_design(own.design, DEFAULT) != []
+    assert validate(own.design, load_catalog(own.design.catalog)) == []
+    assert validate(own.design, DEFAULT) != []
     assert switch_capex_own == pytest.approx(
         2.0
         * sum(

@@ -21,12 +21,14 @@ from typer.testing import CliRunner
 from models import cabling as cb
 from models.status import Status
 from planner import api
+from planner.api import validate
 from planner.cli import app
 from planner.design import DAYS_PER_YEAR, Design, EndModule, LinkGroup
+from planner.design_file import DesignFileError
+from planner.families import read_design
 from planner.loading import load_catalog
 from planner.schema.catalog import Catalog
-from planner.schema.design_file import DesignFileError
-from planner.validation import recompute_totals, validate_design
+from planner.validation import recompute_totals
 from tests.conftest import REPO_ROOT
 
 DEFAULT = load_catalog("default")
@@ -217,12 +219,12 @@ def test_capex_and_power_add_each_ends_module() -> None:
     assert recompute_totals(d) == pytest.approx((d.capex_usd, d.power_w), rel=RTOL)
     g = _gpu_group(d)
     assert g.ends_cost_usd == 750.0 + 700.0
-    assert validate_design(d, _catalog()) == []
+    assert validate(d, _catalog()) == []
 
 
 def test_the_design_reads_back_with_its_end_modules() -> None:
     d = _design()
-    again = Design.from_json(d.to_json())
+    again = read_design(d.to_json())
     assert again == d
     assert _gpu_group(again).lower_module == _gpu_group(d).lower_module
 
@@ -259,7 +261,7 @@ def test_the_validator_catches_end_modules_that_do_not_belong(
     changes: dict[str, Any], words: str
 ) -> None:
     broken = _with_gpu_group(_design(), **changes)
-    violations = [str(v) for v in validate_design(broken, _catalog())]
+    violations = [str(v) for v in validate(broken, _catalog())]
     assert any(words in v for v in violations), violations
 
 
@@ -301,7 +303,7 @@ def test_design_json_refuses_a_module_of_another_line_side(
     data: dict[str, Any], words: str
 ) -> None:
     with pytest.raises(DesignFileError, match=words):
-        Design.from_dict(data)
+        read_design(data)
 
 
 def test_validate_exits_2_on_mismatched_end_modules(tmp_path: Path) -> None:

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
+from planner.design_file import ROLE_PATTERN
 from planner.families import FAMILIES, family_of
-from planner.schema.design_file import ROLE_PATTERN
 from planner.schema.instance import FAMILIES as SCHEMA_FAMILIES
 from tests.test_layers import loaded_after_import
 

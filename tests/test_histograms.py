@@ -21,15 +21,15 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from planner.api import PlanResult, catalog_for, load_instance, plan
+from planner.api import PlanResult, catalog_for, load_instance, plan, validate
 from planner.cli import app
 from planner.design import MAX_LENGTH_BINS, Design, length_histogram
+from planner.families import read_design, search_families
 from planner.layout import _apportion
 from planner.pictures import cables, utilisation
 from planner.schema.instance import Instance
 from planner.sim.simulate import UTIL_BINS, utilisation_bins
 from planner.sizing import search
-from planner.validation import validate_design
 
 runner = CliRunner()
 
@@ -51,7 +51,7 @@ RECORDED = ("clos", "rail_optimized", "rail_only", "ocs_direct")
 def _sized(family: str, **extra: Any) -> Design:
     data = {**SMALL, "name": "hist", "search": {**SMALL["search"], "families": [family]}, **extra}
     inst = Instance.model_validate(data)
-    design = search(inst, catalog_for(inst), time_limit_s=60).design
+    design = search(inst, catalog_for(inst), search_families(inst), time_limit_s=60).design
     assert design is not None
     return design
 
@@ -64,7 +64,7 @@ def sized(request: pytest.FixtureRequest) -> Design:
 @pytest.fixture(scope="module", params=["small-256", "h100-1k", "rail-32k"])
 def example(request: pytest.FixtureRequest) -> Design:
     inst = load_instance(f"instances/{request.param}.toml")
-    design = search(inst, catalog_for(inst), time_limit_s=60).design
+    design = search(inst, catalog_for(inst), search_families(inst), time_limit_s=60).design
     assert design is not None
     return design
 
@@ -88,7 +88,7 @@ def _check_groups(d: Design) -> None:
 
 def test_histograms_count_the_links_and_span_the_range(sized: Design) -> None:
     _check_groups(sized)
-    assert not [v for v in validate_design(sized) if "histogram" in v.message]
+    assert not [v for v in validate(sized) if "histogram" in v.message]
 
 
 @pytest.mark.slow
@@ -164,7 +164,7 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> tuple[Design, dict[str,
 
 def test_design_json_round_trip(written: tuple[Design, dict[str, Any]]) -> None:
     d, data = written
-    assert Design.from_dict(data) == d
+    assert read_design(data) == d
 
 
 def test_an_older_design_json_still_loads(written: tuple[Design, dict[str, Any]]) -> None:
@@ -172,9 +172,9 @@ def test_an_older_design_json_still_loads(written: tuple[Design, dict[str, Any]]
     for c in data["link_classes"]:
         for g in c["groups"]:
             del g["length_histogram"]
-    old = Design.from_dict(data)
+    old = read_design(data)
     assert all(g.length_histogram == () for g in _groups(old))
-    assert not [v for v in validate_design(old) if "histogram" in v.message]
+    assert not [v for v in validate(old) if "histogram" in v.message]
     assert cables.figure(old) is not None  # drawn from the ranges, said so
 
 
@@ -230,7 +230,7 @@ def test_the_validator_checks_the_histogram_range(written: tuple[Design, dict[st
     bad = replace(
         d, link_classes=tuple(replace(x, groups=groups) if x is c else x for x in d.link_classes)
     )
-    assert any("length histogram runs" in v.message for v in validate_design(bad))
+    assert any("length histogram runs" in v.message for v in validate(bad))
 
 
 # ---- utilisation -----------------------------------------------------------------------------

@@ -8,8 +8,8 @@ import pytest
 
 from models.status import Status
 from planner import api
+from planner.api import validate
 from planner.checks import check_instance
-from planner.validation import validate_design
 
 INSTANCE_DIR = Path(__file__).resolve().parent.parent / "instances"
 INSTANCES = sorted(INSTANCE_DIR.glob("*.toml"))
@@ -49,7 +49,7 @@ def test_feasible_instance_solves_to_a_valid_optimum(path: Path) -> None:
     assert design.gpus == inst.cluster.gpus
     assert design.planes in inst.cluster.nic_ports
     assert design.tco_usd > 0
-    assert validate_design(design, catalog) == []
+    assert validate(design, catalog) == []
 
 
 @pytest.mark.parametrize(
@@ -108,4 +108,4 @@ def test_superpod_reference_is_priced_exactly_as_pinned(repo_root: Path) -> None
     assert design.tiers[0].parallel_links == 2
     assert design.capex_usd > 0
     assert design.tco_usd > design.capex_usd
-    assert validate_design(design, catalog) == []
+    assert validate(design, catalog) == []

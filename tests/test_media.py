@@ -23,14 +23,14 @@ import pytest
 from models import cabling as cb
 from models import clos_sizing as cs
 from models.status import Status
-from planner.api import plan
+from planner.api import plan, validate
 from planner.design import Design, LinkClass, LinkGroup, TierDesign
+from planner.families import search_families
 from planner.layout import hall_of
 from planner.loading import load_catalog
 from planner.schema.catalog import Catalog, Medium
 from planner.schema.instance import Instance
 from planner.sizing import structures_of
-from planner.validation import validate_design
 from tests.models.brute_force import brute_force
 from tests.models.catalogs import medium, switch
 
@@ -306,7 +306,11 @@ JOINT_CASES: dict[str, JointCase] = {
 
 
 def _problems(inst: Instance, catalog: Catalog) -> list[cs.SizingProblem]:
-    problems = [st.problem for st in structures_of(inst, catalog) if st.problem is not None]
+    problems = [
+        st.problem
+        for st in structures_of(inst, catalog, search_families(inst))
+        if st.problem is not None
+    ]
     assert problems, "the instance builds no structure"
     return problems
 
@@ -498,7 +502,7 @@ def test_per_link_media_follow_the_lengths(name: str) -> None:
     r = design.requirements
     uncapped = r.max_power_w is None and r.max_capex_usd is None and r.max_latency_ns is None
     media = [m for m in catalog.medium if m.speed_gbps == design.link_speed_gbps]
-    assert validate_design(design, catalog) == []
+    assert validate(design, catalog) == []
     for c in design.link_classes:
         dist = hall.class_lengths(c.index, c.placement or None)
         cpo = _cpo_ends(design, c)

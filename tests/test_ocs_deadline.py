@@ -17,7 +17,7 @@ import pytest
 
 from planner import deadline as dl
 from planner import ocs
-from planner.api import PlanResult, plan, verify_demand
+from planner.api import PlanResult, plan, validate, verify_demand
 from planner.deadline import CUT_NOTE_PREFIX, Deadline, DeadlineExpired, cut_notes
 from planner.design import Design
 from planner.families import family_of
@@ -25,7 +25,6 @@ from planner.loading import load_catalog
 from planner.report import write_reports
 from planner.schema.catalog import Catalog
 from planner.schema.instance import Instance
-from planner.validation import validate_design
 
 #: GPUs of the planned design: 16 blocks of 128 GPUs, 4 spines each (the layout of ocs-65k).
 GPUS = 2048
@@ -81,7 +80,7 @@ def shift(d: Design) -> np.ndarray:
 def sound(d: Design, circuits: tuple[ocs.Circuit, ...]) -> Design:
     """The design with these circuits, checked valid and evenly spread over the spines."""
     out = ocs.with_circuits(d, circuits)
-    assert validate_design(out) == []
+    assert validate(out) == []
     assert ocs.evenly_spread(ocs.layer_of(out), out.circuits)
     return out
 
@@ -166,7 +165,7 @@ def test_a_plan_whose_deadline_has_passed_says_what_it_cut(catalog: Catalog) -> 
     assert any("mesh" in n for n in notes)
     assert any("reconfiguration table was left out" in n for n in notes)
     assert result.reconfiguration is None
-    assert validate_design(d) == []
+    assert validate(d) == []
     assert ocs.evenly_spread(ocs.layer_of(d), d.circuits)
 
 
@@ -227,7 +226,7 @@ def test_a_million_gpus_get_an_even_mesh_and_a_reconfiguration(catalog: Catalog)
     assert d.circuits == ocs.factor_circuits(layer)
     assert not cut_notes(d.notes)
     assert ocs.evenly_spread(layer, d.circuits)
-    assert validate_design(d) == []
+    assert validate(d) == []
     assert result.reconfiguration is not None
     (row,) = result.reconfiguration.iter_rows(named=True)
     assert row["circuits_lost"] == sum(k for _, _, o, k in d.circuits if o == 0) > 0

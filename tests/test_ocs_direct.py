@@ -10,7 +10,7 @@ import pytest
 
 from models.cabling import OCS_CONNECTOR
 from planner import ocs
-from planner.api import PlanResult, compare_fabrics, load_instance, plan, verify_demand
+from planner.api import PlanResult, compare_fabrics, load_instance, plan, validate, verify_demand
 from planner.design import Design
 from planner.loading import load_catalog
 from planner.report import write_reports
@@ -19,7 +19,6 @@ from planner.schema.instance import Instance
 from planner.schema.verify import TrafficSpec, Verify
 from planner.sim.fabric import build_fabric
 from planner.sim.simulate import simulate
-from planner.validation import validate_design
 
 #: Relative tolerance on simulated fractions against their closed forms.
 FRACTION_RTOL = 1e-6
@@ -63,7 +62,7 @@ def test_the_design_is_direct_connect_and_sound(planned: PlanResult, catalog: Ca
     assert d.max_switch_hops == 4  # leaf, spine, spine, leaf: the mirrors are no hop
     assert d.tiers[1].parallel_links % 2 == 0  # even ports per block per device
     assert d.ocs_devices == d.tiers[2].switches
-    assert validate_design(d, catalog) == []
+    assert validate(d, catalog) == []
     for g in d.link_classes[2].groups:
         assert g.connector == OCS_CONNECTOR
         assert g.pluggable_ends == 1  # the OCS end is a mirror, not a module
@@ -88,7 +87,7 @@ def test_the_validator_catches_an_overloaded_device(planned: PlanResult) -> None
     a, b, o, k = d.circuits[0]
     too_many = (a, b, o, k + d.tiers[1].parallel_links)
     broken = ocs.with_circuits(d, (too_many, *d.circuits[1:]))
-    assert "circuits" in {v.check for v in validate_design(broken)}
+    assert "circuits" in {v.check for v in validate(broken)}
 
 
 def test_the_fabric_turns_every_circuit_into_a_spine_to_spine_link(planned: PlanResult) -> None:
@@ -166,7 +165,7 @@ def test_every_pair_is_spread_evenly_over_the_spines(
     assert d is not None
     if circuits_for == "shift":
         d = shifted(d)
-    assert validate_design(d) == []
+    assert validate(d) == []
     for counts in spine_circuits(d).values():
         assert max(counts) - min(counts) <= 1
 
@@ -194,7 +193,7 @@ def test_engineering_for_the_skewed_demand_serves_it_better(planned: PlanResult)
     d = planned.design
     assert d is not None
     engineered = shifted(d)
-    assert validate_design(engineered) == []
+    assert validate(engineered) == []
     # The mesh gives each block pair about U / (n - 1) circuits, a ring for the shift U / 2 in
     # the direction used: (n - 1) / 2 times as much, less what uneven spines cost either one.
     assert d.pods >= 4
@@ -249,7 +248,7 @@ def test_engineered_circuits_simulate_at_least_as_well_as_the_mesh(
     assert engineered.mesh_theta is not None
     assert engineered.theta >= engineered.mesh_theta
     designed = ocs.with_circuits(d, engineered.circuits)
-    assert validate_design(designed) == []
+    assert validate(designed) == []
     assert sprayed_fraction(designed, verify) >= sprayed_fraction(uniform, verify) * (
         1 - FRACTION_RTOL
     )
@@ -317,7 +316,7 @@ def test_an_optimum_that_cannot_be_spread_evenly_gives_way_to_whole_bundles(
     assert engineered.mesh_theta <= engineered.theta <= engineered.bound
     assert ocs.evenly_spread(layer, engineered.circuits)
     designed = ocs.with_circuits(d, engineered.circuits)
-    assert validate_design(designed) == []
+    assert validate(designed) == []
     simulated = sprayed_fraction(designed, verify)
     assert simulated >= sprayed_fraction(uniform, verify) * (1 - FRACTION_RTOL)
     assert ocs.throughput_fraction(designed, demand) == pytest.approx(simulated, rel=FRACTION_RTOL)

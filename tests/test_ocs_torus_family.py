@@ -20,10 +20,11 @@ from models import torus_ocs as to
 from models.status import Status
 from planner.api import plan, plan_torus, validate
 from planner.design import Design
+from planner.design_file import DesignFileError
 from planner.errors import InputError
+from planner.families import read_design
 from planner.families.ocs_torus import OCS_TORUS, OcsTorusWiring
 from planner.loading import load_catalog, load_instance
-from planner.schema.design_file import DesignFileError
 from planner.schema.instance import Instance
 from planner.torus import compose_slices
 
@@ -70,7 +71,7 @@ def test_the_design_prices_what_the_torus_command_prices() -> None:
     assert d.capex_usd == pytest.approx(pod["capex_usd"], rel=TOTALS_RTOL)
     assert d.power_w / 1000 == pytest.approx(pod["power_kw"], rel=TOTALS_RTOL)
     assert validate(d, load_catalog()) == []
-    assert Design.from_json(d.to_json()) == d
+    assert read_design(d.to_json()) == d
 
 
 def test_solve_lists_the_pod_among_the_alternatives() -> None:
@@ -171,7 +172,7 @@ def test_design_json_refuses_a_hostile_wiring(wiring: dict[str, Any], words: str
     data = json.loads(result.design.to_json())
     data["wiring"] = wiring
     with pytest.raises(DesignFileError) as info:
-        Design.from_dict(data)
+        read_design(data)
     assert "wiring" in str(info.value)
     assert words in str(info.value)
 

@@ -7,12 +7,11 @@ from typing import Any
 
 import pytest
 
-from planner.api import OpticsComparison, compare_optics, load_instance
+from planner.api import OpticsComparison, compare_optics, load_instance, validate
 from planner.design import DAYS_PER_YEAR, Design
 from planner.loading import load_catalog
 from planner.optics import SCENARIOS, scenario_instance
 from planner.schema.catalog import Catalog
-from planner.validation import validate_design
 
 #: Relative tolerance between a reported figure and its recomputation (cent/milliwatt rounding).
 FIGURE_RTOL = 1e-6
@@ -78,7 +77,7 @@ def test_every_figure_is_recomputed_from_the_catalog(
     )
     for name, value in from_catalog(result.design, catalog).items():
         assert row[name] == pytest.approx(value, rel=FIGURE_RTOL), name
-    assert validate_design(result.design, catalog) == []
+    assert validate(result.design, catalog) == []
 
 
 def test_each_scenario_keeps_to_what_it_allows(comparison: OpticsComparison) -> None:

@@ -22,13 +22,13 @@ import pytest
 
 from models import clos_sizing as cs
 from models.status import Status
-from planner.api import evaluate, plan
+from planner.api import evaluate, plan, validate
 from planner.design import Design
+from planner.families import search_families
 from planner.loading import load_catalog, load_instance
 from planner.schema.catalog import Catalog
 from planner.schema.instance import Instance
 from planner.sizing import structures_of
-from planner.validation import validate_design
 from tests.models.brute_force import brute_force
 from tests.models.catalogs import MEDIUM_SOURCE, switch
 from tests.test_media import WIDE_HALL, media_at
@@ -144,7 +144,11 @@ CASES = {
 
 
 def _problems(inst: Instance, catalog: Catalog) -> list[cs.SizingProblem]:
-    problems = [st.problem for st in structures_of(inst, catalog) if st.problem is not None]
+    problems = [
+        st.problem
+        for st in structures_of(inst, catalog, search_families(inst))
+        if st.problem is not None
+    ]
     assert problems, "the instance builds no structure"
     return problems
 
@@ -174,7 +178,7 @@ def test_planned_designs_speak_one_protocol_and_plug_in(name: str) -> None:
     d = _planned(CASES[name], PORTS)
     assert len({t.protocol for t in d.tiers}) == 1
     assert d.protocol == d.tiers[0].protocol
-    assert validate_design(d, PORTS) == []
+    assert validate(d, PORTS) == []
     for c in d.link_classes:
         for g in c.groups:
             for t in d.tiers[max(c.index - 1, 0) : c.index + 1]:
@@ -267,7 +271,7 @@ def test_default_catalog_designs_plug_in(nic_ports: list[int]) -> None:
         assert result.status is Status.INFEASIBLE
         return
     d = result.design
-    assert validate_design(d, default) == []
+    assert validate(d, default) == []
     assert len({t.protocol for t in d.tiers}) == 1
     for c in d.link_classes:
         for g in c.groups:
@@ -307,7 +311,7 @@ def test_superpod_four_su_bom_counts_twin_port_modules_and_fibres() -> None:
     assert d.transceivers == 2048
     assert d.transceiver_ports == 4096
     assert [t.switches for t in d.tiers] == [32, 16]
-    assert validate_design(d, load_catalog("default")) == []
+    assert validate(d, load_catalog("default")) == []
 
 
 # --- 5. Propagation ------------------------------------------------------------------------------
@@ -327,7 +331,7 @@ def test_latency_counts_propagation_and_a_cap_between_binds() -> None:
     )
     if capped.design is not None:
         assert capped.design.max_latency_ns <= cap
-        assert validate_design(capped.design, PORTS) == []
+        assert validate(capped.design, PORTS) == []
     else:
         assert capped.status is Status.INFEASIBLE
 
@@ -343,7 +347,7 @@ def test_validator_recomputes_propagation() -> None:
         )
     )
     tight = replace(d, requirements=replace(d.requirements, max_latency_ns=d.max_latency_ns - 1))
-    assert any(v.check == "latency" for v in validate_design(tight))
+    assert any(v.check == "latency" for v in validate(tight))
 
 
 # --- Validator rules ------------------------------------------------------------------------------
@@ -370,4 +374,4 @@ def test_validator_rejects_ports_that_cannot_take_their_media(
     if changes.get("protocol") == d.tiers[0].protocol:
         changes = {"protocol": "ethernet"}
     bad = _tampered_tier(d, **changes)
-    assert check in {v.check for v in validate_design(bad)}
+    assert check in {v.check for v in validate(bad)}

@@ -32,8 +32,7 @@ import pytest
 
 from models.status import Status
 from planner import api
-from planner.api import PlanResult
-from planner.validation import validate_design
+from planner.api import PlanResult, validate
 from tests.conftest import REPO_ROOT
 
 #: GPUs of one scalable unit of the DGX SuperPOD B300: 64 nodes (Ethernet), 72 nodes (XDR).
@@ -115,7 +114,7 @@ def test_a_published_configuration_plans_with_its_structure(case: str) -> None:
     assert {t.switch_model for t in d.tiers} == {c.switch_model}
     assert [d.planes * t.switches for t in d.tiers] == [c.leaves, c.spines]
     assert d.oversubscription() == (1.0,)
-    assert validate_design(d, api.catalog_for(inst)) == []
+    assert validate(d, api.catalog_for(inst)) == []
 
 
 @pytest.mark.parametrize("case", [c for c, p in CASES.items() if p.links_per_gpu])
@@ -165,7 +164,7 @@ def test_every_split_of_the_b200_connectx8_plans_in_two_tiers(planes: int) -> No
     d = result.design
     assert d is not None
     assert (d.planes, d.num_tiers, d.gpus) == (planes, 2, 8192)
-    assert validate_design(d, api.catalog_for(inst)) == []
+    assert validate(d, api.catalog_for(inst)) == []
 
 
 @pytest.mark.slow
@@ -177,7 +176,7 @@ def test_the_32k_b200_cluster_plans_three_tiers_at_800g() -> None:
     d = result.design
     assert d is not None
     assert (d.planes, d.num_tiers, d.link_speed_gbps) == (1, 3, 800)
-    assert validate_design(d, api.catalog_for(inst)) == []
+    assert validate(d, api.catalog_for(inst)) == []
 
 
 @cache

@@ -2,7 +2,7 @@
 
 Wang et al. (2023) define a rail by a GPU's rank in its scale-up domain: with an NVL72 domain
 (72 GPUs over 18 nodes of 4) a rail-only fabric may have up to 72 rails. R is a multiple of the
-node's GPUs dividing the domain and the GPU count (``planner.sizing.rail.rail_counts``); each
+node's GPUs dividing the domain and the GPU count (``planner.families.rail.sizing.rail_counts``); each
 candidate is sized and the cheapest kept. These tests check the candidates, that a larger domain
 lets the family pick R > n and save money, that its choice is the enumeration's
 (``tests.models.rail_brute_force`` over every R), the GPU-to-leaf geometry on real nodes, the
@@ -21,14 +21,20 @@ import pytest
 from models import clos_sizing as cs
 from models import rail_sizing as rs
 from models.status import Status
-from planner.api import plan
+from planner.api import plan, validate
 from planner.design import Design
+from planner.families import family_of, read_design
+from planner.families.rail.sizing import (
+    rail_counts,
+    rail_gpu_leaf_lengths,
+    rail_problems,
+    size_rail,
+)
 from planner.loading import load_catalog
 from planner.schema.catalog import Catalog
 from planner.schema.instance import Instance, Layout
 from planner.sizing.problems import allowed_media, medium_option
-from planner.sizing.rail import rail_counts, rail_gpu_leaf_lengths, rail_problems, size_rail
-from planner.validation import STRUCTURE, validate_design
+from planner.validation import structure_violations
 from tests.models.rail_brute_force import rail_brute_force
 
 #: Relative tolerance between the model's and the enumeration's objective (cent rounding).
@@ -88,7 +94,7 @@ def test_the_rail_count_candidates(
 
 @pytest.mark.slow
 def test_rail_problems_has_one_problem_per_rail_count(catalog: Catalog) -> None:
-    pairs = rail_problems(nvl(pin={"tiers": 1}), catalog, "rail_only", True)
+    pairs = rail_problems(nvl(pin={"tiers": 1}), catalog, family_of("rail_only"), True)
     problems = [rp for _, rp in pairs]
     assert all(rp is not None for rp in problems)
     assert [rp.copies for rp in problems if rp is not None] == [4, 8, 12, 24, 36, 72]
@@ -109,7 +115,7 @@ def test_a_large_domain_lets_rail_only_pick_more_rails_and_save() -> None:
     assert r > NVL_NODE
     assert r in rail_counts(NVL_GPUS, NVL_NODE, NVL_DOMAIN)
     assert wide.objective_usd < narrow.objective_usd
-    assert validate_design(wide, load_catalog("default")) == []
+    assert validate(wide, load_catalog("default")) == []
 
 
 @pytest.mark.parametrize(
@@ -127,7 +133,7 @@ def test_the_choice_of_rails_is_the_brute_force_optimum(
 ) -> None:
     """size_rail's design is the least enumerated objective over every candidate R."""
     inst = nvl(**search)
-    pairs = rail_problems(inst, catalog, "rail_only", True)
+    pairs = rail_problems(inst, catalog, family_of("rail_only"), True)
     media = [medium_option(m) for m in allowed_media(inst, catalog) if m.speed_gbps == 400]
     per_rails = {rp.copies: rail_brute_force(rp, media) for _, rp in pairs if rp is not None}
     feasible = {r: v for r, v in per_rails.items() if v is not None}
@@ -163,7 +169,7 @@ def test_the_model_equals_brute_force_at_every_rail_count(tiers: int, rails: int
             "layout": {"nodes_per_rack": 2, "racks_per_row": 4},
         }
     )
-    pairs = rail_problems(inst, cat, "rail_only", True)
+    pairs = rail_problems(inst, cat, family_of("rail_only"), True)
     (rp,) = [p for _, p in pairs if p is not None and p.copies == rails]
     media = [medium_option(m) for m in allowed_media(inst, cat) if m.speed_gbps == 400]
     expected = rail_brute_force(rp, media)
@@ -257,7 +263,7 @@ def test_a_rail_optimized_fabric_keeps_the_node_rails() -> None:
 def test_design_json_round_trips_with_more_rails_than_a_node() -> None:
     d = planned(NVL_DOMAIN)
     assert d.wiring.params()["rails"] != d.gpus_per_node
-    again = Design.from_json(d.to_json())
+    again = read_design(d.to_json())
     assert again == d
     assert again.wiring.params() == d.wiring.params()
 
@@ -269,7 +275,7 @@ def test_a_design_json_of_node_rails_reads_as_before() -> None:
     assert set(params) == {"kind", "su_nodes", "rails"}
     assert params["rails"] == d.gpus_per_node
     assert d.tiers[0].downlinks == params["su_nodes"]  # a rail group is a node
-    assert Design.from_dict(d.to_dict()) == d
+    assert read_design(d.to_dict()) == d
 
 
 def _domain(gpus: int) -> Any:
@@ -300,7 +306,7 @@ def test_the_validator_refuses_a_rail_count_the_domain_cannot_hold(how: str) -> 
     d = planned(NVL_DOMAIN)
     assert d.wiring.params()["rails"] in (8, 12, 24, 36, 72)
     broken = BREAKS[how](d)
-    found = [v for check in STRUCTURE for v in check(broken)]
+    found = structure_violations(broken, family_of(broken.family))
     assert any(v.check == "wiring" for v in found), found
     with pytest.raises(ValueError, match="wiring"):
-        Design.from_json(broken.to_json())
+        read_design(broken.to_json())

@@ -1,7 +1,7 @@
 """The rail families: sizing, the brute-force optimum, the rail-only rule, wiring and round trip.
 
 ``rail_optimized`` (rail leaves per scalable unit under a Clos) and ``rail_only`` (one Clos per
-rail) are sized by ``models.rail_sizing`` through ``planner.sizing.rail``; these tests check the
+rail) are sized by ``models.rail_sizing`` through ``planner.families.rail.sizing``; these tests check the
 model against an enumeration written apart from it (``tests.models.rail_brute_force``), the
 fabric's GPU-to-leaf rule, the zero spine load of same-rail rings, and design.json.
 """
@@ -18,15 +18,15 @@ import pytest
 from models import clos_sizing as cs
 from models import rail_sizing as rs
 from models.status import Status
-from planner.api import plan
+from planner.api import plan, validate
 from planner.design import Design
+from planner.families import family_of, read_design
+from planner.families.rail.sizing import rail_only_refusal, rail_problems, size_rail
 from planner.loading import load_catalog
 from planner.schema.catalog import Catalog
 from planner.schema.instance import Instance
 from planner.sim.fabric import Fabric
 from planner.sizing.problems import allowed_media, medium_option
-from planner.sizing.rail import rail_only_refusal, rail_problems, size_rail
-from planner.validation import validate_design
 from tests.models.rail_brute_force import rail_brute_force
 
 #: Relative tolerance between the model's and the enumeration's objective (cent rounding).
@@ -62,7 +62,7 @@ def planned(request: pytest.FixtureRequest, catalog: Catalog) -> Design:
 def test_a_256_gpu_instance_sizes_under_each_family(planned: Design, catalog: Catalog) -> None:
     assert planned.status is Status.OPTIMAL
     assert planned.family in RAIL_FAMILIES
-    assert validate_design(planned, catalog) == []
+    assert validate(planned, catalog) == []
     u, n = planned.wiring.params()["su_nodes"], planned.wiring.params()["rails"]
     assert n == 8
     assert planned.tiers[0].switches == n * -(-32 // u)
@@ -81,7 +81,7 @@ def test_the_fabric_puts_gpu_g_on_its_rail_leaf(planned: Design) -> None:
 
 
 def test_design_json_round_trips(planned: Design) -> None:
-    again = Design.from_json(planned.to_json())
+    again = read_design(planned.to_json())
     assert again == planned
     assert again.wiring.params() == planned.wiring.params()
 
@@ -144,7 +144,7 @@ def brute_instance(name: str) -> Instance:
 def test_the_model_optimum_equals_brute_force(name: str, catalog: Catalog) -> None:
     inst = brute_instance(name)
     family = BRUTE[name][0]
-    pairs = rail_problems(inst, catalog, family, rail_only=family == "rail_only")
+    pairs = rail_problems(inst, catalog, family_of(family), rail_only=family == "rail_only")
     assert len(pairs) == 1
     _, rp = pairs[0]
     assert rp is not None
@@ -160,7 +160,7 @@ def test_the_model_optimum_equals_brute_force(name: str, catalog: Catalog) -> No
 def test_top_of_rack_needs_a_rack_holding_the_unit(catalog: Catalog) -> None:
     """Racks of 2 nodes: a rail leaf stands in the rack only with SUs of at most 2 nodes."""
     inst = brute_instance("only-512-two-tiers")
-    _, rp = rail_problems(inst, catalog, "rail_only", rail_only=True)[0]
+    _, rp = rail_problems(inst, catalog, family_of("rail_only"), rail_only=True)[0]
     assert rp is not None
     pinned = replace(rp, clos=replace(rp.clos, pins=cs.Pins(leaf_placement="top_of_rack")))
     sol = rs.solve(pinned, cs.SolveOptions(time_limit_s=30.0), canonical_s=0).solution
@@ -196,7 +196,7 @@ def test_rail_only_refuses_a_scale_up_domain_that_cannot_carry_pxn(
 ) -> None:
     inst = instance("rail_only", cluster={"scale_up": scale_up})
     assert words in rail_only_refusal(inst)
-    sized = size_rail(inst, catalog, "rail_only", None, 10.0, rail_only=True)
+    sized = size_rail(inst, catalog, family_of("rail_only"), None, 10.0, rail_only=True)
     assert [s.status for s in sized] == [Status.INFEASIBLE]
     assert words in sized[0].reason
     result = plan(inst, catalog=catalog, verify=False, alternatives=False)
@@ -288,7 +288,7 @@ def rail_fabric(name: str) -> Fabric:
     )
     design = plan(inst, verify=False, alternatives=False).design
     assert design is not None
-    assert validate_design(design) == []
+    assert validate(design) == []
     return build_fabric(design)
 
 
@@ -405,14 +405,14 @@ def test_the_superpod_reference_is_four_units_of_32_nodes(catalog: Catalog) -> N
     assert d.wiring.params() == {"su_nodes": 32, "rails": 8}
     assert [t.switches for t in d.tiers] == [32, 16]
     assert d.tiers[0].parallel_links == 2
-    assert validate_design(d, catalog) == []
+    assert validate(d, catalog) == []
     sentence = family_of_rails(d)
     assert sentence.startswith("rail-optimized: 4 scalable units of 32 nodes (128 nodes)")
     assert sentence.endswith("every leaf reaches every spine over 2 links each")
 
 
 def family_of_rails(d: Design) -> str:
-    from planner.families.rail_optimized import rail_sentence
+    from planner.families.rail.optimized import rail_sentence
 
     return rail_sentence(d)
 
@@ -438,13 +438,14 @@ BREAKS = {"wrong-su-size": _wrong_su, "one-leaf-less": _one_leaf_less, "four-rai
 
 @pytest.mark.parametrize("how", sorted(BREAKS))
 def test_the_validator_refuses_a_broken_rail_design(planned: Design, how: str) -> None:
-    from planner.validation import STRUCTURE
+    from planner.families import family_of
+    from planner.validation import structure_violations
 
     broken = BREAKS[how](planned)
-    found = [v for check in STRUCTURE for v in check(broken)]
+    found = structure_violations(broken, family_of(broken.family))
     assert any(v.check == "wiring" for v in found), found
     with pytest.raises(ValueError, match="wiring"):
-        Design.from_json(broken.to_json())
+        read_design(broken.to_json())
 
 
 @pytest.mark.parametrize(
@@ -454,10 +455,10 @@ def test_the_validator_refuses_a_broken_rail_design(planned: Design, how: str) -
 )
 @pytest.mark.parametrize("kind", RAIL_FAMILIES)
 def test_a_rail_wiring_with_bad_parameters_is_refused(kind: str, params: dict[str, Any]) -> None:
-    from planner.wiring import wiring_from_dict
+    from planner.families import family_of
 
     with pytest.raises(ValueError, match=kind):
-        wiring_from_dict({"kind": kind, **params})
+        family_of(kind).read_wiring(params)
 
 
 def test_an_infeasible_rail_structure_names_the_constraint_to_relax(catalog: Catalog) -> None:
@@ -465,7 +466,7 @@ def test_an_infeasible_rail_structure_names_the_constraint_to_relax(catalog: Cat
     inst = instance(
         "rail_optimized", constraints={"max_switch_hops": 1}, search={"pin": {"tiers": 2}}
     )
-    sized = size_rail(inst, catalog, "rail_optimized", None, 10.0, rail_only=False)
+    sized = size_rail(inst, catalog, family_of("rail_optimized"), None, 10.0, rail_only=False)
     assert [s.status for s in sized] == [Status.INFEASIBLE]
     assert "relaxing max_switch_hops alone would allow one" in sized[0].reason
 
@@ -503,7 +504,7 @@ def test_the_model_optimum_equals_brute_force_on_small_switches(name: str) -> No
             "layout": {"nodes_per_rack": 2, "racks_per_row": 4},
         }
     )
-    pairs = rail_problems(inst, cat, family, rail_only=family == "rail_only")
+    pairs = rail_problems(inst, cat, family_of(family), rail_only=family == "rail_only")
     assert len(pairs) == 1
     _, rp = pairs[0]
     assert rp is not None

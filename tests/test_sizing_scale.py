@@ -1,7 +1,7 @@
 """Sizing at scale: the rail geometry computed once, work shared, and the time limit kept.
 
 The class 0 lengths of every SU size are read off one placement of the nodes
-(``planner.sizing.rail_geometry``); they are checked here against the rule evaluated node by
+(``planner.families.rail.geometry``); they are checked here against the rule evaluated node by
 node in plain Python, one SU size at a time (the computation they replace). The deadline tests
 use a clock the test moves, never the wall clock: what a cut returns is a contract
 (``TIME_LIMIT`` without a bound, a stated gap), not a timing.
@@ -19,13 +19,14 @@ from models import cabling as cb
 from models.status import Status
 from planner.api import plan
 from planner.deadline import Deadline, DeadlineExpired
-from planner.families.base import Sized
+from planner.families import family_of, search_families
+from planner.families.rail import sizing as rail
+from planner.families.rail.geometry import NodeGeometry, SuLengthTable
+from planner.family_roles import Sized
 from planner.layout import LengthDistribution, default_row_columns
 from planner.loading import load_catalog
 from planner.schema.catalog import Catalog
 from planner.schema.instance import Instance, Layout
-from planner.sizing import rail
-from planner.sizing.rail_geometry import NodeGeometry, SuLengthTable
 from planner.sizing.search_loop import search
 
 PLACEMENTS = ("top_of_rack", "middle_of_row", "end_of_row")
@@ -70,7 +71,7 @@ LAYOUTS = {
 def brute_force_lengths(
     layout: Layout, nodes: int, gpus_per_node: int, su_nodes: int, placement: str
 ) -> LengthDistribution:
-    """The rule of ``planner.sizing.rail`` node by node in plain Python, for one SU size."""
+    """The rule of ``planner.families.rail.sizing`` node by node in plain Python, for one SU size."""
     lay = layout
     per_row = lay.racks_per_row
     racks = math.ceil(nodes / lay.nodes_per_rack)
@@ -183,10 +184,11 @@ def test_a_search_prepares_the_rail_data_once_for_every_switch_option(
         return prepare(*args, **kwargs)
 
     monkeypatch.setattr(rail, "rail_problems", counted)
-    result = search(rail_instance(family), catalog, time_limit_s=60.0)
+    inst = rail_instance(family)
+    result = search(inst, catalog, search_families(inst), time_limit_s=60.0)
     options = {o.switch_model for o in result.outcomes}
     assert options == {None, "qm9700", "sn5600"}  # any switch, and each model alone
-    assert calls == [family]
+    assert calls == [family_of(family)]
 
 
 # ---- the deadline: cut work is reported, never silently dropped ---------------------------------
@@ -205,7 +207,7 @@ def test_sizing_after_the_deadline_cuts_every_structure_without_a_bound(
 ) -> None:
     inst = rail_instance("rail_only")
     sized = rail.size_rails(
-        inst, catalog, "rail_only", (None, "qm9700"), Deadline(-1.0), rail_only=True
+        inst, catalog, family_of("rail_only"), (None, "qm9700"), Deadline(-1.0), rail_only=True
     )
     assert [(s.switch_model, s.planes, s.tiers) for s in sized] == [
         (o, 1, t) for o in (None, "qm9700") for t in (1, 2, 3)
@@ -218,7 +220,7 @@ def test_rail_problems_stop_at_the_deadline(catalog: Catalog) -> None:
         rail.rail_problems(
             rail_instance("rail_optimized"),
             catalog,
-            "rail_optimized",
+            family_of("rail_optimized"),
             False,
             deadline=Deadline(-1.0),
         )
@@ -252,7 +254,7 @@ def test_a_structure_with_rail_counts_cut_keeps_its_design_without_a_proof(
 
     monkeypatch.setattr(rail, "_solve_rail", solve_then_run_out)
     (sized,) = rail.size_rails(
-        inst, catalog, "rail_only", (None,), Deadline(50.0, clock), rail_only=True
+        inst, catalog, family_of("rail_only"), (None,), Deadline(50.0, clock), rail_only=True
     )
     assert sized.design is not None
     assert sized.design.wiring.params()["rails"] == 4  # the one rail count solved
@@ -261,7 +263,7 @@ def test_a_structure_with_rail_counts_cut_keeps_its_design_without_a_proof(
 
 def test_a_diagnosis_cut_by_the_deadline_names_what_it_did_not_try(catalog: Catalog) -> None:
     inst = rail_instance("rail_optimized", constraints={"max_power_kw": 1.0})
-    st, rp = rail.rail_problems(inst, catalog, "rail_optimized", False)[0]
+    st, rp = rail.rail_problems(inst, catalog, family_of("rail_optimized"), False)[0]
     assert rp is not None
     reason = rail._infeasible_reason(st, rp, Deadline(-1.0))
     assert "the time limit ran out before relaxing max_oversubscription, max_power_kw" in reason
@@ -271,7 +273,7 @@ def test_a_diagnosis_cut_by_the_deadline_names_what_it_did_not_try(catalog: Cata
 
 def test_an_unhurried_diagnosis_names_the_constraint_to_relax(catalog: Catalog) -> None:
     inst = rail_instance("rail_optimized", constraints={"max_power_kw": 1.0})
-    st, rp = rail.rail_problems(inst, catalog, "rail_optimized", False)[0]
+    st, rp = rail.rail_problems(inst, catalog, family_of("rail_optimized"), False)[0]
     assert rp is not None
     reason = rail._infeasible_reason(st, rp)
     assert reason.endswith("relaxing max_power_kw alone would allow one")

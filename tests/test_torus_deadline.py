@@ -14,13 +14,12 @@ import pytest
 from typer.testing import CliRunner
 
 from planner import torus as tp
-from planner.api import load_instance, plan, plan_torus
+from planner.api import load_instance, plan, plan_torus, validate
 from planner.cli import app
 from planner.deadline import CUT_NOTE_PREFIX, Deadline, cut_notes
 from planner.families import family_of
 from planner.loading import load_catalog
 from planner.schema.instance import Instance
-from planner.validation import validate_design
 
 INSTANCE = "instances/tpu-pod-4k.toml"
 #: Ports of the OCS of the million-chip pod's catalog.
@@ -89,7 +88,7 @@ def test_the_ocs_torus_design_notes_its_unchecked_slices(repo_root: Path) -> Non
     (sized,) = family_of("ocs_torus").size(inst, catalog, [None], after(1))
     assert sized.design is not None
     assert cut_notes(sized.design.notes)
-    assert validate_design(sized.design) == []
+    assert validate(sized.design) == []
 
 
 # --- a million chips ------------------------------------------------------------------------
@@ -131,4 +130,4 @@ def test_a_million_chip_pod_design_validates(tmp_path: Path) -> None:
     result = plan(million_chips(tmp_path), verify=False, alternatives=False, time_limit_s=3600.0)
     assert result.design is not None
     assert not cut_notes(result.design.notes)
-    assert validate_design(result.design) == []
+    assert validate(result.design) == []

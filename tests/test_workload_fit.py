@@ -18,6 +18,7 @@ from planner import api
 from planner.cli import app
 from planner.design import Design
 from planner.errors import InputError
+from planner.families import read_design
 from planner.schema.instance import Instance
 from tests.hostile.family_designs import plan_family_design
 
@@ -97,7 +98,7 @@ def test_a_workload_of_the_designs_gpus_fits(gpus: int) -> None:
 def test_a_torus_pod_runs_the_workload_on_its_largest_slice(data: int, fits: bool) -> None:
     # The ocs_torus design holds 80 chips (2 x 2 x 2 cubes, 10 cubes with spares); its
     # simulation runs the 4 x 4 x 4 slice of 64: a workload of 80 would not fit the traffic.
-    design = Design.from_dict(plan_family_design("ocs_torus"))
+    design = read_design(plan_family_design("ocs_torus"))
     assert design.gpus == 80
     inst = _instance(8 * data, 8, 1, data)
     if fits:

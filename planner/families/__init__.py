@@ -1,18 +1,28 @@
-"""Fabric families as plug-ins: the registry the family-agnostic planner looks names up in.
+"""Fabric families as plug-ins: the one registry, read at the top and handed down.
 
-``FAMILIES`` maps every family name of ``planner.schema.instance.FAMILIES`` to the object that
-implements ``planner.families.base.Family`` for it (a test checks the two agree).
+``FAMILIES`` maps every family's name to the object that plays its roles
+(``planner.family_roles.Family``); the instance schema's list of family names is this registry's
+keys, handed to the schema when an instance is read (``planner.loading``). Only the layers above
+the families (the API, the CLI, the design.json reader below) look a name up here; everything
+below receives the family itself.
 """
 
 from __future__ import annotations
 
-from planner.families.base import Family
+from typing import TYPE_CHECKING, Any
+
 from planner.families.clos import CLOS, Clos
 from planner.families.ocs_direct import OCS_DIRECT, OcsDirect
 from planner.families.ocs_torus import OCS_TORUS, OcsTorus
-from planner.families.rail_only import RAIL_ONLY, RailOnly
-from planner.families.rail_optimized import RAIL_OPTIMIZED, RailOptimized
+from planner.families.rail.only import RailOnly
+from planner.families.rail.optimized import RailOptimized
+from planner.families.rail.wiring import RAIL_ONLY, RAIL_OPTIMIZED
 from planner.families.torus import TORUS, Torus
+
+if TYPE_CHECKING:
+    from planner.design import Design
+    from planner.family_roles import Family
+    from planner.schema.instance import Instance
 
 __all__ = [
     "CLOS",
@@ -22,14 +32,15 @@ __all__ = [
     "RAIL_ONLY",
     "RAIL_OPTIMIZED",
     "TORUS",
-    "Family",
     "family_of",
+    "read_design",
+    "search_families",
 ]
 
-_ALL: tuple[Family, ...] = (Clos(), OcsDirect(), OcsTorus(), Torus(), RailOptimized(), RailOnly())
-
-#: Every family the planner sizes, by name.
-FAMILIES: dict[str, Family] = {f.name: f for f in _ALL}
+#: Every family the planner sizes, by name, in the order the search takes them.
+FAMILIES: dict[str, Family] = {
+    f.name: f for f in (Clos(), OcsDirect(), OcsTorus(), Torus(), RailOptimized(), RailOnly())
+}
 
 
 def family_of(name: str) -> Family:
@@ -40,3 +51,23 @@ def family_of(name: str) -> Family:
         raise ValueError(
             f"unknown fabric family {name!r}; known: {', '.join(sorted(FAMILIES))}"
         ) from None
+
+
+def search_families(inst: Instance) -> list[Family]:
+    """The families an instance's search sizes: the pinned one, or ``search.families``."""
+    pin = inst.search.pin
+    names = [pin.family] if pin.family else list(inst.search.families)
+    return [family_of(name) for name in names]
+
+
+def read_design(data: dict[str, Any] | str) -> Design:
+    """A design from design.json data (``Design.to_dict``) or text (``Design.to_json``).
+
+    Its family is resolved from the registry and handed to the reader. DesignFileError (an
+    InputError and a ValueError) names every field at fault; ValueError for text that is not JSON.
+    """
+    import json
+
+    from planner.design_file import design_from_dict
+
+    return design_from_dict(json.loads(data) if isinstance(data, str) else data, FAMILIES)

@@ -1,40 +1,37 @@
-"""The interface every fabric family implements (issue 10: a family is a plug-in).
+"""What every fabric family shares: the defaults of its roles (issue 10: a family is a plug-in).
 
 A family owns everything that differs between topologies the planner sizes: the shapes it
 contributes to the search, the names of its tiers and structures, the design of its special
-tiers, its post-solve steps, its extra report tables, its fabric graph for the simulator and its
-validator checks. Nothing outside ``planner/families/`` asks which family it holds: it looks the
-family up in ``planner.families.FAMILIES`` by the name a ``Design`` or a ``Structure`` carries.
+tiers, its post-solve steps, its extra report tables, its fabric graph for the simulator, its
+validator checks and its wiring. The roles are protocols (``planner.family_roles``); the family is
+resolved once at the top and handed down, so nothing outside ``planner/families/`` asks which
+family it holds. ``FamilyBase`` gives every role the default of a folded Clos of packet switches:
+a family overrides only what differs.
 
 Family modules import their heavy dependencies (solvers, the simulator, the OCS engineering)
-inside their methods, so that importing the registry stays cheap and free of cycles.
+inside their methods, so that importing the registry stays cheap.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any
 
-from models.status import Status
+from planner.wiring import UP_DOWN, parse_up_down
 
 if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
+    from collections.abc import Sequence
+
     import polars as pl
 
     from models import clos_sizing as cs
     from planner.deadline import Deadline
     from planner.design import Design, TierDesign
+    from planner.family_roles import DemandOf, PerTier, Sized
     from planner.schema.catalog import Catalog
     from planner.schema.instance import Instance, Verify
     from planner.sim.fabric import Fabric
     from planner.validation import Violation
-
-    #: Per-tier switch options of one structure, leaf first.
-    PerTier = tuple[tuple[cs.SwitchOption, ...], ...]
-    #: Block-level demand of a design under a [verify] section (``planner.api.verify_demand``).
-    DemandOf = Callable[[Design, Verify], npt.NDArray[np.float64]]
+    from planner.wiring import Wiring
 
 
 def simulated_verify(inst: Instance, design: Design) -> Verify:
@@ -53,36 +50,22 @@ def simulated_verify(inst: Instance, design: Design) -> Verify:
         raise InputError(f"verify: {exc}") from None
 
 
-@dataclass(frozen=True)
-class Sized:
-    """One structure sized by a family's own model (a family the Clos model does not size).
+class FamilyBase:
+    """Every role's default: tiers of packet switches wired up and down, no step of its own.
 
-    Figures cover all planes. ``design`` is the priced design when the model found one;
-    ``reason`` says, in a user's words, why there is none when the structure is infeasible.
+    A subclass sets ``name`` (a frozen dataclass field or a class attribute) and overrides what
+    differs; the folded Clos family overrides almost nothing.
     """
 
-    status: Status
-    planes: int
-    tiers: int
-    objective_usd: float | None = None
-    bound_usd: float | None = None
-    capex_usd: float | None = None
-    power_w: float | None = None
-    wall_s: float = 0.0
-    design: Design | None = None
-    reason: str = ""
-    switch_model: str | None = None
-    """The switch restriction it was sized under: one catalog model for every packet tier, or
-    None for any allowed switch (``Family.size``'s ``switch_models``)."""
+    name: str
+    #: The wiring kind of its designs and its reader.
+    wiring_kind: str = UP_DOWN
+    #: The solver groups its post-solve steps need loaded (none by default).
+    solver_groups: tuple[str, ...] = ()
 
-
-class Family(Protocol):
-    """One fabric family: a name and the hooks the family-agnostic planner calls."""
-
-    @property
-    def name(self) -> str:
-        """The family's name, as in ``search.families`` and ``Design.family``."""
-        ...
+    def read_wiring(self, params: dict[str, Any]) -> Wiring:
+        """The up-down wiring (no parameters)."""
+        return parse_up_down(params)
 
     def shapes(
         self,
@@ -91,13 +74,8 @@ class Family(Protocol):
         tier_options: list[int],
         pinned_tiers: int | None,
     ) -> list[tuple[int, PerTier]]:
-        """The (tiers, per-tier options) structures the family contributes for one plane count.
-
-        ``options`` are the packet switches allowed at the plane's port speed, ``tier_options``
-        the tier counts the search allows and ``pinned_tiers`` the tier count the instance pins
-        (None: not pinned). An empty list: the family has no structure under these pins.
-        """
-        ...
+        """One structure per allowed tier count, every tier with the same options."""
+        return [(t, (options,) * t) for t in tier_options]
 
     def size(
         self,
@@ -106,84 +84,73 @@ class Family(Protocol):
         switch_models: Sequence[str | None],
         deadline: Deadline,
     ) -> list[Sized]:
-        """Size the family's structures with its own model, best design of each, per restriction.
-
-        Each entry of ``switch_models`` restricts the packet switches to one catalog model (None:
-        any); every ``Sized`` names the one it was sized under. Work the restrictions share
-        (geometry, model data) is done once per call. ``deadline`` bounds the whole call,
-        preparation and diagnosis included: what it cuts is returned ``TIME_LIMIT`` (a structure
-        never solved has no bound), never left out. A family sized through ``shapes`` and the
-        Clos model returns [] (its structures are solved by the search loop).
-        """
-        ...
+        """None: the structures are solved through ``shapes`` and the Clos model."""
+        return []
 
     def label(self, planes: int, tiers: int) -> str:
-        """Short name of a structure, e.g. ``2 planes x 3 tiers``."""
-        ...
+        """``2 planes x 3 tiers``."""
+        p = f"{planes} plane{'s' if planes > 1 else ''}"
+        return f"{p} x {tiers} tier{'s' if tiers > 1 else ''}"
 
     def roles(self, tiers: int) -> tuple[str, ...]:
-        """Role of each tier of a structure of ``tiers`` tiers, leaf first."""
-        ...
+        """Leaf, spine, core: ``planner.design.ROLES``."""
+        from planner.design import ROLES
+
+        return ROLES[tiers]
 
     def circuit_level(self, tiers: int) -> int | None:
-        """The level (1 = leaf) of the circuit-switched layer, None when every tier is packet.
-
-        That layer keeps its own devices when the search restricts tiers to one switch model,
-        is not counted as switches, and is sized with ``models.clos_sizing``'s ``top_ocs``.
-        """
-        ...
+        """None: every tier is packet switches."""
+        return None
 
     def missing_tier_reason(self, index: int, speed_gbps: int) -> str:
-        """What is missing when tier ``index`` (0 = leaf) has no option, after ``no ``."""
-        ...
+        """No switch at the plane's port speed."""
+        return f"allowed switch runs {speed_gbps}G ports"
 
     def class_note(self, link_class: int, tiers: int) -> str:
-        """Extra words on how a link class is cabled, for the no-medium message ('' if none)."""
-        ...
+        """Nothing to add: every class is switch to switch."""
+        return ""
 
     def tier_design(
         self, catalog: Catalog, ts: cs.TierSolution, speed_gbps: int
     ) -> TierDesign | None:
-        """The design of one of the family's special tiers, None for a packet-switch tier."""
-        ...
+        """None: no special tier."""
+        return None
 
     def after_solve(
         self, design: Design, inst: Instance, deadline: Deadline, demand_of: DemandOf
     ) -> Design:
-        """The chosen design after the family's post-solve steps (identity when none).
-
-        ``deadline`` is the command's end: a step it cuts is left out or falls back to a valid
-        construction, and the design says so in a note (``planner.deadline.cut_note``).
-        """
-        ...
+        """The design as solved."""
+        return design
 
     def search_tables(self, design: Design, deadline: Deadline) -> dict[str, pl.DataFrame | None]:
-        """Tables a solve adds that depend on the search (kept by ``simulate``), by name.
-
-        Computed within ``deadline``: a table it cut is None, and the plan notes it was left out.
-        """
-        ...
+        """None."""
+        return {}
 
     def extra_tables(self, design: Design) -> dict[str, pl.DataFrame]:
-        """Tables of the design beyond summary, BOM and links, by file name."""
-        ...
+        """None."""
+        return {}
 
     def throughput_scale(self, design: Design, inst: Instance, demand_of: DemandOf) -> float | None:
-        """Predicted fraction of ideal of the [verify] demand, None when not predicted."""
-        ...
+        """Not predicted."""
+        return None
 
     def build_fabric(self, design: Design) -> Fabric:
-        """The fabric graph of one plane of the design, for the simulator."""
-        ...
+        """The tiered up-down graph (``planner.sim.fabric.clos_fabric``)."""
+        from planner.sim.fabric import clos_fabric
+
+        return clos_fabric(design)
 
     def check_structure(self, design: Design) -> list[Violation]:
-        """Whether the design's switch groups and links make a fabric of the family at all.
+        """Its own wiring kind, and the up-down structural checks."""
+        from planner.validation import UP_DOWN_STRUCTURE, check_wiring_kind
 
-        A design failing these describes no fabric: design.json refuses it (exit 2). The checks
-        are the validator's own recomputations (``planner.validation``), never the model's.
-        """
-        ...
+        wrong_kind = check_wiring_kind(design, self.wiring_kind)
+        if wrong_kind:
+            return wrong_kind
+        return [v for check in UP_DOWN_STRUCTURE for v in check(design)]
 
     def check_design(self, design: Design) -> list[Violation]:
-        """The family's judgement of a buildable design: ratios, paths, failure tolerance."""
-        ...
+        """Ratios, paths and failure tolerance (the tiered checks)."""
+        from planner.validation import UP_DOWN_DESIGN
+
+        return [v for check in UP_DOWN_DESIGN for v in check(design)]

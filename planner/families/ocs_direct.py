@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from planner.families.base import simulated_verify
+from planner.families.base import FamilyBase, simulated_verify
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from models import clos_sizing as cs
     from planner.deadline import Deadline
     from planner.design import Design, TierDesign
-    from planner.families.base import DemandOf, PerTier, Sized
+    from planner.family_roles import DemandOf, PerTier, Sized
     from planner.schema.catalog import Catalog
     from planner.schema.instance import Instance
     from planner.sim.fabric import Fabric
@@ -32,10 +32,11 @@ TIERS = 3
 
 
 @dataclass(frozen=True)
-class OcsDirect:
+class OcsDirect(FamilyBase):
     """OCS direct-connect: leaf and spine packet tiers, the OCS layer on top."""
 
     name: str = OCS_DIRECT
+    solver_groups: tuple[str, ...] = ("ocs",)
 
     def shapes(
         self,
@@ -179,9 +180,8 @@ class OcsDirect:
     def check_structure(self, design: Design) -> list[Violation]:
         """Up-down wiring under one OCS layer on top, and circuits within the cabled ports."""
         from planner.validation import UP_DOWN_STRUCTURE, Violation, check_wiring_kind
-        from planner.wiring import UP_DOWN
 
-        wrong_kind = check_wiring_kind(design, UP_DOWN)
+        wrong_kind = check_wiring_kind(design, self.wiring_kind)
         if wrong_kind:
             return wrong_kind
         ocs = [t.level for t in design.tiers if t.ocs]

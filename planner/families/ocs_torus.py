@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from models.status import Status
-from planner.wiring import register_wiring
+from planner.families.base import FamilyBase
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from models import clos_sizing as cs
     from planner.deadline import Deadline
     from planner.design import Design, TierDesign
-    from planner.families.base import DemandOf, PerTier, Sized
+    from planner.family_roles import DemandOf, PerTier, Sized
     from planner.schema.catalog import Catalog
     from planner.schema.instance import Instance
     from planner.sim.fabric import Fabric
@@ -153,15 +153,18 @@ def _parse_wiring(params: dict[str, Any]) -> OcsTorusWiring:
     return OcsTorusWiring(cube, tuple(shapes), twisted)
 
 
-register_wiring(OCS_TORUS, _parse_wiring)
-
-
 # ---- the family ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class OcsTorus:
+class OcsTorus(FamilyBase):
     """TPU-style pods: cubes of chips, faces joined into tori by optical circuit switches."""
 
     name: str = OCS_TORUS
+    wiring_kind: str = OCS_TORUS
+    solver_groups: tuple[str, ...] = ("torus",)
+
+    def read_wiring(self, params: dict[str, Any]) -> OcsTorusWiring:
+        """Cube, slices and twist, every value checked."""
+        return _parse_wiring(params)
 
     def size(
         self,
@@ -177,7 +180,7 @@ class OcsTorus:
         the deadline; those not run are in the design's notes.
         """
         from planner.errors import InputError
-        from planner.families.base import Sized
+        from planner.family_roles import Sized
         from planner.torus import plan_torus
 
         if None not in switch_models:
@@ -320,7 +323,7 @@ class OcsTorus:
         from planner.torus import compose_slices
         from planner.validation import Violation, check_wiring_kind
 
-        wrong_kind = check_wiring_kind(design, OCS_TORUS)
+        wrong_kind = check_wiring_kind(design, self.wiring_kind)
         if wrong_kind:
             return wrong_kind
         out: list[Violation] = []

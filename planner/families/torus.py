@@ -18,8 +18,7 @@ from collections import deque
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from planner.families.base import simulated_verify
-from planner.wiring import register_wiring
+from planner.families.base import FamilyBase, simulated_verify
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -30,7 +29,7 @@ if TYPE_CHECKING:
     from models import torus_fabric as tf
     from planner.deadline import Deadline
     from planner.design import Design, LinkGroup, TierDesign
-    from planner.families.base import DemandOf, PerTier, Sized
+    from planner.family_roles import DemandOf, PerTier, Sized
     from planner.schema.catalog import Catalog
     from planner.schema.instance import Instance
     from planner.sim.fabric import Fabric
@@ -188,15 +187,17 @@ def parse_torus_wiring(params: dict[str, Any]) -> TorusWiring:
     )
 
 
-register_wiring(TORUS_WIRING, parse_torus_wiring)
-
-
 # ---- the family ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Torus:
+class Torus(FamilyBase):
     """A torus of switches sized by ``models.torus_fabric``; no shapes for the Clos model."""
 
     name: str = TORUS
+    wiring_kind: str = TORUS_WIRING
+
+    def read_wiring(self, params: dict[str, Any]) -> TorusWiring:
+        """Ring sizes, GPUs per switch and parallel links, every value checked."""
+        return parse_torus_wiring(params)
 
     def shapes(
         self,
@@ -221,7 +222,7 @@ class Torus:
         counts taking equal shares of the time left; every restriction then reads the
         enumerations it allows (``_best_of``): any switch the best of them all, one model its own.
         """
-        from planner.families.base import Sized
+        from planner.family_roles import Sized
 
         per_option: dict[str | None, list[Sized]] = {o: [] for o in switch_models}
         planes = (
@@ -334,7 +335,7 @@ class Torus:
         from planner.validation import Violation, check_wiring_kind
 
         d = design
-        wrong_kind = check_wiring_kind(d, TORUS_WIRING)
+        wrong_kind = check_wiring_kind(d, self.wiring_kind)
         if wrong_kind:
             return wrong_kind
         assert isinstance(d.wiring, TorusWiring)  # the torus kind's parser makes one

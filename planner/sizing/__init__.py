@@ -44,7 +44,6 @@ from planner.sizing.problems import (
     pins_of,
     requirements_of,
     restrict_to,
-    roles_of,
     structures_of,
 )
 from planner.sizing.search_loop import (
@@ -82,7 +81,6 @@ __all__ = [
     "pins_of",
     "requirements_of",
     "restrict_to",
-    "roles_of",
     "search",
     "structures_of",
 ]

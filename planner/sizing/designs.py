@@ -16,11 +16,10 @@ from planner.design import (
     TierDesign,
     length_histogram,
 )
-from planner.families import family_of
 from planner.layout import FloatArray, IntArray, LengthDistribution, hall_of
 from planner.schema.catalog import Catalog, Medium, Switch
 from planner.schema.instance import Instance
-from planner.sizing.problems import Structure, class_lengths, nic_of, requirements_of, roles_of
+from planner.sizing.problems import Structure, class_lengths, nic_of, requirements_of
 
 
 def design_of(
@@ -40,8 +39,8 @@ def design_of(
     assert sol.power_w is not None
     p = structure.problem
     speed = inst.cluster.nic_gbps // structure.planes
-    family = family_of(structure.family)
-    roles = roles_of(structure.family, p.tiers)
+    family = structure.family
+    roles = family.roles(p.tiers)
     tiers = []
     for ts in sol.tier_solutions:
         special = family.tier_design(catalog, ts, speed)
@@ -90,7 +89,7 @@ def design_of(
         )
     return Design(
         instance=inst.name,
-        family=structure.family,
+        family=family.name,
         status=sol.status,
         gpus=p.endpoints,
         planes=p.planes,

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from models import cabling as cb
 from models import clos_sizing as cs
 from models.status import Status
 from planner.design import Design
-from planner.families import CLOS, family_of
 from planner.layout import Hall, LengthDistribution, hall_of
 from planner.schema.catalog import Cage, Catalog, Medium, Nic, Switch
 from planner.schema.instance import Instance
+
+if TYPE_CHECKING:
+    from planner.family_roles import Family, Naming
 
 #: Called after every sub-solve with (solves done, solves planned, what was solved).
 Progress = Callable[[int, int, str], None]
@@ -31,13 +34,13 @@ class Structure:
     planes: int
     tiers: int
     problem: cs.SizingProblem | None
+    family: Family
     impossible: str | None = None
-    family: str = CLOS
 
     @property
     def label(self) -> str:
         """Short name, the family's: 2 planes x 3 tiers, or 1 plane x OCS direct-connect."""
-        return family_of(self.family).label(self.planes, self.tiers)
+        return self.family.label(self.planes, self.tiers)
 
 
 @dataclass(frozen=True)
@@ -222,8 +225,13 @@ def class_lengths(
     return dist
 
 
-def structures_of(inst: Instance, catalog: Catalog, hall: Hall | None = None) -> list[Structure]:
-    """Every (planes, tiers) the search considers, with its model data or why it is impossible."""
+def structures_of(
+    inst: Instance, catalog: Catalog, families: Sequence[Family], hall: Hall | None = None
+) -> list[Structure]:
+    """Every (planes, tiers) the search considers, with its model data or why it is impossible.
+
+    ``families`` are the instance's, resolved by the caller (``planner.families.search_families``).
+    """
     cl, lay = inst.cluster, inst.layout
     hall = hall or hall_of(lay, cl.gpus, cl.gpus_per_node)
     pin = inst.search.pin
@@ -236,15 +244,14 @@ def structures_of(inst: Instance, catalog: Catalog, hall: Hall | None = None) ->
     all_media = allowed_media(inst, catalog)
     criteria = criteria_of(inst)
     out = []
-    families = [pin.family] if pin.family else list(inst.search.families)
     for p in planes_options:
         speed = cl.nic_gbps // p
         options = tuple(o for s in switches if (o := _switch_option(s, speed)) is not None)
         media = [medium_option(m) for m in all_media if m.speed_gbps == speed]
         shapes = [
-            (name, T, per_tier)
-            for name in families
-            for T, per_tier in family_of(name).shapes(catalog, options, tier_options, pin.tiers)
+            (family, T, per_tier)
+            for family in families
+            for T, per_tier in family.shapes(catalog, options, tier_options, pin.tiers)
         ]
         for family, T, per_tier in shapes:
             out.append(
@@ -261,7 +268,7 @@ def nic_port(nic: Nic | None) -> cb.PortKind:
 def _structure(
     inst: Instance,
     hall: Hall,
-    family: str,
+    family: Family,
     planes: int,
     tiers: int,
     per_tier: tuple[tuple[cs.SwitchOption, ...], ...],
@@ -274,8 +281,8 @@ def _structure(
     speed = cl.nic_gbps // planes
     missing = next((t for t, opts in enumerate(per_tier) if not opts), None)
     if missing is not None:
-        what = family_of(family).missing_tier_reason(missing, speed)
-        return Structure(planes, tiers, None, impossible=f"no {what}", family=family)
+        what = family.missing_tier_reason(missing, speed)
+        return Structure(planes, tiers, None, family, impossible=f"no {what}")
     placements = tuple(lay.leaf_placement)
     cabling = []
     for c in range(tiers):
@@ -286,10 +293,10 @@ def _structure(
                 planes,
                 tiers,
                 None,
+                family,
                 impossible=_no_medium(
                     hall, c, tiers, family, speed, media, lower, per_tier[c], placements, nic
                 ),
-                family=family,
             )
         cabling.append(cab)
     problem = cs.SizingProblem(
@@ -305,17 +312,17 @@ def _structure(
         capex_weight=obj.capex_weight,
         energy_weight=obj.energy_weight,
         pins=pins_of(inst, tiers),
-        top_ocs=family_of(family).circuit_level(tiers) == tiers,
+        top_ocs=family.circuit_level(tiers) == tiers,
         nic=nic,
     )
-    return Structure(planes, tiers, problem, family=family)
+    return Structure(planes, tiers, problem, family)
 
 
 def _no_medium(
     hall: Hall,
     c: int,
     tiers: int,
-    family: str,
+    family: Family,
     speed: int,
     media: list[cb.MediumOption],
     lower: tuple[cs.SwitchOption, ...] | None,
@@ -360,31 +367,26 @@ def _no_medium(
     keys = placements if c < 2 else (None,)
     longest = max(class_lengths(hall, c, key, upper).max_m for key in keys)
     reach = max((m.reach_m for m in media), default=0.0)
-    through = family_of(family).class_note(c, tiers)
+    through = family.class_note(c, tiers)
     return (
         f"no allowed medium at {speed}G cables the {name} links{through} that fits both ends "
         f"(up to {longest:.0f} m; the longest reach is {reach:.0f} m)"
     )
 
 
-def roles_of(family: str, tiers: int) -> tuple[str, ...]:
-    """Role of each tier, leaf first, as the family names them."""
-    return family_of(family).roles(tiers)
-
-
-def _class_name(c: int, tiers: int, family: str = CLOS) -> str:
-    roles = ("gpu", *roles_of(family, tiers))
+def _class_name(c: int, tiers: int, family: Naming) -> str:
+    roles = ("gpu", *family.roles(tiers))
     return f"{roles[c]}-{roles[c + 1]}"
 
 
 def restrict_to(
-    problem: cs.SizingProblem, switch_model: str, family: str = CLOS
+    problem: cs.SizingProblem, switch_model: str, family: Naming
 ) -> cs.SizingProblem | None:
     """The same problem with every packet tier restricted to one switch model.
 
     None if the model lacks the speed. The family's circuit-switched layer keeps its devices.
     """
-    circuits = family_of(family).circuit_level(problem.tiers)
+    circuits = family.circuit_level(problem.tiers)
     tiers = []
     for level, opts in enumerate(problem.switch_options, start=1):
         if level == circuits:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from models import clos_sizing as cs
 from models.status import Status
 from planner.deadline import Deadline
 from planner.design import Design
-from planner.families import family_of
 from planner.schema.catalog import Catalog
 from planner.schema.instance import Instance
 from planner.sizing.designs import design_of
@@ -25,6 +26,9 @@ from planner.sizing.problems import (
     restrict_to,
     structures_of,
 )
+
+if TYPE_CHECKING:
+    from planner.family_roles import Family
 
 #: Relative tolerance under which a design's objective counts as equal to the proven bound.
 OPTIMALITY_RTOL = 1e-6
@@ -42,15 +46,20 @@ def _pin_allows(inst: Instance, switch_model: str, tiers: int) -> bool:
 def search(
     inst: Instance,
     catalog: Catalog,
+    families: Sequence[Family],
     *,
     time_limit_s: float = 60.0,
     progress: Progress | None = None,
     alternatives: bool = True,
 ) -> SizingResult:
-    """Solve every structure, pick the best design, prove a bound, and explain infeasibility."""
+    """Solve every structure, pick the best design, prove a bound, and explain infeasibility.
+
+    ``families`` are the ones the instance searches, resolved by the caller
+    (``planner.families.search_families``).
+    """
     start = time.perf_counter()
     deadline = Deadline.after(time_limit_s)
-    structures = structures_of(inst, catalog)
+    structures = structures_of(inst, catalog, families)
     mixed = inst.search.mixed_switch_models
     names = [s.name for s in allowed_switches(inst, catalog)]
     main: list[tuple[Structure, str | None, cs.SizingProblem]] = []
@@ -68,7 +77,9 @@ def search(
     jobs = main + (extra if alternatives or not mixed else [])
     outcomes: list[Outcome] = []
     clos_families = {st.family for st, _, _ in jobs}
-    own = _own_outcomes(inst, catalog, names, mixed, alternatives, deadline, clos_families)
+    own = _own_outcomes(
+        inst, catalog, families, names, mixed, alternatives, deadline, clos_families
+    )
     outcomes.extend(own)
     for o in own:  # the reasons an own-model structure is infeasible, once each
         if o.structure.impossible and o.structure not in structures:
@@ -131,11 +142,12 @@ def search(
 def _own_outcomes(
     inst: Instance,
     catalog: Catalog,
+    families: Sequence[Family],
     names: list[str],
     mixed: bool,
     alternatives: bool,
     deadline: Deadline,
-    clos_families: set[str],
+    clos_families: set[Family],
 ) -> list[Outcome]:
     """The structures of families sized by their own model (``Family.size``), as outcomes.
 
@@ -144,17 +156,15 @@ def _own_outcomes(
     family gets an even share of the time left, counting the Clos model's structures (solved
     after them) as one more when there are any; what a family leaves unused goes to the next.
     """
-    pin = inst.search.pin
-    families = [pin.family] if pin.family else list(inst.search.families)
     options: tuple[str | None, ...] = ((None,) if mixed else ()) + tuple(
         names if alternatives or not mixed else ()
     )
     own = [f for f in families if f not in clos_families]
     later = 1 if clos_families else 0
     out: list[Outcome] = []
-    for i, name in enumerate(own):
+    for i, family in enumerate(own):
         share = deadline.remaining_s() / (len(own) - i + later)
-        for sized in family_of(name).size(inst, catalog, options, deadline.sooner(share)):
+        for sized in family.size(inst, catalog, options, deadline.sooner(share)):
             sol = cs.SizingSolution(
                 sized.status,
                 sized.planes,
@@ -165,9 +175,7 @@ def _own_outcomes(
                 sized.power_w,
                 sized.wall_s,
             )
-            st = Structure(
-                sized.planes, sized.tiers, None, impossible=sized.reason or None, family=name
-            )
+            st = Structure(sized.planes, sized.tiers, None, family, impossible=sized.reason or None)
             out.append(Outcome(st, sized.switch_model, sol, sized.design))
     return out
 

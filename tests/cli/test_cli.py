@@ -13,7 +13,7 @@ from typer.testing import CliRunner, Result
 
 from planner.alternatives import ALTERNATIVES_SCHEMA
 from planner.cli import app
-from planner.design import Design
+from planner.families import read_design
 from planner.output import is_complete, read_manifest
 from planner.report import MARKER, SUMMARY_SCHEMA, TABLES
 
@@ -111,7 +111,7 @@ def test_summary_has_every_column_and_one_row(solved: Path) -> None:
 
 def test_summary_totals_equal_the_design_objective_terms(solved: Path) -> None:
     s = pl.read_parquet(solved / "summary.parquet").row(0, named=True)
-    terms = Design.from_json((solved / "design.json").read_text()).objective_terms()
+    terms = read_design((solved / "design.json").read_text()).objective_terms()
     assert s["capex_usd"] == pytest.approx(terms["capex_usd"], abs=USD_ATOL)
     assert s["energy_usd"] == pytest.approx(terms["energy_usd"], abs=USD_ATOL)
     assert s["objective_usd"] == pytest.approx(terms["objective_usd"], abs=USD_ATOL)

@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 
-from planner.design import Design
+from planner.api import validate
+from planner.design_file import DesignFileError
 from planner.errors import InputError
-from planner.schema.design_file import DesignFileError
-from planner.validation import recompute_modules, recompute_totals, validate_design
+from planner.families import read_design
+from planner.validation import recompute_modules, recompute_totals
 from tests.hostile.family_designs import FAMILY_INSTANCES, plan_family_designs
 
 FAMILIES = tuple(FAMILY_INSTANCES)
@@ -35,8 +36,8 @@ def _data(designs: dict[str, dict[str, Any]], family: str) -> dict[str, Any]:
 def test_every_family_design_loads_and_validates(
     designs: dict[str, dict[str, Any]], family: str
 ) -> None:
-    design = Design.from_dict(_data(designs, family))
-    assert validate_design(design) == []
+    design = read_design(_data(designs, family))
+    assert validate(design) == []
     bom = design.bom()
     transceivers, assemblies = recompute_modules(design)
     assert int(bom.filter(bom["component"] == "transceiver")["count"].sum()) == transceivers
@@ -62,7 +63,7 @@ def test_no_module_where_links_end_in_one_is_refused(
     data = _data(designs, family)
     data["link_classes"][index]["groups"][0][f"{side}_ports_per_module"] = 0
     with pytest.raises(DesignFileError) as info:
-        Design.from_dict(data)
+        read_design(data)
     assert isinstance(info.value, InputError)
     message = str(info.value)
     assert f"link_classes.{index}.groups.0.{side}_ports_per_module: 0" in message
@@ -77,7 +78,7 @@ def test_a_module_at_an_ocs_mirror_is_refused(
     data = _data(designs, family)
     data["link_classes"][index]["groups"][0]["upper_ports_per_module"] = 2
     with pytest.raises(DesignFileError, match="an OCS mirror with no module: expected 0") as info:
-        Design.from_dict(data)
+        read_design(data)
     assert f"link_classes.{index}.groups.0.upper_ports_per_module: 2" in str(info.value)
 
 
@@ -85,11 +86,11 @@ def test_the_validator_finds_a_bill_of_materials_that_drops_modules(
     designs: dict[str, dict[str, Any]],
 ) -> None:
     # Built in Python (design.json refuses it): the validator names both the count and the sums.
-    design = Design.from_dict(_data(designs, "ocs_torus"))
+    design = read_design(_data(designs, "ocs_torus"))
     face = design.link_classes[0]
     group = replace(face.groups[0], lower_ports_per_module=0)
     broken = replace(design, link_classes=(replace(face, groups=(group,)),))
-    found = [str(v) for v in validate_design(broken)]
+    found = [str(v) for v in validate(broken)]
     links = face.links
     assert any(
         v.startswith("modules: link_classes.0.groups.0.lower_ports_per_module") for v in found
@@ -129,7 +130,7 @@ def test_family_and_wiring_kind_must_agree(
     (wiring,) = [w for w in _foreign_wirings(designs, family) if w["kind"] == kind]
     data["wiring"] = wiring
     with pytest.raises(DesignFileError) as info:
-        Design.from_dict(data)
+        read_design(data)
     own = OWN_KIND.get(family, family)
     assert f"wiring.kind: {kind!r}, but the {family} family is wired {own!r}" in str(info.value)
 
@@ -140,7 +141,6 @@ def test_every_mismatched_pair_is_covered() -> None:
 
 def test_every_registered_family_has_a_design_here() -> None:
     from planner.families import FAMILIES as REGISTRY
-    from planner.wiring import wiring_kinds
 
     assert set(FAMILY_INSTANCES) == set(REGISTRY)
-    assert set(KINDS) == set(wiring_kinds())
+    assert set(KINDS) == {f.wiring_kind for f in REGISTRY.values()}

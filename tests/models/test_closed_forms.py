@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from models.status import Status
+from planner.api import validate
+from planner.families import search_families
 from planner.schema.instance import Instance
 from planner.sizing import search
-from planner.validation import validate_design
 from tests.models.catalogs import catalog, switch
 
 
@@ -30,14 +31,14 @@ def fat_tree_instance(k: int) -> Instance:
 def test_k_ary_fat_tree(k: int) -> None:
     cat = catalog([switch(f"k{k}", k)], speeds=(400,))
     inst = fat_tree_instance(k)
-    result = search(inst, cat, alternatives=False)
+    result = search(inst, cat, search_families(inst), alternatives=False)
     d = result.design
     assert result.status is Status.OPTIMAL
     assert d is not None
     assert d.switches == 5 * k * k // 4
     assert [c.links for c in d.link_classes] == [k**3 // 4] * 3
     assert [t.switches for t in d.tiers] == [k * k // 2, k * k // 2, k * k // 4]
-    assert validate_design(d, cat) == []
+    assert validate(d, cat) == []
 
 
 @pytest.mark.parametrize("k", [8, 16, 64])
@@ -51,7 +52,7 @@ def test_two_tier_leaf_spine(k: int) -> None:
             "search": {"pin": {"tiers": 2}},
         }
     )
-    d = search(inst, cat, alternatives=False).design
+    d = search(inst, cat, search_families(inst), alternatives=False).design
     assert d is not None
     assert (d.tiers[0].switches, d.tiers[1].switches) == (k, k // 2)
     assert d.tiers[0].downlinks == d.tiers[0].uplinks == k // 2

@@ -21,6 +21,7 @@ from ortools.sat.python import cp_model
 
 from models import clos_sizing as cs
 from models.status import Status, status_of
+from planner.families import search_families
 from planner.loading import load_catalog
 from planner.schema.instance import Instance
 from planner.sizing import structures_of
@@ -50,7 +51,11 @@ def problem(gpus: int, tiers: int, family: str = "clos") -> cs.SizingProblem:
             else {"families": [family]},
         }
     )
-    (st,) = [s for s in structures_of(inst, load_catalog()) if s.problem is not None]
+    (st,) = [
+        s
+        for s in structures_of(inst, load_catalog(), search_families(inst))
+        if s.problem is not None
+    ]
     assert st.problem is not None
     return st.problem
 

@@ -1,6 +1,6 @@
 """Every rail rule of ``models.rail_sizing`` binds: left out, the optimum breaks it.
 
-For each family in ``rail_sizing.CONSTRAINTS`` an instance (built by ``planner.sizing.rail``
+For each family in ``rail_sizing.CONSTRAINTS`` an instance (built by ``planner.families.rail.sizing``
 from the default catalog) whose optimum without the family violates the rule the family states,
 while the full model's optimum keeps it.
 """
@@ -16,9 +16,10 @@ import pytest
 from models import clos_sizing as cs
 from models import rail_sizing as rs
 from models.status import Status
+from planner.families import family_of
+from planner.families.rail.sizing import rail_problems
 from planner.loading import load_catalog
 from planner.schema.instance import Instance
-from planner.sizing.rail import rail_problems
 
 SOLVE = cs.SolveOptions(time_limit_s=30.0)
 
@@ -35,7 +36,9 @@ def problem(
             "layout": dict(layout),
         }
     )
-    _, rp = rail_problems(inst, load_catalog("default"), family, family == "rail_only")[0]
+    _, rp = rail_problems(inst, load_catalog("default"), family_of(family), family == "rail_only")[
+        0
+    ]
     assert rp is not None
     return rp
 

@@ -15,10 +15,11 @@ import pytest
 
 from models import clos_sizing as cs
 from models import rail_sizing as rs
+from planner.families import family_of, search_families
+from planner.families.rail.sizing import rail_problems
 from planner.loading import load_catalog
 from planner.schema.instance import Instance
 from planner.sizing import structures_of
-from planner.sizing.rail import rail_problems
 
 #: Everything a relaxable family can be about: caps, a hop limit a 3-tier Clos breaks, a failure
 #: rule, and pins.
@@ -56,10 +57,10 @@ def problems(
     inst = Instance.model_validate(data)
     catalog = load_catalog("default")
     if family == "clos":
-        (st,) = structures_of(inst, catalog)
+        (st,) = structures_of(inst, catalog, search_families(inst))
         assert st.problem is not None
         return st.problem, None
-    _, rp = rail_problems(inst, catalog, family, family == "rail_only")[0]
+    _, rp = rail_problems(inst, catalog, family_of(family), family == "rail_only")[0]
     assert rp is not None
     return rp.clos, rp
 

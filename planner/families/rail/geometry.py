@@ -1,6 +1,6 @@
 """The rail wiring's GPU-to-leaf lengths: every node placed once, then every SU size read off it.
 
-The rule is ``planner.sizing.rail``'s (module docstring): an SU of ``s`` nodes holds the nodes
+The rule is ``planner.families.rail.sizing``'s (module docstring): an SU of ``s`` nodes holds the nodes
 ``su s ..`` (the last may hold fewer); its rail leaves stand in the rack of its first node
 (``top_of_rack``: ``in_rack_cable_m`` inside that rack, ``a (|dx| + |dy|) + cable_slack_m`` from
 another) or at the row site of the row holding its middle node ``su s + (size - 1) // 2``

@@ -3,7 +3,7 @@
 The rail of GPU g is g mod R: its rank in a *rail group* of R consecutive GPUs (R / n nodes of
 n GPUs), as Wang et al. define a rail by a GPU's rank in its scale-up domain. The rail count R is
 a decision: a multiple of n that divides the scale-up domain's D GPUs and the G GPUs
-(``planner.sizing.rail.rail_counts``), so every domain holds whole rail groups, i.e. every rail,
+(``planner.families.rail.sizing.rail_counts``), so every domain holds whole rail groups, i.e. every rail,
 and every rail has G / R GPUs. R = n (a node's NIC index) is always a candidate; with an NVL72
 domain (D = 72, n = 4) R may be up to 72, each rail tiny.
 
@@ -15,7 +15,7 @@ hold the totals over the rails.
 
 Cross-rail traffic cannot use the scale-out fabric: it crosses the scale-up domain to the GPU on
 the destination's rail first (NCCL PXN). The family may be chosen only when the scale-up domain
-can carry that (``planner.sizing.rail.rail_only_refusal``): every node's GPUs are in one scale-up
+can carry that (``planner.families.rail.sizing.rail_only_refusal``): every node's GPUs are in one scale-up
 domain (``scale_up.gpus >= gpus_per_node``, so with R = n every domain holds every rail) and a GPU's
 scale-up link feeds its NIC at line rate with traffic forwarded from the other rails
 (``scale_up.gbps_per_gpu >= nic_gbps``). Otherwise ``size`` returns an infeasible ``Sized`` with
@@ -25,16 +25,15 @@ that reason.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
-from planner.families.rail_optimized import (
+from planner.families.rail.optimized import (
     RAILS_TABLE,
     RailOptimized,
-    parse_rail_params,
     rail_sentence,
     rail_table,
 )
-from planner.wiring import UpDown, register_wiring
+from planner.families.rail.wiring import RAIL_ONLY, RailOnlyWiring, parse_rail_params
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -43,78 +42,10 @@ if TYPE_CHECKING:
 
     from planner.deadline import Deadline
     from planner.design import Design
-    from planner.families.base import Sized
+    from planner.family_roles import Sized
     from planner.schema.catalog import Catalog
     from planner.schema.instance import Instance
     from planner.sim.fabric import Fabric
-
-#: The family's name in instances and designs.
-RAIL_ONLY = "rail_only"
-
-
-@dataclass(frozen=True)
-class RailOnlyWiring(UpDown):
-    """R disjoint rail Clos fabrics; SUs of ``su_nodes`` nodes with one rail leaf per rail each.
-
-    GPU g is on rail g mod R and on rail leaf (g // R // U_g) R + g mod R, where U_g =
-    ``su_nodes`` n / R is the SU's rail groups (a rail leaf's GPU-facing ports). A design.json
-    from before the rail count was a decision has R = n (``rails`` = GPUs per node), where a
-    rail group is a node and U_g = ``su_nodes``: it reads as it always did.
-
-    Figures: hops and latency are one rail Clos's (the tiered formulas); the bisection is the sum
-    over the rails (the tiered formula on the design's totals, every rail alike); one switch
-    takes out at most the GPUs of one leaf.
-    """
-
-    kind: ClassVar[str] = RAIL_ONLY
-    su_nodes: int = 1
-    """Nodes per scalable unit: U_g rail groups of R / n nodes each (U_g = su_nodes n / R)."""
-    rails: int = 1
-    """R: rails (identical rail fabrics), the period of the rail assignment g mod R; a multiple
-    of the node's GPUs that divides the scale-up domain and the GPU count."""
-
-    def params(self) -> dict[str, Any]:
-        """The SU size (nodes) and the rails."""
-        return {"su_nodes": self.su_nodes, "rails": self.rails}
-
-    def su_groups(self, gpus_per_node: int) -> int:
-        """U_g: rail groups per SU, a rail leaf's GPU ports (0 if the SU is not whole groups)."""
-        group_nodes = self.rails // gpus_per_node if self.rails % gpus_per_node == 0 else 0
-        if group_nodes == 0 or self.su_nodes % group_nodes:
-            return 0
-        return self.su_nodes // group_nodes
-
-    def shape_errors(self, d: Design) -> list[str]:
-        """The tiered shape, every tier a whole number of identical rails, U_g GPU ports a leaf."""
-        out = super().shape_errors(d)
-        n = d.gpus_per_node
-        if self.rails % n:
-            out.append(f"{self.rails} rails are not whole nodes of {n} GPUs")
-        if d.gpus % self.rails:
-            out.append(f"{d.gpus} GPUs do not split into {self.rails} rails")
-        for t in d.tiers:
-            if t.switches % self.rails:
-                out.append(f"{t.switches} {t.role} switches do not split into {self.rails} rails")
-        groups = self.su_groups(n)
-        if not groups and self.rails % n == 0:
-            out.append(
-                f"an SU of {self.su_nodes} nodes is not whole rail groups of {self.rails // n} "
-                f"nodes"
-            )
-        if groups and d.tiers and d.tiers[0].downlinks != groups:
-            out.append(
-                f"a rail leaf has {d.tiers[0].downlinks} GPU ports, the SU {groups} rail groups "
-                f"({self.su_nodes} nodes)"
-            )
-        return out
-
-
-def _parse(params: dict[str, Any]) -> RailOnlyWiring:
-    u, n = parse_rail_params(RAIL_ONLY, params)
-    return RailOnlyWiring(su_nodes=u, rails=n)
-
-
-register_wiring(RAIL_ONLY, _parse)
 
 
 def rail_only_sentence(d: Design) -> str:
@@ -156,6 +87,12 @@ class RailOnly(RailOptimized):
     """
 
     name: str = RAIL_ONLY
+    wiring_kind: str = RAIL_ONLY
+
+    def read_wiring(self, params: dict[str, Any]) -> RailOnlyWiring:  # type: ignore[override]
+        """SU size and rail count (``parse_rail_params``)."""
+        u, n = parse_rail_params(RAIL_ONLY, params)
+        return RailOnlyWiring(su_nodes=u, rails=n)
 
     def size(
         self,
@@ -168,9 +105,9 @@ class RailOnly(RailOptimized):
 
         Refused when PXN cannot work (``rail_only_refusal``).
         """
-        from planner.sizing.rail import size_rails
+        from planner.families.rail.sizing import size_rails
 
-        return size_rails(inst, catalog, self.name, switch_models, deadline, rail_only=True)
+        return size_rails(inst, catalog, self, switch_models, deadline, rail_only=True)
 
     def label(self, planes: int, tiers: int) -> str:
         """``1 plane x 2 tiers, rail-only``."""

@@ -4,7 +4,7 @@ Both rail families size with ``models.rail_sizing`` (the Clos model plus the rai
 ``Family.size``: the SU size U is a decision of the model, and the GPU-to-leaf lengths it prices
 depend on U, so every candidate U brings its own class 0 plans (``rail_gpu_leaf_lengths``). The
 nodes are placed once and every SU size is measured off that placement
-(``planner.sizing.rail_geometry``); ``rail_problems`` prepares the data of every structure once,
+(``planner.families.rail.geometry``); ``rail_problems`` prepares the data of every structure once,
 and ``size_rails`` restricts it to each switch model and solves within one deadline.
 
 Rail count (rail-only). The rail of GPU g is g mod R, its rank in a *rail group* of R
@@ -42,7 +42,9 @@ from models import rail_sizing as rs
 from models.status import Status
 from planner.deadline import NO_DEADLINE, Deadline, DeadlineExpired, Watch, watch
 from planner.design import Design, LinkClass, LinkGroup, TierDesign
-from planner.families.base import Sized
+from planner.families.rail.geometry import NodeGeometry, SuLengthTable
+from planner.families.rail.wiring import RAIL_ONLY, RailOnlyWiring, RailOptimizedWiring
+from planner.family_roles import Family, Sized
 from planner.layout import LengthDistribution, hall_of
 from planner.schema.catalog import Catalog
 from planner.schema.instance import Instance, Layout
@@ -59,7 +61,6 @@ from planner.sizing.problems import (
     nic_port,
     restrict_to,
 )
-from planner.sizing.rail_geometry import NodeGeometry, SuLengthTable
 
 #: Share of a rail structure's time spent choosing the canonical design among optimal ones.
 CANONICAL_SHARE = 0.25
@@ -159,7 +160,7 @@ def rail_only_refusal(inst: Instance) -> str:
     return ""
 
 
-def _shapes(inst: Instance, family: str) -> list[tuple[int, int]]:
+def _shapes(inst: Instance, family: Family) -> list[tuple[int, int]]:
     """The (planes, tiers) of every rail structure the search considers, in the order tried."""
     cl, pin = inst.cluster, inst.search.pin
     planes_options = [pin.planes] if pin.planes else sorted(cl.nic_ports)
@@ -170,7 +171,7 @@ def _shapes(inst: Instance, family: str) -> list[tuple[int, int]]:
 def rail_problems(
     inst: Instance,
     catalog: Catalog,
-    family: str,
+    family: Family,
     rail_only: bool,
     *,
     deadline: Deadline = NO_DEADLINE,
@@ -264,16 +265,16 @@ def rail_problems(
     return out
 
 
-def _tier_counts(family: str, tier_options: list[int]) -> list[int]:
+def _tier_counts(family: Family, tier_options: list[int]) -> list[int]:
     """The family's tier counts among those allowed (rail-optimized needs a tier above the leaves)."""
-    low = 1 if family == "rail_only" else 2
+    low = 1 if family.name == RAIL_ONLY else 2
     return [t for t in tier_options if t >= low]
 
 
 def size_rail(
     inst: Instance,
     catalog: Catalog,
-    family: str,
+    family: Family,
     switch_model: str | None,
     time_limit_s: float,
     *,
@@ -293,7 +294,7 @@ SHARE_FACTOR = 4
 def size_rails(
     inst: Instance,
     catalog: Catalog,
-    family: str,
+    family: Family,
     switch_models: Sequence[str | None],
     deadline: Deadline,
     *,
@@ -453,7 +454,7 @@ def _infeasible_reason(st: Structure, rp: rs.RailProblem, deadline: Deadline = N
     Each relaxation is solved for at most ``DIAGNOSIS_TIME_S`` and never past ``deadline``; the
     relaxations the time did not reach are named as not tried.
     """
-    if st.family == "rail_only":
+    if st.family.name == RAIL_ONLY:
         head = (
             f"no rail-only fabric of {st.planes} plane(s) x {st.tiers} tier(s) meets the "
             f"constraints with {rp.copies} rails of {rp.nodes} GPUs each"
@@ -494,12 +495,9 @@ def rail_design(
     catalog: Catalog,
 ) -> Design:
     """The priced design of a rail solution: class 0 on the rail geometry, rails multiplied."""
-    from planner.families.rail_only import RailOnlyWiring
-    from planner.families.rail_optimized import RailOptimizedWiring
-
     su = rs.su_of(rp, sol)
     cl = inst.cluster
-    rail_only = st.family == "rail_only"
+    rail_only = st.family.name == RAIL_ONLY
     rails = rp.copies if rail_only else rp.rails
     group_nodes = rails // cl.gpus_per_node
     lengths = {

@@ -11,9 +11,10 @@ plus the rail rules; the SU size U is the model's decision) and records U and n 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
-from planner.wiring import UpDown, register_wiring
+from planner.families.base import FamilyBase
+from planner.families.rail.wiring import RAIL_OPTIMIZED, RailOptimizedWiring, parse_rail_params
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -22,68 +23,15 @@ if TYPE_CHECKING:
 
     from models import clos_sizing as cs
     from planner.deadline import Deadline
-    from planner.design import Design, TierDesign
-    from planner.families.base import DemandOf, PerTier, Sized
+    from planner.design import Design
+    from planner.family_roles import PerTier, Sized
     from planner.schema.catalog import Catalog
     from planner.schema.instance import Instance
     from planner.sim.fabric import Fabric
     from planner.validation import Violation
 
-#: The family's name in instances and designs.
-RAIL_OPTIMIZED = "rail_optimized"
 #: Name of the extra table that says how the rails are wired.
 RAILS_TABLE = "rails"
-
-
-@dataclass(frozen=True)
-class RailOptimizedWiring(UpDown):
-    """Up-down wiring whose leaves are rail leaves: SUs of ``su_nodes`` nodes, ``rails`` leaves each.
-
-    The path figures are the tiered wiring's (a rail leaf is a leaf); the parameters say which
-    GPU sits on which leaf: GPU g on leaf (g // rails // su_nodes) * rails + g % rails.
-    """
-
-    kind: ClassVar[str] = RAIL_OPTIMIZED
-    su_nodes: int = 1
-    """U: nodes per scalable unit (a rail leaf's GPU-facing ports)."""
-    rails: int = 1
-    """n: GPUs (NICs) per node, rail leaves per SU."""
-
-    def params(self) -> dict[str, Any]:
-        """The SU size and the rails."""
-        return {"su_nodes": self.su_nodes, "rails": self.rails}
-
-    def shape_errors(self, d: Design) -> list[str]:
-        """The tiered shape, and whole SUs: a leaf per rail per SU, U GPU ports on each."""
-        out = super().shape_errors(d)
-        if not d.tiers:
-            return out
-        leaf = d.tiers[0]
-        if d.gpus % self.rails:
-            out.append(f"{d.gpus} GPUs are not whole nodes of {self.rails} rails")
-        if leaf.switches % self.rails:
-            out.append(f"{leaf.switches} leaves are not whole SUs of {self.rails} rail leaves")
-        if leaf.downlinks != self.su_nodes:
-            out.append(f"a rail leaf has {leaf.downlinks} GPU ports, the SU {self.su_nodes} nodes")
-        return out
-
-
-def parse_rail_params(kind: str, params: dict[str, Any]) -> tuple[int, int]:
-    """(su_nodes, rails) of a rail wiring; ValueError names what is wrong."""
-    if set(params) != {"su_nodes", "rails"}:
-        raise ValueError(f"the {kind} wiring takes su_nodes and rails, got {sorted(params)}")
-    values = (params["su_nodes"], params["rails"])
-    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in values):
-        raise ValueError(f"the {kind} wiring needs whole su_nodes and rails >= 1, got {values}")
-    return values
-
-
-def _parse(params: dict[str, Any]) -> RailOptimizedWiring:
-    u, n = parse_rail_params(RAIL_OPTIMIZED, params)
-    return RailOptimizedWiring(su_nodes=u, rails=n)
-
-
-register_wiring(RAIL_OPTIMIZED, _parse)
 
 
 def rail_sentence(d: Design) -> str:
@@ -133,10 +81,16 @@ def rail_table(d: Design) -> pl.DataFrame:
 
 
 @dataclass(frozen=True)
-class RailOptimized:
+class RailOptimized(FamilyBase):
     """Rail-optimized: rail leaves of scalable units under a folded Clos of spines (and cores)."""
 
     name: str = RAIL_OPTIMIZED
+    wiring_kind: str = RAIL_OPTIMIZED
+
+    def read_wiring(self, params: dict[str, Any]) -> RailOptimizedWiring:
+        """SU size and rails (``parse_rail_params``)."""
+        u, n = parse_rail_params(RAIL_OPTIMIZED, params)
+        return RailOptimizedWiring(su_nodes=u, rails=n)
 
     def shapes(
         self,
@@ -155,10 +109,10 @@ class RailOptimized:
         switch_models: Sequence[str | None],
         deadline: Deadline,
     ) -> list[Sized]:
-        """The rail model (``planner.sizing.rail``): the Clos model plus the rail rules."""
-        from planner.sizing.rail import size_rails
+        """The rail model (``planner.families.rail.sizing``): the Clos model plus the rail rules."""
+        from planner.families.rail.sizing import size_rails
 
-        return size_rails(inst, catalog, self.name, switch_models, deadline, rail_only=False)
+        return size_rails(inst, catalog, self, switch_models, deadline, rail_only=False)
 
     def label(self, planes: int, tiers: int) -> str:
         """``1 plane x 2 tiers, rail-optimized``."""
@@ -169,41 +123,13 @@ class RailOptimized:
         """Rail leaf, spine, core: the BOM and the links tables name the rail leaves."""
         return ("rail_leaf", "spine", "core")[:tiers]
 
-    def circuit_level(self, tiers: int) -> int | None:
-        """None: every tier is packet switches."""
-        return None
-
-    def missing_tier_reason(self, index: int, speed_gbps: int) -> str:
-        """No switch at the plane's port speed."""
-        return f"allowed switch runs {speed_gbps}G ports"
-
     def class_note(self, link_class: int, tiers: int) -> str:
         """The GPU links go to the rail leaves of the node's scalable unit."""
         return " (NIC r of each node to rail leaf r of its unit)" if link_class == 0 else ""
 
-    def tier_design(
-        self, catalog: Catalog, ts: cs.TierSolution, speed_gbps: int
-    ) -> TierDesign | None:
-        """None: no special tier."""
-        return None
-
-    def after_solve(
-        self, design: Design, inst: Instance, deadline: Deadline, demand_of: DemandOf
-    ) -> Design:
-        """The design as solved."""
-        return design
-
-    def search_tables(self, design: Design, deadline: Deadline) -> dict[str, pl.DataFrame | None]:
-        """None."""
-        return {}
-
     def extra_tables(self, design: Design) -> dict[str, pl.DataFrame]:
         """``rails``: SU size, rails, and the sentence to check against a reference design."""
         return {RAILS_TABLE: rail_table(design)}
-
-    def throughput_scale(self, design: Design, inst: Instance, demand_of: DemandOf) -> float | None:
-        """Not predicted."""
-        return None
 
     def build_fabric(self, design: Design) -> Fabric:
         """The rail wiring under the Clos tiers (``planner.sim.fabric.rail_optimized_fabric``)."""
@@ -217,17 +143,12 @@ class RailOptimized:
         The wiring is the family's own (its kind is the family's name: a rail_only design
         wired rail_optimized is no design of either).
         """
-        from planner.validation import RAIL_STRUCTURE, Violation, check_wiring_kind
+        from planner.families.rail.checks import RAIL_STRUCTURE
+        from planner.validation import Violation, check_wiring_kind
 
-        wrong_kind = check_wiring_kind(design, self.name)
+        wrong_kind = check_wiring_kind(design, self.wiring_kind)
         if wrong_kind:
             return wrong_kind
         if any(t.ocs for t in design.tiers) or design.circuits:
             return [Violation("wiring", "a rail design has no OCS tier and no circuits")]
         return [v for check in RAIL_STRUCTURE for v in check(design)]
-
-    def check_design(self, design: Design) -> list[Violation]:
-        """Ratios, paths and failure tolerance (the tiered checks)."""
-        from planner.validation import UP_DOWN_DESIGN
-
-        return [v for check in UP_DOWN_DESIGN for v in check(design)]

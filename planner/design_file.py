@@ -1,6 +1,6 @@
 """The design.json file: what ``validate`` and ``simulate`` read, checked as strictly as an instance.
 
-``Design.from_dict`` runs every design.json through ``parse_design`` before it builds the frozen
+``design_from_dict`` runs every design.json through ``parse_design`` before it builds the frozen
 dataclasses of ``planner.design``, so a wrong type, a null, an empty tier list, a zero or negative
 count, a bogus family or an unknown key is reported with its field path and what was expected
 (``tiers.0.switches: Input should be greater than or equal to 1; got 0``), never as a traceback.
@@ -10,7 +10,8 @@ file's keys are the dataclasses' fields: a key that is not a field of the part i
 error, and a field added to a dataclass later is accepted even before it gets a rule here. The
 rules are those of a single part and the shape every family shares (tiers numbered from 1 in
 order with the roles its family gives them, link classes numbered in order between those roles,
-one link speed, a wiring of a registered kind with valid parameters). ``check_structure`` then
+one link speed, a wiring of a known kind with valid parameters). The families are handed in by
+the caller (``planner.families.reading``): this module knows no family and no wiring kind. ``check_structure`` then
 runs the validator's structural checks (ports, the wiring's shape, the family's own recount of
 its wiring and circuits) on the built design: a design that fails them describes no fabric, and
 is bad input (exit 2) like a wrong type. Whether a buildable design meets its ratios,
@@ -21,6 +22,7 @@ paths, media, failure tolerance, totals and catalog figures stays the validator'
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import (
@@ -29,18 +31,33 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from models.status import Status
-from planner.design import MAX_LENGTH_BINS
+from planner import design as design_module
+from planner.design import (
+    MAX_LENGTH_BINS,
+    Design,
+    EndModule,
+    LinkClass,
+    LinkGroup,
+    Requirements,
+    ScaleUpDomain,
+    TierDesign,
+)
 from planner.errors import InputError
+from planner.loading import MAX_ERRORS_SHOWN, shown
 from planner.schema.catalog import LANE_MATCHED_KINDS
-from planner.schema.instance import INSTANCE_NAME_PATTERN, Family
+from planner.schema.instance import INSTANCE_NAME_PATTERN
+from planner.validation import structure_violations
+from planner.wiring import UP_DOWN, wiring_from_dict
 
 if TYPE_CHECKING:
-    from planner.design import Design
+    from planner.family_roles import Family
 
 #: Largest block, device or circuit count in a circuit entry.
 MAX_INDEX = 10_000_000
@@ -75,9 +92,13 @@ class _Part(BaseModel):
 
 
 def _dataclass_fields(name: str) -> set[str]:
-    from planner import design  # design imports this module lazily; no cycle at import time
+    return {f.name for f in dataclasses.fields(getattr(design_module, name))}
 
-    return {f.name for f in dataclasses.fields(getattr(design, name))}
+
+def _families(info: ValidationInfo) -> Mapping[str, Family]:
+    """The families the caller handed in (``parse_design``'s context)."""
+    families: Mapping[str, Family] = (info.context or {})["families"]
+    return families
 
 
 def _count() -> Any:
@@ -332,7 +353,7 @@ class DesignFile(_Part):
     of: ClassVar[str] = "Design"
     instance: str = Field(pattern=INSTANCE_NAME_PATTERN)
     """The instance's name, as in the instance file (it names the report folder)."""
-    family: Family
+    family: str
     status: str
     gpus: int = Field(ge=1, le=4_000_000)
     planes: int = Field(ge=1, le=16)
@@ -365,12 +386,21 @@ class DesignFile(_Part):
     scale_up: ScaleUpFile = Field(default_factory=ScaleUpFile)
     """The scale-up domain (absent in files written before it was recorded: the default)."""
 
+    @field_validator("family")
+    @classmethod
+    def _family(cls, value: str, info: ValidationInfo) -> str:
+        names = list(_families(info))
+        if value not in names:
+            expected = " or ".join([", ".join(repr(n) for n in names[:-1]), repr(names[-1])])
+            raise PydanticCustomError(
+                "literal_error", "Input should be {expected}", {"expected": expected}
+            )
+        return value
+
     @field_validator("wiring")
     @classmethod
-    def _wiring(cls, value: dict[str, Any]) -> dict[str, Any]:
-        from planner.wiring import wiring_from_dict  # the wiring kinds sit above the schema
-
-        wiring_from_dict(value)
+    def _wiring(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        wiring_from_dict(value, _wiring_readers(_families(info)))
         return value
 
     @field_validator("status")
@@ -398,13 +428,11 @@ class DesignFile(_Part):
         return rows
 
     @model_validator(mode="after")
-    def _shape(self) -> DesignFile:
+    def _shape(self, info: ValidationInfo) -> DesignFile:
         levels = [t.level for t in self.tiers]
         if levels != list(range(1, len(self.tiers) + 1)):
             raise ValueError(f"tiers: levels must run 1, 2, ... in order, got {levels}")
-        from planner.families import family_of  # families sit above the schema
-
-        expected = family_of(self.family).roles(len(self.tiers))
+        expected = _families(info)[self.family].roles(len(self.tiers))
         for i, t in enumerate(self.tiers):
             if i >= len(expected) or t.role != expected[i]:
                 raise ValueError(
@@ -436,17 +464,21 @@ class DesignFile(_Part):
         return self
 
 
-def check_structure(design: Design) -> None:
+def _wiring_readers(families: Mapping[str, Family]) -> dict[str, Any]:
+    """The reader of every wiring kind the families wire, by kind."""
+    return {f.wiring_kind: f.read_wiring for f in families.values()}
+
+
+def check_structure(design: Design, family: Family) -> None:
     """Refuse a design whose ports, spread, wiring or circuits do not add up (DesignFileError).
 
     No fabric can be built from such a design, so ``simulate`` could not run it; these are the
-    validator's structural checks (``planner.validation``). The others (ratios, paths, media,
-    failures, totals, catalog figures) judge a buildable design and stay ``validate``'s answer.
+    validator's structural checks (``planner.validation``) and the family's own. The others
+    (ratios, paths, media, failures, totals, catalog figures) judge a buildable design and stay
+    ``validate``'s answer.
     """
-    from planner.validation import STRUCTURE
-
     try:
-        broken = [str(v) for check in STRUCTURE for v in check(design)]
+        broken = [str(v) for v in structure_violations(design, family)]
     except (ArithmeticError, IndexError, KeyError, ValueError) as exc:
         broken = [f"the tiers do not fit together ({exc})"]
     if broken:
@@ -460,13 +492,12 @@ def check_structure(design: Design) -> None:
 MAX_STRUCTURE_SHOWN = 20
 
 
-def parse_design(data: Any) -> dict[str, Any]:
+def parse_design(data: Any, families: Mapping[str, Family]) -> dict[str, Any]:
     """A design.json's data checked against ``DesignFile``: plain, validated, JSON-like data.
 
-    DesignFileError (an InputError and a ValueError) lists every field at fault, with its path.
+    ``families`` are every family a design may name, by name. DesignFileError (an InputError
+    and a ValueError) lists every field at fault, with its path.
     """
-    from planner.loading import MAX_ERRORS_SHOWN, shown
-
     if not isinstance(data, dict):
         raise DesignFileError(
             f"expected a JSON object written by fabric-planner (design.json), got {shown(data)}"
@@ -477,7 +508,7 @@ def parse_design(data: Any) -> dict[str, Any]:
     # nests deeper than the schema: no separate walk over the data (a large OCS design has
     # millions of circuit entries).
     try:
-        DesignFile.model_validate(data)
+        DesignFile.model_validate(data, context={"families": families})
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
         lines = []
@@ -504,6 +535,49 @@ def _lists(value: Any) -> Any:
 
 def shown_row(row: list[int]) -> str:
     """A circuit entry for a message, however long it is."""
-    from planner.loading import shown
-
     return shown(row, limit=60)
+
+
+def design_from_dict(data: dict[str, Any], families: Mapping[str, Family]) -> Design:
+    """Rebuild a design from ``Design.to_dict`` output, checked as above.
+
+    ``families`` are every family a design may name, by name (``planner.families.FAMILIES``):
+    the design's own gives the roles and the structural checks, and every family's wiring
+    reader is known, so a design carrying another family's wiring is refused by name.
+    DesignFileError (an InputError and a ValueError) names every field at fault.
+    """
+    d = parse_design(data, families)
+    family = families[d["family"]]
+    d["status"] = Status(d["status"])
+    d["tiers"] = tuple(TierDesign(**t) for t in d["tiers"])
+    d["link_classes"] = tuple(
+        LinkClass(**(c | {"groups": tuple(_group(g) for g in c["groups"])}))
+        for c in d["link_classes"]
+    )
+    r = dict(d["requirements"])
+    r["max_oversubscription"] = tuple(r["max_oversubscription"])
+    r["protected_tiers"] = tuple(r["protected_tiers"])
+    d["requirements"] = Requirements(**r)
+    d["notes"] = tuple(d.get("notes", ()))
+    d["circuits"] = tuple(tuple(c) for c in d.get("circuits", ()))
+    d["wiring"] = wiring_from_dict(d.get("wiring", {"kind": UP_DOWN}), _wiring_readers(families))
+    d["scale_up"] = ScaleUpDomain(**d.get("scale_up", {}))
+    design = Design(**d)
+    check_structure(design, family)
+    return design
+
+
+def _group(g: dict[str, Any]) -> LinkGroup:
+    g = dict(g)
+    for key in ("host_lane_gbps", "form_factors"):
+        if key in g:
+            g[key] = tuple(g[key])
+    if "length_histogram" in g:
+        g["length_histogram"] = tuple((float(x), int(n)) for x, n in g["length_histogram"])
+    for key in ("lower_module", "upper_module"):
+        if g.get(key) is not None:
+            m = dict(g[key])
+            m["host_lane_gbps"] = tuple(m["host_lane_gbps"])
+            m["form_factors"] = tuple(m["form_factors"])
+            g[key] = EndModule(**m)
+    return LinkGroup(**g)

@@ -1,0 +1,212 @@
+"""The roles a fabric family plays, as protocols: what a layer below the families calls on one.
+
+A family (``planner/families/``) is resolved once, at the top, where an instance is read or a
+design loaded (``planner.families.family_of``), and handed down to the code that needs it, as
+networkx hands ``flow_func`` to its callers: the search receives its families, the validator and
+the design.json reader the design's family, the simulator the fabric graph the family built.
+Nothing below ``planner.families`` imports the registry; it sees a family only through one of
+these protocols, which name the few methods each caller uses. ``Family`` is all of them, and
+``planner.families.base.FamilyBase`` gives every method a default, so a family writes only what
+differs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from models.status import Status
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    import polars as pl
+
+    from models import clos_sizing as cs
+    from planner.deadline import Deadline
+    from planner.design import Design, TierDesign
+    from planner.schema.catalog import Catalog
+    from planner.schema.instance import Instance, Verify
+    from planner.sim.fabric import Fabric
+    from planner.validation import Violation
+    from planner.wiring import Wiring
+
+    #: Per-tier switch options of one structure, leaf first.
+    PerTier = tuple[tuple[cs.SwitchOption, ...], ...]
+    #: Block-level demand of a design under a [verify] section (``planner.api.verify_demand``).
+    DemandOf = Callable[[Design, Verify], npt.NDArray[np.float64]]
+
+
+@dataclass(frozen=True)
+class Sized:
+    """One structure sized by a family's own model (a family the Clos model does not size).
+
+    Figures cover all planes. ``design`` is the priced design when the model found one;
+    ``reason`` says, in a user's words, why there is none when the structure is infeasible.
+    """
+
+    status: Status
+    planes: int
+    tiers: int
+    objective_usd: float | None = None
+    bound_usd: float | None = None
+    capex_usd: float | None = None
+    power_w: float | None = None
+    wall_s: float = 0.0
+    design: Design | None = None
+    reason: str = ""
+    switch_model: str | None = None
+    """The switch restriction it was sized under: one catalog model for every packet tier, or
+    None for any allowed switch (``Family.size``'s ``switch_models``)."""
+
+
+class Naming(Protocol):
+    """The names a family gives its structures and tiers (the search, designs, reports)."""
+
+    @property
+    def name(self) -> str:
+        """The family's name, as in ``search.families`` and ``Design.family``."""
+        ...
+
+    def label(self, planes: int, tiers: int) -> str:
+        """Short name of a structure, e.g. ``2 planes x 3 tiers``."""
+        ...
+
+    def roles(self, tiers: int) -> tuple[str, ...]:
+        """Role of each tier of a structure of ``tiers`` tiers, leaf first."""
+        ...
+
+    def circuit_level(self, tiers: int) -> int | None:
+        """The level (1 = leaf) of the circuit-switched layer, None when every tier is packet.
+
+        That layer keeps its own devices when the search restricts tiers to one switch model,
+        is not counted as switches, and is sized with ``models.clos_sizing``'s ``top_ocs``.
+        """
+        ...
+
+
+class Sizing(Protocol):
+    """How a family takes part in the search: its structures, its own model, its special tiers."""
+
+    def shapes(
+        self,
+        catalog: Catalog,
+        options: tuple[cs.SwitchOption, ...],
+        tier_options: list[int],
+        pinned_tiers: int | None,
+    ) -> list[tuple[int, PerTier]]:
+        """The (tiers, per-tier options) structures the family contributes for one plane count.
+
+        ``options`` are the packet switches allowed at the plane's port speed, ``tier_options``
+        the tier counts the search allows and ``pinned_tiers`` the tier count the instance pins
+        (None: not pinned). An empty list: the family has no structure under these pins.
+        """
+        ...
+
+    def size(
+        self,
+        inst: Instance,
+        catalog: Catalog,
+        switch_models: Sequence[str | None],
+        deadline: Deadline,
+    ) -> list[Sized]:
+        """Size the family's structures with its own model, best design of each, per restriction.
+
+        Each entry of ``switch_models`` restricts the packet switches to one catalog model (None:
+        any); every ``Sized`` names the one it was sized under. Work the restrictions share
+        (geometry, model data) is done once per call. ``deadline`` bounds the whole call,
+        preparation and diagnosis included: what it cuts is returned ``TIME_LIMIT`` (a structure
+        never solved has no bound), never left out. A family sized through ``shapes`` and the
+        Clos model returns [] (its structures are solved by the search loop).
+        """
+        ...
+
+    def missing_tier_reason(self, index: int, speed_gbps: int) -> str:
+        """What is missing when tier ``index`` (0 = leaf) has no option, after ``no ``."""
+        ...
+
+    def class_note(self, link_class: int, tiers: int) -> str:
+        """Extra words on how a link class is cabled, for the no-medium message ('' if none)."""
+        ...
+
+    def tier_design(
+        self, catalog: Catalog, ts: cs.TierSolution, speed_gbps: int
+    ) -> TierDesign | None:
+        """The design of one of the family's special tiers, None for a packet-switch tier."""
+        ...
+
+
+class PostSolve(Protocol):
+    """What a family does with a chosen design: post-solve steps, its tables, its prediction."""
+
+    def after_solve(
+        self, design: Design, inst: Instance, deadline: Deadline, demand_of: DemandOf
+    ) -> Design:
+        """The chosen design after the family's post-solve steps (identity when none).
+
+        ``deadline`` is the command's end: a step it cuts is left out or falls back to a valid
+        construction, and the design says so in a note (``planner.deadline.cut_note``).
+        """
+        ...
+
+    def search_tables(self, design: Design, deadline: Deadline) -> dict[str, pl.DataFrame | None]:
+        """Tables a solve adds that depend on the search (kept by ``simulate``), by name.
+
+        Computed within ``deadline``: a table it cut is None, and the plan notes it was left out.
+        """
+        ...
+
+    def extra_tables(self, design: Design) -> dict[str, pl.DataFrame]:
+        """Tables of the design beyond summary, BOM and links, by file name."""
+        ...
+
+    def throughput_scale(self, design: Design, inst: Instance, demand_of: DemandOf) -> float | None:
+        """Predicted fraction of ideal of the [verify] demand, None when not predicted."""
+        ...
+
+
+class Graph(Protocol):
+    """The fabric graph a family builds for the simulator."""
+
+    def build_fabric(self, design: Design) -> Fabric:
+        """The fabric graph of one plane of the design, for the simulator."""
+        ...
+
+
+class Checks(Protocol):
+    """A family's own checks of a design, for the validator and the design.json reader."""
+
+    def check_structure(self, design: Design) -> list[Violation]:
+        """Whether the design's switch groups and links make a fabric of the family at all.
+
+        A design failing these describes no fabric: design.json refuses it (exit 2). The checks
+        are the validator's own recomputations (``planner.validation``), never the model's.
+        """
+        ...
+
+    def check_design(self, design: Design) -> list[Violation]:
+        """The family's judgement of a buildable design: ratios, paths, failure tolerance."""
+        ...
+
+
+class WiringReader(Protocol):
+    """The wiring kind a family's designs carry, read back from design.json."""
+
+    @property
+    def wiring_kind(self) -> str:
+        """The kind of ``Design.wiring`` in the family's designs (``planner.wiring``)."""
+        ...
+
+    def read_wiring(self, params: dict[str, Any]) -> Wiring:
+        """The wiring of that kind from its design.json parameters; ValueError names the fault."""
+        ...
+
+
+class Family(Naming, Sizing, PostSolve, Graph, Checks, WiringReader, Protocol):
+    """One fabric family: every role (``planner.families.base.FamilyBase`` has the defaults)."""
+
+    @property
+    def solver_groups(self) -> tuple[str, ...]:
+        """The solver groups its post-solve steps need loaded (``planner.api``'s lazy groups)."""
+        ...

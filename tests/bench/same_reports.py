@@ -1,0 +1,117 @@
+"""Benchmark of a refactoring: every example instance's report folder, before and after.
+
+Run ``uv run python tests/bench/same_reports.py run DIR [--only NAME ...]`` at one commit and again
+at another into a second folder, then ``uv run python tests/bench/same_reports.py compare DIR1
+DIR2``. ``run`` solves every instance of ``instances/`` with ``--time-limit`` (default 600 s, so no
+step is cut by a busy machine) into ``DIR/<instance>/``. ``compare`` lists every file that differs
+once its timings are masked: the columns and keys that hold seconds measured on the wall clock
+(``wall_s``, ``solve_s``, ...), the lines of report.md and report.html that print them, and the
+pictures, whose bytes carry a drawing date and font subsets (PNG and SVG are compared by the data
+they draw: the tables they are drawn from). Not run in CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: Column and key names that hold a measured time, not a planned figure.
+TIMING = re.compile(r"(^|_)(wall|solve|time|elapsed|seconds|runtime)(_s)?$|_s$|_wall_|^timings?$")
+#: Text that prints a measured duration: "12.3 s", "in 4.1 s", "(0.52 s)".
+DURATION = re.compile(r"\d+(\.\d+)?\s?(s|ms|seconds)\b")
+#: Files drawn from tables compared on their own.
+PICTURES = {".png", ".svg"}
+
+
+def run(out: Path, only: list[str], time_limit_s: float) -> int:
+    """Solve every example instance into ``out``; returns how many commands crashed (exit 3)."""
+    out.mkdir(parents=True, exist_ok=True)
+    crashed = 0
+    for toml in sorted((ROOT / "instances").glob("*.toml")):
+        if only and toml.stem not in only:
+            continue
+        target = out / toml.stem
+        cmd = ["fabric-planner", "solve", str(toml), "-o", str(target), "--force"]
+        cmd += ["--time-limit", str(time_limit_s)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+        (out / f"{toml.stem}.exit").write_text(f"{proc.returncode}\n")
+        (out / f"{toml.stem}.stdout").write_text(DURATION.sub("<t>", proc.stdout))
+        print(f"{toml.stem}: exit {proc.returncode}", flush=True)
+        crashed += proc.returncode == 3
+    return crashed
+
+
+def _mask_json(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: "<t>" if TIMING.search(k) else _mask_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask_json(v) for v in value]
+    if isinstance(value, str):
+        return DURATION.sub("<t>", value)
+    return value
+
+
+def _masked(path: Path) -> object:
+    """The file's content with its measured times masked."""
+    suffix = path.suffix
+    if suffix in {".csv", ".parquet"}:
+        df = pl.read_csv(path, infer_schema=False) if suffix == ".csv" else pl.read_parquet(path)
+        timing = [c for c in df.columns if TIMING.search(c)]
+        df = df.with_columns(pl.lit("<t>").alias(c) for c in timing)
+        return df.cast(pl.String).rows()
+    if suffix == ".json" or path.name == ".fabric-planner":
+        try:
+            return _mask_json(json.loads(path.read_text()))
+        except ValueError:
+            return path.read_bytes()
+    if suffix in {".md", ".html", ".txt", ".stdout", ".exit"}:
+        return DURATION.sub("<t>", path.read_text())
+    return path.read_bytes()
+
+
+def compare(a: Path, b: Path) -> int:
+    """Print every file that differs between the two runs; returns how many differ."""
+    names = {p.relative_to(a) for p in a.rglob("*") if p.is_file()}
+    names |= {p.relative_to(b) for p in b.rglob("*") if p.is_file()}
+    differ = 0
+    for rel in sorted(names):
+        pa, pb = a / rel, b / rel
+        if not pa.exists() or not pb.exists():
+            print(f"only in {'the first' if pa.exists() else 'the second'}: {rel}")
+            differ += 1
+        elif rel.suffix in PICTURES or rel.name == ".fabric-planner":
+            continue
+        elif _masked(pa) != _masked(pb):
+            print(f"differs: {rel}")
+            differ += 1
+    print(f"{len(names)} files, {differ} differ")
+    return differ
+
+
+def main() -> int:
+    """Command line: ``run`` or ``compare``."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="solve every example instance into DIR")
+    r.add_argument("dir", type=Path)
+    r.add_argument("--only", nargs="*", default=[], help="instance names (file stems)")
+    r.add_argument("--time-limit", type=float, default=600.0)
+    c = sub.add_parser("compare", help="list the files that differ between two runs")
+    c.add_argument("first", type=Path)
+    c.add_argument("second", type=Path)
+    args = parser.parse_args()
+    if args.command == "run":
+        return 1 if run(args.dir, args.only, args.time_limit) else 0
+    return 1 if compare(args.first, args.second) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
