@@ -40,7 +40,7 @@ its flow completion time (FCT) is
 
 Per-flow path latency is taken from the hop count only. On an up-down fabric every shortest path
 between two leaves climbs to the same tier and comes down the same tiers, so the switch hops
-``d`` between the two leaves (the routing strategy's distance table, ``routing.distances``)
+``d`` between the two leaves (the routing strategy's distance table, ``routing_strategies.distances``)
 say which link classes and switch tiers are crossed: 2 NIC links, and for ``d = 2 (k - 1)``
 the classes 1 .. k - 1 up and down and the tiers 1 .. k - 1 twice and k once. On a fabric of
 one switch tier (a torus), ``d`` links of class 1 and ``d + 1`` switches. ECMP and spraying take
@@ -70,7 +70,7 @@ from scipy import special
 from planner.design import Design
 from planner.schema.verify import TransportSpec, Verify
 from planner.sim.fabric import BoolArray, Fabric, FloatArray, IntArray
-from planner.sim.routing import UNREACHABLE, distances
+from planner.sim.routing_strategies import UNREACHABLE, distances
 from planner.sim.traffic import Traffic
 
 BITS_PER_BYTE = 8.0

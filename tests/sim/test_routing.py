@@ -13,7 +13,9 @@ import pytest
 from planner.api import plan
 from planner.schema.instance import Instance
 from planner.sim.fabric import Fabric, build_fabric
-from planner.sim.routing import UNREACHABLE, Routes, Routing, leaf_distances, route
+from planner.sim.routes import Routes
+from planner.sim.routing import Routing, route
+from planner.sim.routing_strategies import UNREACHABLE, leaf_distances
 from tests.sim.test_bound import make_fabric
 
 #: Relative tolerance on fractions that should be exact up to floating-point sums.

@@ -23,16 +23,15 @@ from planner.sim.bound import max_concurrent_flow
 from planner.sim.fabric import Fabric, NodeKind, torus_fabric, torus_links_per_plane
 from planner.sim.flow import max_min_rates
 from planner.sim.htsim import connection_matrix_text, topology_text
-from planner.sim.routing import (
+from planner.sim.routes import Routes
+from planner.sim.routing import Routing, route
+from planner.sim.routing_strategies import (
     STRATEGIES,
     UNREACHABLE,
     NextHops,
-    Routes,
-    Routing,
     distances,
     leaf_distances,
     register_strategy,
-    route,
     strategy_of,
 )
 from planner.sim.scenarios import named_scenario, single_switch_scenarios
@@ -615,7 +614,7 @@ def test_dimension_order_needs_torus_dims() -> None:
 
 def test_a_registered_strategy_is_used_by_route(monkeypatch: pytest.MonkeyPatch) -> None:
     """A strategy whose rule forbids every link leaves the cross flows cut off."""
-    monkeypatch.setattr("planner.sim.routing.STRATEGIES", dict(STRATEGIES))
+    monkeypatch.setattr("planner.sim.routing_strategies.STRATEGIES", dict(STRATEGIES))
 
     @register_strategy("nowhere")
     def nowhere(fabric: Fabric, leaves: np.ndarray) -> NextHops:
@@ -630,8 +629,8 @@ def test_a_registered_strategy_is_used_by_route(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_a_registered_copy_of_a_strategy_routes_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("planner.sim.routing.STRATEGIES", dict(STRATEGIES))
-    register_strategy("dor_copy")(STRATEGIES["dimension_order"])
+    monkeypatch.setattr("planner.sim.routing_strategies.STRATEGIES", dict(STRATEGIES))
+    register_strategy("dor_copy")(STRATEGIES["dimension_order"].next_hops)
     fabric = torus((4, 3), 2)
     s, t = all_pairs(fabric.gpus)
     for routing in Routing:
