@@ -665,7 +665,7 @@ def verify_demand(design: Design, verify: Verify) -> npt.NDArray[np.float64]:
     import numpy as np
 
     from planner import ocs
-    from planner.sim.simulate import build_traffic
+    from planner.sim.traffic_kinds import build_traffic
 
     n = design.pods
     total = np.zeros((n, n))
@@ -966,7 +966,7 @@ def export_htsim(
     _load_solvers("sim")
     from planner.sim.fabric import build_fabric
     from planner.sim.htsim import connection_matrix_text, topology_text
-    from planner.sim.simulate import build_traffic
+    from planner.sim.traffic_kinds import build_traffic
 
     fabric = build_fabric(design)
     try:

@@ -234,7 +234,7 @@ def test_a_same_rail_ring_puts_no_bytes_on_the_spines(routing: str, catalog: Cat
     from planner.schema.verify import TrafficSpec
     from planner.sim.fabric import build_fabric
     from planner.sim.routing import Routing, route
-    from planner.sim.simulate import build_traffic
+    from planner.sim.traffic_kinds import build_traffic
 
     inst = instance("rail_optimized", search={"pin": {"tiers": 2, "downlinks": [32]}})
     design = plan(inst, catalog=catalog, verify=False, alternatives=False).design

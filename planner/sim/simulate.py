@@ -53,6 +53,7 @@ from planner.sim.scale_up import (
 from planner.sim.scale_up import ideal_time_s as scale_up_ideal_time_s
 from planner.sim.scenarios import Scenario, draw_failures, named_scenario, single_switch_scenarios
 from planner.sim.streamed import streamed_phase
+from planner.sim.traffic_kinds import build_traffic
 
 #: The verdict of a simulation the time limit cut short (and whose finished steps all pass).
 INCOMPLETE = "incomplete"
@@ -112,54 +113,6 @@ class SimResult:
     )
     """Directed links per utilisation bin, per pattern, routing, tier and direction; each
     group's links add up to the ``links`` of its ``links`` row."""
-
-
-def build_traffic(
-    spec: TrafficSpec, gpus: int, per_node: int, seed: int, *, domain_gpus: int | None = None
-) -> tr.Traffic:
-    """The flows of one traffic spec on ``gpus`` GPUs, ``per_node`` to a node.
-
-    ``domain_gpus`` is the scale-up domain (None: one node, ``per_node``): tensor_parallel and
-    same_rail groups are placed in it, and all_reduce_hierarchical splits its groups by it.
-    Raises ValueError when the traffic does not fit the cluster (a group size that does not
-    divide it, a tensor-parallel group larger than the domain, ...).
-    """
-    domain = per_node if domain_gpus is None else domain_gpus
-    if spec.kind == "uniform_all_to_all":
-        return tr.uniform_all_to_all(gpus, spec.size_bytes)
-    if spec.kind == "random_permutation":
-        return tr.random_permutation(gpus, spec.size_bytes, seed)
-    if spec.kind == "incast":
-        return tr.incast(gpus, min(spec.fan_in, gpus - 1), spec.size_bytes, seed)
-    if spec.kind == "shift":
-        assert spec.group_size is not None
-        if spec.group_size % gpus == 0:
-            raise ValueError(f"shift by {spec.group_size} sends every GPU to itself ({gpus} GPUs)")
-        src = np.arange(gpus)
-        return tr.point_to_point(src, (src + spec.group_size) % gpus, spec.size_bytes)
-    if spec.kind == "point_to_point":
-        src, dst = tr.pipeline_pairs(gpus, per_node, spec.pipeline_stages)
-        return tr.point_to_point(src, dst, spec.size_bytes)
-    if spec.groups == "data_parallel":
-        groups = tr.data_parallel_groups(gpus, per_node)
-    else:
-        assert spec.group_size is not None
-        if spec.groups == "tensor_parallel":
-            groups = tr.domain_groups(gpus, domain, spec.group_size)
-        elif spec.groups == "same_rail":
-            groups = tr.rail_groups(gpus, domain, spec.group_size)
-        else:
-            groups = tr.consecutive_groups(gpus, spec.group_size)
-    if spec.kind == "all_reduce_hierarchical":
-        return tr.hierarchical_all_reduce(groups, spec.size_bytes, domain)
-    build = {
-        "all_reduce_ring": tr.ring_all_reduce,
-        "all_reduce_tree": tr.tree_all_reduce,
-        "reduce_scatter": tr.ring_reduce_scatter,
-        "all_gather": tr.ring_all_gather,
-        "all_to_all": tr.all_to_all,
-    }[spec.kind]
-    return build(groups, spec.size_bytes)
 
 
 #: Flows of a streamed phase whose completion-time bounds give its percentiles.

@@ -73,7 +73,7 @@ def one_case(kind: str, name: str, label: str) -> dict[str, Any]:
     from planner.sim.bound import max_concurrent_flow
     from planner.sim.fabric import NodeKind, build_fabric, torus_fabric
     from planner.sim.flow import BITS_PER_BYTE, GBPS
-    from planner.sim.simulate import build_traffic
+    from planner.sim.traffic_kinds import build_traffic
 
     if kind == "torus":
         dims = tuple(int(x) for x in name.split("x"))

@@ -22,6 +22,7 @@ from planner.design import Design
 from planner.schema.instance import Instance
 from planner.schema.verify import Verify
 from planner.sim import traffic as tr
+from planner.sim import traffic_patterns
 from planner.sim.fabric import build_fabric
 from planner.sim.simulate import (
     BUDGET_SAFETY,
@@ -49,7 +50,7 @@ def design() -> Design:
 
 def _permutation(gpus: int) -> tr.Phase:
     src = np.arange(gpus)
-    return tr.point_to_point(src, (src + gpus // 2) % gpus, 1e6).phases[0]
+    return traffic_patterns.point_to_point(src, (src + gpus // 2) % gpus, 1e6).phases[0]
 
 
 @pytest.mark.parametrize("share", [0.5, 0.99, 1.01, 4.0])

@@ -18,7 +18,7 @@ import pytest
 
 from planner.errors import InputError
 from planner.schema.verify import FailureSpec
-from planner.sim import traffic as tr
+from planner.sim import traffic_patterns
 from planner.sim.bound import max_concurrent_flow
 from planner.sim.fabric import Fabric, NodeKind, torus_fabric, torus_links_per_plane
 from planner.sim.flow import max_min_rates
@@ -674,7 +674,7 @@ def test_single_switch_scenario_on_a_torus() -> None:
 
 def test_simulated_torus_phase_is_no_faster_than_the_bound() -> None:
     fabric = torus((4, 4), 1, 2)
-    traffic = tr.uniform_all_to_all(fabric.gpus, 2**20)
+    traffic = traffic_patterns.uniform_all_to_all(fabric.gpus, 2**20)
     bound_s = bound_time_s(fabric, traffic, 1_000_000)
     assert bound_s is not None
     for routing in Routing:
@@ -691,7 +691,7 @@ def test_simulated_torus_phase_is_no_faster_than_the_bound() -> None:
 
 def test_failed_torus_scenario_cuts_flows_in_a_one_plane_run() -> None:
     fabric = torus((3, 3))
-    traffic = tr.point_to_point(np.array([0]), np.array([1]), 2**20)
+    traffic = traffic_patterns.point_to_point(np.array([0]), np.array([1]), 2**20)
     link = next(i for i in range(9, 27) if {fabric.lower[i], fabric.upper[i]} == {9, 10})
     sc = named_scenario(fabric, FailureSpec(links=["switch0-switch1"]))
     assert sc.failed_links.tolist() == [link]
