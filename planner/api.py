@@ -83,7 +83,8 @@ if TYPE_CHECKING:
 
     from planner.bandwidth_loop import LoopResult, Planned
     from planner.idle_pricing import PricedSearch
-    from planner.sim.simulate import SimProgress, SimResult
+    from planner.sim.sim_tables import SimResult
+    from planner.sim.simulate import SimProgress
     from planner.sizing import Progress, SizingResult
     from planner.torus import TorusPlan
     from planner.workload.step import StepTime
@@ -285,28 +286,28 @@ class PlanResult:
     @property
     def sim_collectives(self) -> pl.DataFrame:
         """Simulated collectives and patterns: time, algbw, busbw, fraction of ideal and of the bound."""
-        from planner.sim.simulate import COLLECTIVES_SCHEMA
+        from planner.sim.sim_tables import COLLECTIVES_SCHEMA
 
         return self.sim.collectives if self.sim else pl.DataFrame(schema=COLLECTIVES_SCHEMA)
 
     @property
     def sim_links(self) -> pl.DataFrame:
         """Link utilisation distribution per tier, direction, pattern and routing."""
-        from planner.sim.simulate import LINKS_SCHEMA as SIM_LINKS_SCHEMA
+        from planner.sim.sim_tables import LINKS_SCHEMA as SIM_LINKS_SCHEMA
 
         return self.sim.links if self.sim else pl.DataFrame(schema=SIM_LINKS_SCHEMA)
 
     @property
     def sim_link_histogram(self) -> pl.DataFrame:
         """Directed links per utilisation bin, per pattern, routing, tier and direction."""
-        from planner.sim.simulate import LINK_HISTOGRAM_SCHEMA
+        from planner.sim.sim_tables import LINK_HISTOGRAM_SCHEMA
 
         return self.sim.link_histogram if self.sim else pl.DataFrame(schema=LINK_HISTOGRAM_SCHEMA)
 
     @property
     def sim_failures(self) -> pl.DataFrame:
         """Throughput under named failures and Monte Carlo draws, against the healthy fabric."""
-        from planner.sim.simulate import FAILURES_SCHEMA
+        from planner.sim.sim_tables import FAILURES_SCHEMA
 
         return self.sim.failures if self.sim else pl.DataFrame(schema=FAILURES_SCHEMA)
 

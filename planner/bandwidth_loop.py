@@ -50,13 +50,13 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 from planner.schema.instance import Instance
 from planner.schema.verify import TrafficSpec
-from planner.sim.simulate import FRACTION_RTOL  # the verdict's slack, so both judge alike
+from planner.sim.verdict import FRACTION_RTOL  # the verdict's slack, so both judge alike
 from planner.sizing.problems import RATIO_DENOMINATOR  # the grid the model reads ratios on
 from planner.workload.step import verify_with_workload
 
 if TYPE_CHECKING:
     from planner.design import Design
-    from planner.sim.simulate import SimResult
+    from planner.sim.sim_tables import SimResult
 
 #: Iterations (plans) the loop runs at most.
 MAX_LOOP_ITERATIONS = 6

@@ -23,7 +23,7 @@ from planner.loading import load_catalog
 from planner.schema.catalog import Catalog
 from planner.schema.instance import Instance
 from planner.schema.verify import Verify
-from planner.sim.simulate import SimResult
+from planner.sim.sim_tables import SimResult
 
 #: Relative tolerance between report totals and the objective's terms (cent/milliwatt rounding).
 TOTALS_RTOL = 1e-6

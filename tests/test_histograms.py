@@ -27,7 +27,7 @@ from planner.design import MAX_LENGTH_BINS, Design, length_histogram
 from planner.layout import _apportion
 from planner.pictures import cables, utilisation
 from planner.schema.instance import Instance
-from planner.sim.simulate import UTIL_BINS, utilisation_bins
+from planner.sim.sim_tables import UTIL_BINS, utilisation_bins
 from planner.sizing import search
 from planner.validation import validate_design
 

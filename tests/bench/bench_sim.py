@@ -81,8 +81,8 @@ def torus_case(shape: int, pattern: str, routing: str) -> dict[str, float]:
     from planner.sim import collectives, gpu_groups, traffic_patterns
     from planner.sim import traffic as tr
     from planner.sim.fabric import torus_fabric
+    from planner.sim.phase_runs import run_traffic
     from planner.sim.routing import Routing
-    from planner.sim.simulate import run_traffic
 
     dims, per_switch = TORUS_SHAPES[shape]
     gpus = math.prod(dims) * per_switch

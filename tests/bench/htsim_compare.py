@@ -50,8 +50,8 @@ from planner.sim import traffic_patterns
 from planner.sim.fabric import Fabric, FloatArray
 from planner.sim.htsim import connection_matrix_text, topology_text
 from planner.sim.packet import HTSIM_NDP, Fidelity, PathModel
+from planner.sim.phase_runs import run_traffic
 from planner.sim.routing import Routing
-from planner.sim.simulate import run_traffic
 from tests.sim.test_bound import make_fabric
 
 #: The case.

@@ -19,10 +19,12 @@ from planner.design import Design
 from planner.schema.instance import Instance
 from planner.schema.verify import Verify
 from planner.sim.fabric import build_fabric
+from planner.sim.phase_runs import run_traffic
 from planner.sim.routing import Routing
 from planner.sim.scale_up import scale_up_of
-from planner.sim.simulate import INCOMPLETE, run_traffic, simulate
+from planner.sim.simulate import simulate
 from planner.sim.traffic_kinds import build_traffic
+from planner.sim.verdict import INCOMPLETE
 
 #: Two traffics under two routings, one named failure and three Monte Carlo trials: 2 bounds,
 #: 4 healthy runs, 2 failure runs, 3 trials.

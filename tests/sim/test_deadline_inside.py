@@ -16,7 +16,8 @@ from planner.deadline import Deadline, DeadlineExpired
 from planner.sim.fabric import build_fabric
 from planner.sim.flow import completion_times, max_min_rates
 from planner.sim.routing import Routing, route
-from planner.sim.simulate import INCOMPLETE, simulate
+from planner.sim.simulate import simulate
+from planner.sim.verdict import INCOMPLETE
 from tests.sim.test_deadline import VERIFY, design
 
 #: A clock reading far past any deadline of these tests.

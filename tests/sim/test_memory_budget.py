@@ -24,15 +24,15 @@ from planner.schema.verify import Verify
 from planner.sim import traffic as tr
 from planner.sim import traffic_patterns
 from planner.sim.fabric import build_fabric
-from planner.sim.simulate import (
+from planner.sim.simulate import simulate
+from planner.sim.stream_plan import (
     BUDGET_SAFETY,
     BYTES_PER_GIB,
-    INCOMPLETE,
     TABLE_BYTES_PER_ENTRY,
     OverMemory,
     check_table_memory,
-    simulate,
 )
+from planner.sim.verdict import INCOMPLETE
 
 SMALL = {
     "name": "memory",

@@ -24,8 +24,8 @@ from planner.sim.packet import (
     queueing_s,
     switch_hops,
 )
+from planner.sim.phase_runs import run_traffic
 from planner.sim.routing import Routing, route
-from planner.sim.simulate import run_traffic
 from tests.sim.test_bound import make_fabric
 
 #: Relative tolerance on times that have a closed form.

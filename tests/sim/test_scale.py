@@ -7,9 +7,10 @@ import pytest
 
 from planner.sim import traffic_patterns
 from planner.sim.flow import completion_times
+from planner.sim.phase_runs import run_traffic
 from planner.sim.routing import Routing, estimate_route_bytes, route
 from planner.sim.scenarios import Scenario
-from planner.sim.simulate import MIN_CHUNK_FLOWS, STREAM_SAMPLE_FLOWS, percentile_band, run_traffic
+from planner.sim.stream_plan import MIN_CHUNK_FLOWS, STREAM_SAMPLE_FLOWS, percentile_band
 from tests.sim.test_routing import planned, random_flows
 
 #: Budget so small that any phase above MIN_CHUNK_FLOWS flows is streamed in the smallest chunks,

@@ -25,6 +25,7 @@ from planner.schema.verify import Verify
 from planner.sim import collectives, gpu_groups, traffic_patterns
 from planner.sim import traffic as tr
 from planner.sim.fabric import Fabric, NodeKind, torus_fabric
+from planner.sim.phase_runs import run_traffic
 from planner.sim.routing import Routing, route
 from planner.sim.scale_up import (
     ScaleUp,
@@ -33,7 +34,7 @@ from planner.sim.scale_up import (
     scale_up_for,
     split_phase,
 )
-from planner.sim.simulate import bound_time_s, run_traffic
+from planner.sim.simulate import bound_time_s
 
 #: Relative tolerance on times with a closed form (fluid, max-min fair: exact up to float noise).
 TIME_RTOL = 1e-9

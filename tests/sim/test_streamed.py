@@ -11,8 +11,8 @@ import pytest
 
 from planner.sim import collectives, traffic_patterns
 from planner.sim.flow import Completion, completion_times
+from planner.sim.phase_runs import run_phase
 from planner.sim.routing import Routing, route
-from planner.sim.simulate import run_phase
 from planner.sim.streamed import gbit_of, streamed_phase, streamed_plane
 from tests.sim.test_routing import planned
 

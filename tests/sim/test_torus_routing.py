@@ -23,6 +23,7 @@ from planner.sim.bound import max_concurrent_flow
 from planner.sim.fabric import Fabric, NodeKind, torus_fabric, torus_links_per_plane
 from planner.sim.flow import max_min_rates
 from planner.sim.htsim import connection_matrix_text, topology_text
+from planner.sim.phase_runs import run_traffic
 from planner.sim.routes import Routes
 from planner.sim.routing import Routing, route
 from planner.sim.routing_strategies import (
@@ -35,7 +36,8 @@ from planner.sim.routing_strategies import (
     strategy_of,
 )
 from planner.sim.scenarios import named_scenario, single_switch_scenarios
-from planner.sim.simulate import _link_rows, bound_time_s, run_traffic
+from planner.sim.sim_tables import link_utilisation_rows
+from planner.sim.simulate import bound_time_s
 from tests.sim.test_bound import make_fabric
 
 #: Fractions that should be exact up to floating-point sums.
@@ -684,7 +686,7 @@ def test_simulated_torus_phase_is_no_faster_than_the_bound() -> None:
         assert cut == 0
         assert total >= bound_s * (1 - REL_TOL)
         assert util is not None
-        rows = _link_rows(fabric, SimpleNamespace(label="a2a"), routing, util)  # type: ignore[arg-type]
+        rows = link_utilisation_rows(fabric, SimpleNamespace(label="a2a"), routing, util)  # type: ignore[arg-type]
         assert {r["tier"] for r in rows} == {"gpu-switch", "switch-switch"}
         assert max(r["max_utilisation"] for r in rows) <= 1 + REL_TOL
 
