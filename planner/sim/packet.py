@@ -34,7 +34,7 @@ its flow completion time (FCT) is
   with, are taken as N_eff equal periodic streams at utilisation rho, and a packet's mean wait
   is that of the N*D/D/1 queue (``queue_wait_slots``: Benes' exact tail up to 256 streams, its
   heavy-traffic form beyond). The last packet of a flow meets the mean wait of every link it
-  crosses after its own NIC, weighted by its fraction there (``simulate.run_phase``): 0 for a
+  crosses after its own NIC, weighted by its fraction there (``phase_runs.run_phase``): 0 for a
   lone flow, about 4.4 packet times per link for 64 sprayed flows on a saturated link. Phases
   streamed for their size (``planner.sim.streamed``) keep no rates and get none.
 
