@@ -9,7 +9,7 @@ A rail-only fabric (one Clos per rail, no tier joining the rails) is the same mo
 over the E = gpus / R GPUs of one rail, its counts, cost and power multiplied by the ``copies``
 (the R identical rails); see ``RailProblem.copies``. Its rail period R is the rank of a GPU in a
 *rail group* of R consecutive GPUs: the rail of GPU g is g mod R. Rule for R (the adapter,
-``planner.sizing.rail.rail_counts``, makes one problem per candidate and keeps the cheapest): R
+``planner.families.rail.sizing.rail_counts``, makes one problem per candidate and keeps the cheapest): R
 is a multiple of the node's GPUs that divides the scale-up domain's GPUs (every domain holds
 whole rail groups, hence every rail, so cross-rail traffic can cross the domain) and the GPU
 count (every rail has gpus / R GPUs); R = n is always a candidate. In this model a rail-only

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from planner.design import Design
     from planner.schema.catalog import Catalog
     from planner.schema.instance import Instance
-    from planner.sim.simulate import SimResult
+    from planner.sim.sim_tables import SimResult
 
 #: Option name of the search that lets every tier use its own switch model.
 MIXED = "mixed"

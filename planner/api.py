@@ -84,7 +84,9 @@ if TYPE_CHECKING:
     from planner.bandwidth_loop import LoopResult, Planned
     from planner.family_roles import Family
     from planner.idle_pricing import PricedSearch
-    from planner.sim.simulate import SimProgress, SimResult
+    from planner.sim.fabric import Fabric
+    from planner.sim.sim_tables import SimResult
+    from planner.sim.simulate import SimProgress
     from planner.sizing import Progress, SizingResult
     from planner.torus import TorusPlan
     from planner.workload.step import StepTime
@@ -139,6 +141,11 @@ def _parts_for(inst: Instance, verifying: bool) -> tuple[str, ...]:
     """The solver parts a plan of ``inst`` needs: its families' and the simulator's if it verifies."""
     own = dict.fromkeys(g for f in _families(inst) for g in f.solver_groups)
     return ("search", *(("sim",) if verifying else ()), *own)
+
+
+def _fabric(design: Design) -> Fabric:
+    """One plane of the design as the simulator's graph, built by the design's family."""
+    return family_of(design.family).build_fabric(design)
 
 
 def _families(inst: Instance) -> list[Family]:
@@ -299,28 +306,28 @@ class PlanResult:
     @property
     def sim_collectives(self) -> pl.DataFrame:
         """Simulated collectives and patterns: time, algbw, busbw, fraction of ideal and of the bound."""
-        from planner.sim.simulate import COLLECTIVES_SCHEMA
+        from planner.sim.sim_tables import COLLECTIVES_SCHEMA
 
         return self.sim.collectives if self.sim else pl.DataFrame(schema=COLLECTIVES_SCHEMA)
 
     @property
     def sim_links(self) -> pl.DataFrame:
         """Link utilisation distribution per tier, direction, pattern and routing."""
-        from planner.sim.simulate import LINKS_SCHEMA as SIM_LINKS_SCHEMA
+        from planner.sim.sim_tables import LINKS_SCHEMA as SIM_LINKS_SCHEMA
 
         return self.sim.links if self.sim else pl.DataFrame(schema=SIM_LINKS_SCHEMA)
 
     @property
     def sim_link_histogram(self) -> pl.DataFrame:
         """Directed links per utilisation bin, per pattern, routing, tier and direction."""
-        from planner.sim.simulate import LINK_HISTOGRAM_SCHEMA
+        from planner.sim.sim_tables import LINK_HISTOGRAM_SCHEMA
 
         return self.sim.link_histogram if self.sim else pl.DataFrame(schema=LINK_HISTOGRAM_SCHEMA)
 
     @property
     def sim_failures(self) -> pl.DataFrame:
         """Throughput under named failures and Monte Carlo draws, against the healthy fabric."""
-        from planner.sim.simulate import FAILURES_SCHEMA
+        from planner.sim.sim_tables import FAILURES_SCHEMA
 
         return self.sim.failures if self.sim else pl.DataFrame(schema=FAILURES_SCHEMA)
 
@@ -346,10 +353,8 @@ def check_workload_fits(inst: Instance, design: Design) -> None:
     work = inst.workload
     if work is None:
         return
-    from planner.sim.fabric import build_fabric
-
     par = work.parallelism
-    fabric_gpus = build_fabric(design).gpus
+    fabric_gpus = family_of(design.family).build_fabric(design).gpus
     if par.gpus == fabric_gpus:
         return
     where = (
@@ -500,7 +505,13 @@ def _verify(
     try:
         if sim is None:
             verify = verify_for(inst, result.design)
-            sim = _simulate(result.design, verify, progress=sim_progress, deadline=deadline)
+            sim = _simulate(
+                result.design,
+                verify,
+                fabric=_fabric(result.design),
+                progress=sim_progress,
+                deadline=deadline,
+            )
         if len(inst.search.families) > 1:
             family_sims = _family_sims(inst, catalog, result, sim, sim_progress, deadline)
     except ValueError as exc:  # traffic that does not fit the cluster (group sizes, ...)
@@ -533,7 +544,9 @@ def _plan_and_simulate(
     def simulate_once(current: Instance, design: Design) -> SimResult:
         try:
             verify = verify_for(current, design)
-            return _simulate(design, verify, progress=sim_progress, deadline=deadline)
+            return _simulate(
+                design, verify, fabric=_fabric(design), progress=sim_progress, deadline=deadline
+            )
         except ValueError as exc:  # traffic that does not fit the cluster (group sizes, ...)
             raise InputError(f"verify: {exc}") from None
 
@@ -666,7 +679,9 @@ def _family_sims(
         design = family_of(name).after_solve(design, inst, deadline, verify_demand)
         say = None if progress is None else (lambda text, n=name: progress(f"{n}: {text}"))
         healthy = verify_for(inst, design).model_copy(update=healthy_update)
-        sims[name] = _simulate(design, healthy, progress=say, deadline=deadline)
+        sims[name] = _simulate(
+            design, healthy, fabric=_fabric(design), progress=say, deadline=deadline
+        )
     return sims
 
 
@@ -680,7 +695,7 @@ def verify_demand(design: Design, verify: Verify) -> npt.NDArray[np.float64]:
     import numpy as np
 
     from planner import ocs
-    from planner.sim.simulate import build_traffic
+    from planner.sim.traffic_kinds import build_traffic
 
     n = design.pods
     total = np.zeros((n, n))
@@ -714,7 +729,9 @@ def simulate(
     from planner.sim.simulate import simulate as _simulate
 
     deadline = Deadline.after(time_limit_s)
-    return _simulate(design, verify or Verify(), progress=progress, deadline=deadline)
+    return _simulate(
+        design, verify or Verify(), fabric=_fabric(design), progress=progress, deadline=deadline
+    )
 
 
 #: Pins an evaluation needs: without them the planner would be choosing, not pricing.
@@ -893,6 +910,7 @@ def compare_fabrics(
                         "monte_carlo_trials": 0,
                     }
                 ),
+                fabric=_fabric(d),
                 progress=sim_progress,
                 deadline=deadline,
             )
@@ -979,11 +997,10 @@ def export_htsim(
     input (InputError).
     """
     _load_solvers("sim")
-    from planner.sim.fabric import build_fabric
     from planner.sim.htsim import connection_matrix_text, topology_text
-    from planner.sim.simulate import build_traffic
+    from planner.sim.traffic_kinds import build_traffic
 
-    fabric = build_fabric(design)
+    fabric = family_of(design.family).build_fabric(design)
     try:
         traffic = build_traffic(
             verify.traffic[0],

@@ -50,13 +50,13 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 from planner.schema.instance import Instance
 from planner.schema.verify import TrafficSpec
-from planner.sim.simulate import FRACTION_RTOL  # the verdict's slack, so both judge alike
+from planner.sim.verdict import FRACTION_RTOL  # the verdict's slack, so both judge alike
 from planner.sizing.problems import RATIO_DENOMINATOR  # the grid the model reads ratios on
 from planner.workload.step import verify_with_workload
 
 if TYPE_CHECKING:
     from planner.design import Design
-    from planner.sim.simulate import SimResult
+    from planner.sim.sim_tables import SimResult
 
 #: Iterations (plans) the loop runs at most.
 MAX_LOOP_ITERATIONS = 6
@@ -178,7 +178,7 @@ def grid_ratio(ratio: float) -> float:
 def domain_pairs_on_leaf(leaf_gpus: int, domain_gpus: int) -> int:
     """Fewest ordered pairs of GPUs that share a scale-up domain, over the leaves of a plane.
 
-    GPU i sits on leaf i // d1 and in domain i // k (``planner.sim.fabric.build_fabric``); a
+    GPU i sits on leaf i // d1 and in domain i // k (``Family.build_fabric``); a
     leaf holding fragments of m_1, m_2, ... GPUs of its domains holds sum m (m - 1) such pairs:
     d1 (k - 1) when k divides d1, fewer when a domain straddles two leaves.
     """

@@ -51,7 +51,7 @@ from planner.schema.instance import Instance
 
 if TYPE_CHECKING:
     from planner.design import Design
-    from planner.sim.simulate import SimResult
+    from planner.sim.sim_tables import SimResult
     from planner.workload.step import StepTime
 
 #: Rungs between the instance's allowed ratios and non-blocking (J of the module docstring).

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from planner.api import PlanResult
     from planner.bandwidth_loop import LoopResult
     from planner.idle_pricing import PricedSearch
-    from planner.sim.simulate import SimResult
+    from planner.sim.sim_tables import SimResult
 
 #: Report tables written as CSV and Parquet, in this order.
 TABLES = ("summary", "alternatives", "bom", "links")

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from planner.api import PlanResult
     from planner.design import Design
     from planner.schema.instance import Instance
-    from planner.sim.simulate import SimResult
+    from planner.sim.sim_tables import SimResult
 
 #: Rows of a table shown on the page; longer tables are cut with a note naming their file.
 MAX_ROWS = 30

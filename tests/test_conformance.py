@@ -23,7 +23,7 @@ from planner.loading import load_catalog
 from planner.schema.catalog import Catalog
 from planner.schema.instance import Instance
 from planner.schema.verify import Verify
-from planner.sim.simulate import SimResult
+from planner.sim.sim_tables import SimResult
 
 #: Relative tolerance between report totals and the objective's terms (cent/milliwatt rounding).
 TOTALS_RTOL = 1e-6
@@ -187,9 +187,9 @@ def longest_path_in_switches(design: Design) -> int:
     stand empty; the design's figure then bounds its GPU paths). Read off the family's fabric graph: an OCS circuit's pseudo-node is mirrors, not a switch, so
     each circuit becomes a direct edge between its two spines before the breadth-first search.
     """
-    from planner.sim.fabric import build_fabric
+    from planner.families import fabric_of
 
-    fabric = build_fabric(design)
+    fabric = fabric_of(design)
     first = fabric.tier_offsets[1]
     circuits = fabric.tier_offsets[-2] if fabric.circuit_device is not None else fabric.nodes
     g = nx.Graph()

@@ -28,7 +28,7 @@ from planner.families import read_design, search_families
 from planner.layout import _apportion
 from planner.pictures import cables, utilisation
 from planner.schema.instance import Instance
-from planner.sim.simulate import UTIL_BINS, utilisation_bins
+from planner.sim.sim_tables import UTIL_BINS, utilisation_bins
 from planner.sizing import search
 
 runner = CliRunner()

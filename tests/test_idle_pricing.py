@@ -18,7 +18,7 @@ from planner.cli import app
 from planner.design import Design
 from planner.idle_pricing import LADDER_STEPS, ladder, priced_table, run_priced
 from planner.schema.instance import HOURS_PER_YEAR
-from planner.sim.simulate import SimResult
+from planner.sim.sim_tables import SimResult
 from planner.workload.step import StepTime
 
 INSTANCES = Path(__file__).resolve().parent.parent / "instances"

@@ -12,12 +12,12 @@ from models.cabling import OCS_CONNECTOR
 from planner import ocs
 from planner.api import PlanResult, compare_fabrics, load_instance, plan, validate, verify_demand
 from planner.design import Design
+from planner.families import fabric_of
 from planner.loading import load_catalog
 from planner.report import write_reports
 from planner.schema.catalog import Catalog
 from planner.schema.instance import Instance
 from planner.schema.verify import TrafficSpec, Verify
-from planner.sim.fabric import build_fabric
 from planner.sim.simulate import simulate
 
 #: Relative tolerance on simulated fractions against their closed forms.
@@ -93,7 +93,7 @@ def test_the_validator_catches_an_overloaded_device(planned: PlanResult) -> None
 def test_the_fabric_turns_every_circuit_into_a_spine_to_spine_link(planned: PlanResult) -> None:
     d = planned.design
     assert d is not None
-    fabric = build_fabric(d)
+    fabric = fabric_of(d)
     leaf, spine, _ = d.tiers
     circuits = sum(k for *_, k in d.circuits)
     assert fabric.nodes == d.gpus + leaf.switches + spine.switches + circuits
@@ -116,7 +116,7 @@ def shift_fraction(d: Design) -> float:
         bound_max_variables=0,
         fidelity="fluid",
     )
-    sim = simulate(d, verify)
+    sim = simulate(d, verify, fabric=fabric_of(d))
     return float(sim.collectives["fraction_of_ideal"][0])
 
 
@@ -232,7 +232,7 @@ def traffic(d: Design, kind: str) -> Verify:
 
 
 def sprayed_fraction(d: Design, verify: Verify) -> float:
-    return float(simulate(d, verify).collectives["fraction_of_ideal"][0])
+    return float(simulate(d, verify, fabric=fabric_of(d)).collectives["fraction_of_ideal"][0])
 
 
 @pytest.mark.parametrize("kind", ["random_permutation", "shift"])

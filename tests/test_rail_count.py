@@ -223,13 +223,13 @@ def test_the_fabric_puts_gpu_g_on_rail_g_mod_r_and_joins_no_two_rails() -> None:
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
-    from planner.sim.fabric import build_fabric
+    from planner.families import fabric_of
 
     d = planned(NVL_DOMAIN)
     r = d.wiring.params()["rails"]
     u = d.tiers[0].downlinks  # rail groups per SU
     assert u * r == d.wiring.params()["su_nodes"] * NVL_NODE
-    fab = build_fabric(d)
+    fab = fabric_of(d)
     assert fab.rail_only
     assert fab.rails == r
     g = np.arange(d.gpus)
@@ -249,13 +249,13 @@ def test_the_fabric_puts_gpu_g_on_rail_g_mod_r_and_joins_no_two_rails() -> None:
 
 @pytest.mark.slow
 def test_a_rail_optimized_fabric_keeps_the_node_rails() -> None:
-    from planner.sim.fabric import build_fabric
+    from planner.families import fabric_of
 
     inst = nvl(families=["rail_optimized"], pin={"tiers": 2})
     d = plan(inst, verify=False, alternatives=False).design
     assert d is not None
     assert d.wiring.params()["rails"] == NVL_NODE
-    assert build_fabric(d).rails == 0  # the node's NIC index
+    assert fabric_of(d).rails == 0  # the node's NIC index
 
 
 # ---- design.json and the validator -------------------------------------------------------------

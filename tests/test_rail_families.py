@@ -69,9 +69,9 @@ def test_a_256_gpu_instance_sizes_under_each_family(planned: Design, catalog: Ca
 
 
 def test_the_fabric_puts_gpu_g_on_its_rail_leaf(planned: Design) -> None:
-    from planner.sim.fabric import build_fabric
+    from planner.families import fabric_of
 
-    fab = build_fabric(planned)
+    fab = fabric_of(planned)
     u, n = planned.wiring.params()["su_nodes"], planned.wiring.params()["rails"]
     g = np.arange(planned.gpus)
     assert np.array_equal(
@@ -231,16 +231,16 @@ def test_a_same_rail_ring_puts_no_bytes_on_the_spines(routing: str, catalog: Cat
     The simulator's own traffic (``build_traffic``) routed phase by phase: every byte turns at
     the rail leaves, none reaches the spine tier.
     """
+    from planner.families import fabric_of
     from planner.schema.verify import TrafficSpec
-    from planner.sim.fabric import build_fabric
     from planner.sim.routing import Routing, route
-    from planner.sim.simulate import build_traffic
+    from planner.sim.traffic_kinds import build_traffic
 
     inst = instance("rail_optimized", search={"pin": {"tiers": 2, "downlinks": [32]}})
     design = plan(inst, catalog=catalog, verify=False, alternatives=False).design
     assert design is not None
     assert design.wiring.params()["su_nodes"] == 32  # U = nodes: one SU
-    fabric = build_fabric(design)
+    fabric = fabric_of(design)
     traffic = build_traffic(TrafficSpec(kind="all_reduce_ring"), design.gpus, 8, seed=0)
     assert traffic.phases
     for phase in traffic.phases:
@@ -278,7 +278,7 @@ FABRICS: dict[str, tuple[str, int, int, int]] = {
 
 @functools.cache
 def rail_fabric(name: str) -> Fabric:
-    from planner.sim.fabric import build_fabric
+    from planner.families import fabric_of
 
     family, gpus, tiers, su = FABRICS[name]
     inst = instance(
@@ -289,7 +289,7 @@ def rail_fabric(name: str) -> Fabric:
     design = plan(inst, verify=False, alternatives=False).design
     assert design is not None
     assert validate(design) == []
-    return build_fabric(design)
+    return fabric_of(design)
 
 
 def scenario(name: str, failed: str) -> Fabric:

@@ -223,9 +223,9 @@ def small(request: pytest.FixtureRequest, catalog: Catalog) -> Design:
 
 
 def test_the_fabric_graph_is_the_torus(small: Design) -> None:
-    from planner.sim.fabric import build_fabric
+    from planner.families import fabric_of
 
-    fabric = build_fabric(small)
+    fabric = fabric_of(small)
     w = small.wiring
     assert isinstance(w, TorusWiring)
     assert fabric.strategy == "dimension_order"

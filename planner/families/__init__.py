@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from planner.design import Design
     from planner.family_roles import Family
     from planner.schema.instance import Instance
+    from planner.sim.fabric import Fabric
 
 __all__ = [
     "CLOS",
@@ -32,6 +33,7 @@ __all__ = [
     "RAIL_ONLY",
     "RAIL_OPTIMIZED",
     "TORUS",
+    "fabric_of",
     "family_of",
     "read_design",
     "search_families",
@@ -71,3 +73,8 @@ def read_design(data: dict[str, Any] | str) -> Design:
     from planner.design_file import design_from_dict
 
     return design_from_dict(json.loads(data) if isinstance(data, str) else data, FAMILIES)
+
+
+def fabric_of(design: Design) -> Fabric:
+    """The simulator's graph of one plane of the design, built by the design's family."""
+    return family_of(design.family).build_fabric(design)

@@ -172,9 +172,7 @@ class OcsDirect(FamilyBase):
         return ocs.throughput_fraction(design, demand_of(design, simulated_verify(inst, design)))
 
     def build_fabric(self, design: Design) -> Fabric:
-        """Blocks joined by circuit pseudo-nodes (``planner.sim.fabric.ocs_fabric``)."""
-        from planner.sim.fabric import ocs_fabric
-
+        """Blocks joined by circuit pseudo-nodes (``ocs_fabric``)."""
         return ocs_fabric(design)
 
     def check_structure(self, design: Design) -> list[Violation]:
@@ -236,3 +234,58 @@ class OcsDirect(FamilyBase):
                     )
                 )
         return out
+
+
+def ocs_fabric(design: Design) -> Fabric:
+    """The fabric graph of one plane of a direct-connect design.
+
+    The blocks are the pods of a three-tier wiring whose top tier is OCS devices. Device o is
+    cabled to spine o // f2 of every block (as a core group would be), so a circuit (a, b, o)
+    joins spine (a, o // f2) to spine (b, o // f2). A mirror is not a switch: each circuit
+    becomes a pseudo-node of the top tier with one link to each of its two spines, so
+    valley-free routing runs spine -> circuit -> spine and every directed link carries one
+    direction of one circuit at the circuit's speed.
+    """
+    import numpy as np
+
+    from planner.sim.fabric import Fabric, NodeKind
+
+    leaf, spine, _ = design.tiers
+    circuits = [(a, b, o) for a, b, o, k in design.circuits for _ in range(k)]
+    counts = [design.gpus, leaf.switches, spine.switches, len(circuits)]
+    offsets = tuple(int(x) for x in np.concatenate([[0], np.cumsum(counts)]))
+    gpu = np.arange(design.gpus)
+    n1, f1, q1 = leaf.switches, leaf.fanout, leaf.parallel_links
+    leaves = np.repeat(np.arange(n1), f1 * q1)
+    j = np.tile(np.repeat(np.arange(f1), q1), n1)
+    pod = leaves // design.leaves_per_pod
+    c = np.asarray(circuits, dtype=np.int64).reshape(-1, 3)
+    group = c[:, 2] // spine.fanout
+    node = offsets[3] + np.arange(len(circuits))
+    lower = np.concatenate(
+        [
+            gpu,
+            offsets[1] + leaves,
+            offsets[2] + c[:, 0] * f1 + group,
+            offsets[2] + c[:, 1] * f1 + group,
+        ]
+    )
+    upper = np.concatenate(
+        [offsets[1] + gpu // leaf.downlinks, offsets[2] + pod * f1 + j, node, node]
+    )
+    link_class = np.concatenate(
+        [np.zeros(gpu.size), np.ones(leaves.size), np.full(2 * len(circuits), 2)]
+    ).astype(np.int64)
+    return Fabric(
+        gpus=design.gpus,
+        planes=design.planes,
+        link_speed_gbps=float(design.link_speed_gbps),
+        tier_offsets=offsets,
+        lower=lower.astype(np.int64),
+        upper=upper.astype(np.int64),
+        link_class=link_class,
+        alive=np.ones(2 * lower.size, dtype=bool),
+        roles=("gpu", "leaf", "spine", "circuit"),
+        circuit_device=c[:, 2].copy(),
+        group_kinds=(NodeKind.GPU, NodeKind.SWITCH, NodeKind.SWITCH, NodeKind.CIRCUIT),
+    )

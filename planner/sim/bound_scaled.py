@@ -94,6 +94,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from planner.sim.fabric import Fabric, NodeKind
+from planner.sim.routing_strategies import is_valley_free
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -215,7 +216,7 @@ def clos_bound(
     if (
         fabric.dims
         or fabric.circuit_device is not None
-        or fabric.strategy != "up_down"
+        or not is_valley_free(fabric)
         or fabric.tiers > 3
         or np.any(kinds != NodeKind.SWITCH)
     ):
@@ -296,7 +297,7 @@ def ocs_bound(
     solve_mcf: BlockSolver,
 ) -> ScaledBound | None:
     """Leaf cut and the block-level max concurrent flow; None when the fabric is not one."""
-    if fabric.circuit_device is None or fabric.tiers != 3 or fabric.strategy != "up_down":
+    if fabric.circuit_device is None or fabric.tiers != 3 or not is_valley_free(fabric):
         return None
     off = fabric.tier_offsets
     ends = np.concatenate([demand.src, demand.dst])

@@ -1,6 +1,6 @@
 """ECMP next hops on an up-down fabric without listing the candidates, where that is exact.
 
-``planner.sim.routing`` finds the equal-cost next hops of a switch v towards a destination leaf l
+``planner.sim.route_walk`` finds the equal-cost next hops of a switch v towards a destination leaf l
 by listing v's links and keeping those v -> w with ``dist(w, l) = dist(v, l) - 1``: work in v's
 degree for every (switch, leaf) pair a flow visits. On a million-GPU Clos that is a few hundred
 million candidates per 262,144 flows, most of the time of a routed phase. Two hops of such a walk

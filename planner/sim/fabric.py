@@ -1,4 +1,4 @@
-"""The concrete fabric graph of one plane, as index arrays: Clos, OCS direct-connect and tori.
+"""The concrete fabric graph of one plane, as index arrays: the tiered (Clos) graph and tori.
 
 Every physical link is kept (parallel links stay separate, so ECMP has real choices) and runs in
 two directed links: ``2 i`` goes from ``lower[i]`` to ``upper[i]`` ("up") and ``2 i + 1`` back
@@ -15,7 +15,9 @@ tiers: every leaf reaches every spine with q1 parallel links. Three tiers: leaf 
 l // L and reaches the pod's A spines (pod * A + j) with q1 links each; spine (pod, j) reaches the
 C cores of group j (j * C + c) with q2 links each.
 
-Torus wiring: see ``torus_fabric``.
+Torus wiring: see ``torus_fabric``. A family builds its plane's graph (``Family.build_fabric``),
+from these or of its own (the rail families' and the OCS direct-connect graphs live in their
+packages), and hands it to the simulator.
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ import numpy as np
 import numpy.typing as npt
 
 from planner.design import Design
-from planner.families import family_of
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -272,19 +273,6 @@ class Fabric:
         return g
 
 
-def build_fabric(design: Design) -> Fabric:
-    """The fabric graph of one plane of a Clos or OCS direct-connect design.
-
-    Direct-connect: the blocks are the pods of a three-tier wiring whose top tier is OCS devices.
-    Device o is cabled to spine o // f2 of every block (as a core group would be), so a circuit
-    (a, b, o) joins spine (a, o // f2) to spine (b, o // f2). A mirror is not a switch: each
-    circuit becomes a pseudo-node of the top tier with one link to each of its two spines, so
-    valley-free routing runs spine -> circuit -> spine and every directed link carries one
-    direction of one circuit at the circuit's speed.
-    """
-    return family_of(design.family).build_fabric(design)
-
-
 def clos_fabric(design: Design) -> Fabric:
     """The fabric graph of one plane of a Clos design: tiered up-down wiring, leaf first."""
     tiers = design.tiers
@@ -328,49 +316,6 @@ def clos_fabric(design: Design) -> Fabric:
         link_class=np.concatenate(classes),
         alive=np.ones(2 * lower.size, dtype=bool),
         roles=("gpu",) + tuple(t.role for t in tiers),
-    )
-
-
-def ocs_fabric(design: Design) -> Fabric:
-    """The fabric graph of one plane of a direct-connect design (see ``build_fabric``)."""
-    leaf, spine, _ = design.tiers
-    circuits = [(a, b, o) for a, b, o, k in design.circuits for _ in range(k)]
-    counts = [design.gpus, leaf.switches, spine.switches, len(circuits)]
-    offsets = tuple(int(x) for x in np.concatenate([[0], np.cumsum(counts)]))
-    gpu = np.arange(design.gpus)
-    n1, f1, q1 = leaf.switches, leaf.fanout, leaf.parallel_links
-    leaves = np.repeat(np.arange(n1), f1 * q1)
-    j = np.tile(np.repeat(np.arange(f1), q1), n1)
-    pod = leaves // design.leaves_per_pod
-    c = np.asarray(circuits, dtype=np.int64).reshape(-1, 3)
-    group = c[:, 2] // spine.fanout
-    node = offsets[3] + np.arange(len(circuits))
-    lower = np.concatenate(
-        [
-            gpu,
-            offsets[1] + leaves,
-            offsets[2] + c[:, 0] * f1 + group,
-            offsets[2] + c[:, 1] * f1 + group,
-        ]
-    )
-    upper = np.concatenate(
-        [offsets[1] + gpu // leaf.downlinks, offsets[2] + pod * f1 + j, node, node]
-    )
-    link_class = np.concatenate(
-        [np.zeros(gpu.size), np.ones(leaves.size), np.full(2 * len(circuits), 2)]
-    ).astype(np.int64)
-    return Fabric(
-        gpus=design.gpus,
-        planes=design.planes,
-        link_speed_gbps=float(design.link_speed_gbps),
-        tier_offsets=offsets,
-        lower=lower.astype(np.int64),
-        upper=upper.astype(np.int64),
-        link_class=link_class,
-        alive=np.ones(2 * lower.size, dtype=bool),
-        roles=("gpu", "leaf", "spine", "circuit"),
-        circuit_device=c[:, 2].copy(),
-        group_kinds=(NodeKind.GPU, NodeKind.SWITCH, NodeKind.SWITCH, NodeKind.CIRCUIT),
     )
 
 
@@ -467,105 +412,4 @@ def torus_fabric(
         dims=dims,
         class_speed_gbps=(host, float(link_speed_gbps)),
         group_kinds=(NodeKind.GPU, switch_kind),
-    )
-
-
-def rail_leaf_of(gpus: IntArray, rails: int, su_nodes: int) -> IntArray:
-    """Rail leaf of each GPU: (g // R // U) * R + g % R (leaf first = 0).
-
-    ``rails`` R is the rail period and ``su_nodes`` U the SU in rail groups of R GPUs; with
-    R = n (rail-optimized) a group is a node: (node // U) * n + g % n.
-    """
-    g = np.asarray(gpus, dtype=np.int64)
-    return (g // rails // su_nodes) * rails + g % rails
-
-
-def _rail_params(design: Design) -> tuple[int, int]:
-    """(su_nodes, rails) of a rail design's wiring."""
-    u = getattr(design.wiring, "su_nodes", None)
-    n = getattr(design.wiring, "rails", None)
-    if not isinstance(u, int) or not isinstance(n, int):
-        raise ValueError(f"a {design.family} design needs a rail wiring (su_nodes and rails)")
-    return u, n
-
-
-def rail_optimized_fabric(design: Design) -> Fabric:
-    """One plane of a rail-optimized design: GPU g on rail leaf (node // U) * n + g % n.
-
-    Everything above the leaves is ``clos_fabric``'s wiring (leaf l in pod l // L; a pod holds
-    whole SUs, so an SU's rail leaves share a pod). Physical link g stays GPU g's NIC link.
-    """
-    u, n = _rail_params(design)
-    fab = clos_fabric(design)
-    upper = fab.upper.copy()
-    gpu = np.arange(design.gpus, dtype=np.int64)
-    upper[: design.gpus] = fab.tier_offsets[1] + rail_leaf_of(gpu, n, u)
-    return replace(fab, upper=upper)
-
-
-def rail_only_fabric(design: Design) -> Fabric:
-    """One plane of a rail-only design: R disjoint rail Clos fabrics, flagged ``rail_only``.
-
-    R = the wiring's ``rails``: GPU g is on rail g % R (its rank in a rail group of R GPUs, R / n
-    nodes inside one scale-up domain), and an SU is U_g = su_nodes n / R rail groups. Nodes: the
-    GPUs, then every rail's leaves, spines and cores by tier. Leaf su * R + r is SU su's leaf of
-    rail r (GPU g on leaf (g // R // U_g) * R + g % R; with R = n the rail-optimized rule);
-    rail r's spines are r * S + j and its cores r * C + c (S, C: per rail). Within a rail, the
-    wiring is ``clos_fabric``'s over the rail's GPUs (its leaf su in pod su // L). Link classes
-    by tier; physical link g is GPU g's NIC link. ``Fabric.rails`` = R.
-    """
-    su_nodes, rails = _rail_params(design)
-    n = design.gpus_per_node
-    if rails % n or su_nodes * n % rails or design.gpus % rails:
-        raise ValueError(
-            f"{rails} rails of {design.gpus} GPUs, SUs of {su_nodes} nodes of {n}: not whole "
-            f"rail groups"
-        )
-    per_rail = [replace(t, switches=t.switches // rails) for t in design.tiers]
-    members = design.gpus // rails
-    one = clos_fabric(
-        replace(design, gpus=members, tiers=tuple(per_rail), pods=design.pods // rails)
-    )
-    counts = [design.gpus] + [t.switches for t in design.tiers]
-    offsets = tuple(int(x) for x in np.concatenate([[0], np.cumsum(counts)]))
-    local_tier = one.tier_of(np.arange(one.nodes))
-    local_index = np.arange(one.nodes) - np.asarray(one.tier_offsets)[local_tier]
-    lowers, uppers, classes = [], [], []
-    for r in range(rails):
-        # Map rail r's local node ids to global ones: GPU k -> k R + r, leaf su -> su R + r,
-        # spine/core j -> r * (per rail) + j.
-        glob = np.empty(one.nodes, dtype=np.int64)
-        is_gpu = local_tier == 0
-        glob[is_gpu] = local_index[is_gpu] * rails + r
-        is_leaf = local_tier == 1
-        glob[is_leaf] = offsets[1] + local_index[is_leaf] * rails + r
-        for t in range(2, len(counts)):
-            here = local_tier == t
-            glob[here] = offsets[t] + r * per_rail[t - 1].switches + local_index[here]
-        lowers.append(glob[one.lower])
-        uppers.append(glob[one.upper])
-        classes.append(one.link_class)
-    lower, upper = np.concatenate(lowers), np.concatenate(uppers)
-    link_class = np.concatenate(classes)
-    # NIC links first, in GPU order (physical link g is GPU g's), then the rest rail by rail.
-    nic = link_class == 0
-    order = np.concatenate(
-        [np.flatnonzero(nic)[np.argsort(lower[nic], kind="stable")], np.flatnonzero(~nic)]
-    )
-    # Keep the tiers' links grouped by class, as clos_fabric does.
-    rest = order[design.gpus :]
-    order[design.gpus :] = rest[np.argsort(link_class[rest], kind="stable")]
-    lower, upper, link_class = lower[order], upper[order], link_class[order]
-    return Fabric(
-        gpus=design.gpus,
-        planes=design.planes,
-        link_speed_gbps=float(design.link_speed_gbps),
-        tier_offsets=offsets,
-        lower=lower,
-        upper=upper,
-        link_class=link_class,
-        alive=np.ones(2 * lower.size, dtype=bool),
-        roles=("gpu",) + tuple(t.role for t in design.tiers),
-        rail_only=True,
-        rails=rails,
     )

@@ -24,7 +24,7 @@ import numpy as np
 
 from planner.deadline import NO_DEADLINE, Deadline, Watch, watch
 from planner.sim.fabric import BoolArray, FloatArray, IntArray
-from planner.sim.routing import Routes, distinct
+from planner.sim.routes import Routes, distinct
 
 #: Links whose fair-share increment is within this relative tolerance of their component's
 #: smallest saturate together.

@@ -77,6 +77,7 @@ import numpy as np
 import numpy.typing as npt
 
 from planner.sim.fabric import Fabric
+from planner.sim.routing_strategies import is_valley_free
 
 IntArray = npt.NDArray[np.int64]
 
@@ -84,8 +85,6 @@ IntArray = npt.NDArray[np.int64]
 MAX_FLOW_BYTES = 2**31 - 1
 #: Default one-way latency of every link; htsim rejects 0.
 DEFAULT_LINK_LATENCY_NS = 500
-#: The only routing strategy htsim's FatTree topology implements.
-UP_DOWN = "up_down"
 #: htsim's tier names, from the leaf up.
 HTSIM_TIERS = ("ToR", "Agg", "Core")
 
@@ -226,7 +225,7 @@ def htsim_layout(fabric: Fabric) -> HtsimLayout:
     the last pod when it is partly filled, get idle padding leaves. Raises ValueError for what
     cannot be written (a torus, failed links, unequal up radices or bundles).
     """
-    if fabric.strategy != UP_DOWN:
+    if not is_valley_free(fabric):  # htsim's FatTree routes up-down only
         shape = f"a {'x'.join(map(str, fabric.dims))} torus" if fabric.dims else "this plane"
         raise ValueError(
             f"htsim's .topo format describes up-down fat trees only; {shape} is routed by "

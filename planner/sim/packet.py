@@ -34,13 +34,13 @@ its flow completion time (FCT) is
   with, are taken as N_eff equal periodic streams at utilisation rho, and a packet's mean wait
   is that of the N*D/D/1 queue (``queue_wait_slots``: Benes' exact tail up to 256 streams, its
   heavy-traffic form beyond). The last packet of a flow meets the mean wait of every link it
-  crosses after its own NIC, weighted by its fraction there (``simulate.run_phase``): 0 for a
+  crosses after its own NIC, weighted by its fraction there (``phase_runs.run_phase``): 0 for a
   lone flow, about 4.4 packet times per link for 64 sprayed flows on a saturated link. Phases
   streamed for their size (``planner.sim.streamed``) keep no rates and get none.
 
 Per-flow path latency is taken from the hop count only. On an up-down fabric every shortest path
 between two leaves climbs to the same tier and comes down the same tiers, so the switch hops
-``d`` between the two leaves (the routing strategy's distance table, ``routing.distances``)
+``d`` between the two leaves (the routing strategy's distance table, ``routing_strategies.distances``)
 say which link classes and switch tiers are crossed: 2 NIC links, and for ``d = 2 (k - 1)``
 the classes 1 .. k - 1 up and down and the tiers 1 .. k - 1 twice and k once. On a fabric of
 one switch tier (a torus), ``d`` links of class 1 and ``d + 1`` switches. ECMP and spraying take
@@ -70,7 +70,7 @@ from scipy import special
 from planner.design import Design
 from planner.schema.verify import TransportSpec, Verify
 from planner.sim.fabric import BoolArray, Fabric, FloatArray, IntArray
-from planner.sim.routing import UNREACHABLE, distances
+from planner.sim.routing_strategies import UNREACHABLE, distances
 from planner.sim.traffic import Traffic
 
 BITS_PER_BYTE = 8.0

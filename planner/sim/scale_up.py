@@ -7,7 +7,7 @@ Each domain is one non-blocking switch: GPU g reaches it by one link each way at
 source's scale-up egress and its destination's scale-up ingress, never by a NIC, leaf or spine.
 The domain is not split into planes: a scale-up flow carries its whole size on one link each
 way, while the scale-out fabric is one of ``planes`` identical planes that each carry 1 / planes
-of a flow (``planner.sim.simulate.run_phase``).
+of a flow (``planner.sim.phase_runs.run_phase``).
 
 Every phase splits (``split_phase``) into
 

@@ -2,7 +2,7 @@
 
 A streamed phase (``planner.sim.streamed``) needs only the load every link carries: the sum over
 flows of the flow's weight times its spraying fraction on the link. ``routing.route`` builds the
-fractions per leaf pair (or per climb and descent, ``_spray_halves``), which on a million GPUs is
+fractions per leaf pair (or per climb and descent, ``planner.sim.spray_patterns.spray_halves``), which on a million GPUs is
 tens of thousands of link entries for each of a million leaf pairs. On an up-down fabric the sum
 factors by tier, exactly:
 
@@ -21,7 +21,7 @@ one for the whole fabric at the top).
 
 **Descending.** From a spread c at tier T, the mass for b descends along the next hops towards
 b, each switch splitting it evenly. A switch's next hops towards b depend on b only through its
-stand-in leaf for the tier (``_Walk.stand_in``: the pod, seen from a core). So descents are kept
+stand-in leaf for the tier (``planner.sim.route_walk.Walk.stand_in``: the pod, seen from a core). So descents are kept
 per class of destinations with the same stand-ins so far, as one coefficient per switch valid for
 every member: a link out of switch w in class k carries (sum over b in k of the weight of b) x
 coef(w) / next hops(w). Classes are refined tier by tier; at tier 2 they are single leaves, whose
@@ -42,14 +42,9 @@ import numpy as np
 from planner.deadline import NO_DEADLINE, Deadline
 from planner.sim.ecmp_index import EcmpIndex
 from planner.sim.fabric import BoolArray, Fabric, FloatArray, IntArray
-from planner.sim.routing import (
-    UNREACHABLE,
-    _check_next_hops,
-    _gather_ranges,
-    _unique_pairs,
-    _Walk,
-    _walker,
-)
+from planner.sim.route_walk import Walk, check_next_hops, unique_pairs, walker
+from planner.sim.routes import gather_ranges
+from planner.sim.routing_strategies import UNREACHABLE
 
 
 @dataclass(frozen=True)
@@ -62,7 +57,7 @@ class _Flows:
     """Flows with alive NIC links and a route."""
     cross: IntArray
     """Connected flows between two leaves."""
-    walk: _Walk
+    walk: Walk
     index: EcmpIndex
     a: IntArray
     """Source leaf of each cross flow."""
@@ -79,7 +74,7 @@ def _cross_flows(fabric: Fabric, src: IntArray, dst: IntArray, deadline: Deadlin
     src_leaf, dst_leaf = fabric.leaf_of(src), fabric.leaf_of(dst)
     connected = fabric.alive[2 * src] & fabric.alive[2 * dst + 1]
     cross = np.flatnonzero((src_leaf != dst_leaf) & connected)
-    walk = _walker(fabric, dst_leaf[cross] if cross.size else dst_leaf[:1], deadline)
+    walk = walker(fabric, dst_leaf[cross] if cross.size else dst_leaf[:1], deadline)
     index = walk.ecmp_index()
     if index is None:
         return None
@@ -171,7 +166,7 @@ def path_max(
     return connected, np.where(connected, out, 0.0)
 
 
-def _climb_max(walk: _Walk, index: EcmpIndex, turn: int, link_value: FloatArray) -> FloatArray:
+def _climb_max(walk: Walk, index: EcmpIndex, turn: int, link_value: FloatArray) -> FloatArray:
     """Per switch below tier ``turn``: the largest value over the links of its climb to it."""
     off = walk.fabric.tier_offsets
     dst_of = walk.fabric.dst
@@ -180,14 +175,14 @@ def _climb_max(walk: _Walk, index: EcmpIndex, turn: int, link_value: FloatArray)
         here = np.arange(off[t], off[t + 1])
         here = here[index.plain_climb[here]]
         count = index.up_ptr[here + 1] - index.up_ptr[here]
-        links = index.up_links[_gather_ranges(index.up_ptr, here)]
+        links = index.up_links[gather_ranges(index.up_ptr, here)]
         value = np.maximum(link_value[links], best[dst_of[links]])
         np.maximum.at(best, np.repeat(here, count), value)
     return best
 
 
 def _tiers(
-    walk: _Walk,
+    walk: Walk,
     index: EcmpIndex,
     a: IntArray,
     b: IntArray,
@@ -217,7 +212,7 @@ def _tiers(
     return True
 
 
-def _climb(walk: _Walk, index: EcmpIndex, mass: FloatArray, turn: int, loads: FloatArray) -> bool:
+def _climb(walk: Walk, index: EcmpIndex, mass: FloatArray, turn: int, loads: FloatArray) -> bool:
     """Climb masses (weights x nodes) from the leaves to tier ``turn``, adding the up links' loads."""
     off = walk.fabric.tier_offsets
     dst_of = walk.fabric.dst
@@ -228,7 +223,7 @@ def _climb(walk: _Walk, index: EcmpIndex, mass: FloatArray, turn: int, loads: Fl
         if not index.plain_climb[here].all():
             return False
         count = index.up_ptr[here + 1] - index.up_ptr[here]
-        links = index.up_links[_gather_ranges(index.up_ptr, here)]
+        links = index.up_links[gather_ranges(index.up_ptr, here)]
         share = np.repeat(mass[:, here] / count, count, axis=1)
         loads[:, links] += share  # each up link once per tier
         heads = dst_of[links]
@@ -239,7 +234,7 @@ def _climb(walk: _Walk, index: EcmpIndex, mass: FloatArray, turn: int, loads: Fl
 
 
 def _arrivals(
-    walk: _Walk, index: EcmpIndex, a: IntArray, turn: IntArray
+    walk: Walk, index: EcmpIndex, a: IntArray, turn: IntArray
 ) -> tuple[IntArray | None, dict[tuple[int, int], tuple[IntArray, FloatArray]]]:
     """Per flow, the id of the spread its climb gives at its turning tier; and the spreads.
 
@@ -248,7 +243,7 @@ def _arrivals(
     """
     nodes = walk.fabric.nodes
     leaves = np.unique(a)
-    heads = walk.fabric.dst[index.up_links[_gather_ranges(index.up_ptr, leaves)]]
+    heads = walk.fabric.dst[index.up_links[gather_ranges(index.up_ptr, leaves)]]
     count = index.up_ptr[leaves + 1] - index.up_ptr[leaves]
     bounds = np.concatenate([[0], np.cumsum(count)])
     kinds: dict[bytes, int] = {}
@@ -281,7 +276,7 @@ def _arrivals(
 
 
 def _descend(
-    walk: _Walk,
+    walk: Walk,
     index: EcmpIndex,
     spread_nodes: IntArray,
     spread_coef: FloatArray,
@@ -321,13 +316,13 @@ def _descend(
             key = e_node * nodes + dest
             start = np.searchsorted(index.down_keys, key, side="left")
             count = np.searchsorted(index.down_keys, key, side="right") - start
-            _check_next_hops(walk, count, e_node, dest)
+            check_next_hops(walk, count, e_node, dest)
             entry, offset = _expand(count)
             links = index.down_links[start[entry] + offset]
         else:
             inverse, ptr, cand = walk.candidates(e_node, dest)
             count = ptr[inverse + 1] - ptr[inverse]
-            _check_next_hops(walk, count, e_node, dest)
+            check_next_hops(walk, count, e_node, dest)
             entry, offset = _expand(count)
             links = cand[ptr[inverse][entry] + offset]
         share = (e_coef / count)[entry]
@@ -340,13 +335,13 @@ def _descend(
         if t == 2:
             out[dests] = run_max[cls_of]
             return out
-        e_cls, e_node, inv = _unique_pairs(e_cls[entry], dst_of[links], nodes)
+        e_cls, e_node, inv = unique_pairs(e_cls[entry], dst_of[links], nodes)
         e_coef = np.bincount(inv, weights=share).astype(np.float64, copy=False)
     return out
 
 
 def _refine(
-    walk: _Walk,
+    walk: Walk,
     tier: int,
     dests: IntArray,
     cls_of: IntArray,
@@ -359,12 +354,12 @@ def _refine(
     Returns each new class's old class, then the new (member -> class, entries).
     """
     stand = walk.stand_in(tier)[walk.col_of_leaf[dests]]
-    pair_old, pair_stand, new_of_dest = _unique_pairs(cls_of, stand, walk.fabric.nodes)
+    pair_old, pair_stand, new_of_dest = unique_pairs(cls_of, stand, walk.fabric.nodes)
     order = np.argsort(e_cls, kind="stable")
     e_cls, e_node, e_coef = e_cls[order], e_node[order], e_coef[order]
     ptr = np.searchsorted(e_cls, np.arange(int(cls_of.max()) + 2))
     count = ptr[pair_old + 1] - ptr[pair_old]
-    pos = _gather_ranges(ptr, pair_old)
+    pos = gather_ranges(ptr, pair_old)
     new_cls = np.repeat(np.arange(pair_old.size), count)
     del pair_stand
     return pair_old, new_of_dest, new_cls, e_node[pos], e_coef[pos]

@@ -37,7 +37,9 @@ from planner.deadline import NO_DEADLINE, Deadline
 from planner.sim import spray_loads
 from planner.sim.fabric import Fabric, FloatArray, IntArray
 from planner.sim.flow import BITS_PER_BYTE, GBPS, WEIGHT_EPS
-from planner.sim.routing import Routes, Routing, prepare_routes, route
+from planner.sim.route_walk import prepare_routes
+from planner.sim.routes import Routes
+from planner.sim.routing import Routing, route
 
 #: Flows whose gigabits differ by no more than this (relative) count as equal: the phase time is
 #: then exact.

@@ -70,10 +70,11 @@ def design_of(name: str) -> Any:
 
 def one_case(kind: str, name: str, label: str) -> dict[str, Any]:
     """Build the fabric and traffic, then time the bound of every phase."""
+    from planner.families import fabric_of
     from planner.sim.bound import max_concurrent_flow
-    from planner.sim.fabric import NodeKind, build_fabric, torus_fabric
+    from planner.sim.fabric import NodeKind, torus_fabric
     from planner.sim.flow import BITS_PER_BYTE, GBPS
-    from planner.sim.simulate import build_traffic
+    from planner.sim.traffic_kinds import build_traffic
 
     if kind == "torus":
         dims = tuple(int(x) for x in name.split("x"))
@@ -93,7 +94,7 @@ def one_case(kind: str, name: str, label: str) -> dict[str, Any]:
     else:
         dims = ()
         design = design_of(name)
-        fabric = build_fabric(design)
+        fabric = fabric_of(design)
         per_node = design.gpus_per_node
     traffic = build_traffic(spec_of(label, fabric.gpus, dims), fabric.gpus, per_node, 1)
     started = time.perf_counter()

@@ -23,6 +23,7 @@ from pathlib import Path
 from planner import ocs
 from planner.api import load_instance, plan, verify_demand
 from planner.design import Design
+from planner.families import fabric_of
 from planner.schema.instance import Instance
 from planner.sim.simulate import simulate
 
@@ -78,7 +79,7 @@ def main() -> int:
                 demand = verify_demand(d, inst.verify)
                 predicted = ocs.throughput_fraction(d, demand)
                 start = time.perf_counter()
-                sim = simulate(d, inst.verify)
+                sim = simulate(d, inst.verify, fabric=fabric_of(d))
                 sim_s = time.perf_counter() - start
                 fraction = float(sim.collectives["fraction_of_ideal"][0])
                 simulated[circuits_for] = fraction

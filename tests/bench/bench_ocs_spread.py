@@ -17,6 +17,7 @@ import numpy as np
 from planner import ocs
 from planner.api import plan
 from planner.design import Design
+from planner.families import fabric_of
 from planner.schema.instance import Instance
 from planner.schema.verify import TrafficSpec, Verify
 from planner.sim.simulate import simulate
@@ -39,7 +40,7 @@ def shift_fraction(d: Design) -> float:
     verify = Verify(
         traffic=[spec], routing=["spray"], single_switch_failures=False, bound_max_variables=0
     )
-    return float(simulate(d, verify).collectives["fraction_of_ideal"][0])
+    return float(simulate(d, verify, fabric=fabric_of(d)).collectives["fraction_of_ideal"][0])
 
 
 def bound(d: Design) -> float:

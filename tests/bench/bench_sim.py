@@ -78,18 +78,19 @@ TORUS_CASES = tuple((t, r) for t in ("permutation", "ep_all_to_all_64") for r in
 
 def torus_case(shape: int, pattern: str, routing: str) -> dict[str, float]:
     """Simulate one traffic on one torus of ``TORUS_SHAPES`` under one routing."""
+    from planner.sim import collectives, gpu_groups, traffic_patterns
     from planner.sim import traffic as tr
     from planner.sim.fabric import torus_fabric
+    from planner.sim.phase_runs import run_traffic
     from planner.sim.routing import Routing
-    from planner.sim.simulate import run_traffic
 
     dims, per_switch = TORUS_SHAPES[shape]
     gpus = math.prod(dims) * per_switch
     fabric = torus_fabric(gpus, 1, dims, per_switch, 1, 400.0, host_speed_gbps=800.0)
     if pattern == "permutation":
-        t = tr.random_permutation(gpus, 64 * 2**20, seed=0)
+        t = traffic_patterns.random_permutation(gpus, 64 * 2**20, seed=0)
     else:
-        t = tr.all_to_all(tr.consecutive_groups(gpus, 64), 64 * 2**20)
+        t = collectives.all_to_all(gpu_groups.consecutive_groups(gpus, 64), 64 * 2**20)
     start = time.perf_counter()
     total, *_ = run_traffic(fabric, t, Routing(routing), 0)
     wall = time.perf_counter() - start

@@ -46,11 +46,12 @@ from pathlib import Path
 import numpy as np
 
 from planner.sim import traffic as tr
+from planner.sim import traffic_patterns
 from planner.sim.fabric import Fabric, FloatArray
 from planner.sim.htsim import connection_matrix_text, topology_text
 from planner.sim.packet import HTSIM_NDP, Fidelity, PathModel
+from planner.sim.phase_runs import run_traffic
 from planner.sim.routing import Routing
-from planner.sim.simulate import run_traffic
 from tests.sim.test_bound import make_fabric
 
 #: The case.
@@ -122,7 +123,7 @@ def planner_runs(
     ecmp: bool = True,
 ) -> list[Run]:
     """The planner's simulator: the lone flow and spraying once, ECMP under every seed."""
-    lone = tr.point_to_point([LONE[0]], [LONE[1]], FLOW_BYTES)
+    lone = traffic_patterns.point_to_point([LONE[0]], [LONE[1]], FLOW_BYTES)
     _, times, _, _, _ = run_traffic(fabric, lone, Routing.SPRAY, seeds[0], fidelity=fidelity)
     runs = [Run(name, "lone", seeds[0], times)]
     for routing, those in ((Routing.SPRAY, seeds[:1]), (Routing.ECMP, seeds if ecmp else [])):
@@ -255,7 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     seeds = list(range(1, args.seeds + 1))
     planner_seeds = list(range(1, args.planner_seeds + 1))
     fabric = fat_tree()
-    traffic = tr.random_permutation(fabric.gpus, FLOW_BYTES, seed=1)
+    traffic = traffic_patterns.random_permutation(fabric.gpus, FLOW_BYTES, seed=1)
     phase = traffic.phases[0]
     work = args.work or Path(tempfile.mkdtemp(prefix="htsim-compare-"))
     work.mkdir(parents=True, exist_ok=True)

@@ -105,8 +105,8 @@ def test_scaling_keeps_what_it_can_hold() -> None:
 def test_an_ocs_device_can_be_named_in_a_failure(catalog: Catalog) -> None:
     # 'ocsN' is documented for verify.failures, but the name pattern left it out:
     # "unknown switch 'ocs0'; expected one of leafN, spineN, circuitN".
+    from planner.families import fabric_of
     from planner.schema.verify import FailureSpec
-    from planner.sim.fabric import build_fabric
     from planner.sim.scenarios import named_scenario
 
     inst = Instance.model_validate(
@@ -118,7 +118,7 @@ def test_an_ocs_device_can_be_named_in_a_failure(catalog: Catalog) -> None:
     )
     result = plan(inst, catalog=catalog, verify=False, alternatives=False, time_limit_s=20)
     assert result.design is not None
-    fabric = build_fabric(result.design)
+    fabric = fabric_of(result.design)
     scenario = named_scenario(fabric, FailureSpec(switches=["ocs0"]))
     assert scenario.failed_links.size > 0
     with pytest.raises(InputError, match="ocs99.*no such OCS device"):

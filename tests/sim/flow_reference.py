@@ -21,7 +21,7 @@ from planner.sim.flow import (
     WEIGHT_EPS,
     Completion,
 )
-from planner.sim.routing import Routes
+from planner.sim.routes import Routes
 from tests.sim.test_routing import dense
 
 

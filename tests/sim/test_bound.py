@@ -13,10 +13,11 @@ import pytest
 
 from models.status import Status
 from planner.api import plan
+from planner.families import fabric_of
 from planner.schema.instance import Instance
 from planner.sim import bound
 from planner.sim.bound import max_concurrent_flow
-from planner.sim.fabric import Fabric, build_fabric
+from planner.sim.fabric import Fabric
 
 #: Relative agreement required between the bound and an independent computation.
 REL_TOL = 1e-6
@@ -79,7 +80,7 @@ def planned_fabric(gpus: int, oversubscription: float = 1.0, tiers: int = 2) -> 
     }
     if oversubscription != 1.0:
         inst["constraints"] = {"max_oversubscription": [oversubscription, 1.0]}
-    return build_fabric(plan(Instance.model_validate(inst), alternatives=False).design)
+    return fabric_of(plan(Instance.model_validate(inst), alternatives=False).design)
 
 
 FABRICS = {

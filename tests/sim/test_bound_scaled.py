@@ -15,11 +15,12 @@ import pytest
 
 from models.status import Status
 from planner.api import plan
+from planner.families import fabric_of
 from planner.schema.instance import Instance
-from planner.sim import bound
+from planner.sim import bound, collectives, gpu_groups, traffic_patterns
 from planner.sim import traffic as tr
 from planner.sim.bound import length_bound, max_concurrent_flow, switch_links
-from planner.sim.fabric import Fabric, build_fabric, torus_fabric
+from planner.sim.fabric import Fabric, torus_fabric
 from tests.sim.test_bound import make_fabric, planned_fabric
 
 #: Relative agreement required between the scaled bound and the reference LP where equal.
@@ -42,7 +43,7 @@ def ocs_fabric(gpus: int) -> Fabric:
     )
     design = plan(inst, verify=False, alternatives=False).design
     assert design is not None
-    return build_fabric(design)
+    return fabric_of(design)
 
 
 def torus(dims: tuple[int, ...], per_switch: int, q: int = 1) -> Fabric:
@@ -73,18 +74,20 @@ FABRICS: dict[str, Callable[[], Fabric]] = {
 def traffic(name: str, gpus: int) -> tr.Phase:
     """One phase of a named traffic on ``gpus`` GPUs (nodes of 2 GPUs)."""
     if name == "permutation":
-        t = tr.random_permutation(gpus, 1e9, 7)
+        t = traffic_patterns.random_permutation(gpus, 1e9, 7)
     elif name == "uniform_all_to_all":
-        t = tr.uniform_all_to_all(gpus, 1e9)
+        t = traffic_patterns.uniform_all_to_all(gpus, 1e9)
     elif name == "ring_all_reduce_dp":
-        t = tr.ring_all_reduce(tr.data_parallel_groups(gpus, 2 if gpus % 2 == 0 else 1), 1e9)
+        t = collectives.ring_all_reduce(
+            gpu_groups.data_parallel_groups(gpus, 2 if gpus % 2 == 0 else 1), 1e9
+        )
     elif name == "ring_all_reduce_all":
-        t = tr.ring_all_reduce(tr.consecutive_groups(gpus, gpus), 1e9)
+        t = collectives.ring_all_reduce(gpu_groups.consecutive_groups(gpus, gpus), 1e9)
     elif name == "incast":
-        t = tr.incast(gpus, 6, 1e9, 3)
+        t = traffic_patterns.incast(gpus, 6, 1e9, 3)
     elif name == "shift_half":
         g = np.arange(gpus)
-        t = tr.point_to_point(g, (g + gpus // 2) % gpus, 1e9)
+        t = traffic_patterns.point_to_point(g, (g + gpus // 2) % gpus, 1e9)
     else:
         raise KeyError(name)
     return t.phases[0]
@@ -165,7 +168,7 @@ def test_channel_load_closed_form_on_a_ring() -> None:
 def test_torus_permutation_is_valid_and_flagged(seed: int) -> None:
     """3x3x3 permutations: the contractions sit 2.5-8.5 % above the LP (measured), flagged."""
     fabric = torus((3, 3, 3), 1)
-    perm = tr.random_permutation(fabric.gpus, 1e9, seed).phases[0]
+    perm = traffic_patterns.random_permutation(fabric.gpus, 1e9, seed).phases[0]
     scaled, lp = both(fabric, perm)
     assert scaled.lambda_per_s is not None
     assert lp.lambda_per_s is not None
@@ -281,7 +284,7 @@ def test_simulate_reports_a_bound_above_the_old_lp_cap(family: str) -> None:
     assert design is not None
     verify = Verify(single_switch_failures=False)
     assert verify.bound_max_variables < 262_000
-    result = simulate(design, verify)
+    result = simulate(design, verify, fabric=fabric_of(design))
     rows = result.collectives.filter(result.collectives["scenario"] == "healthy")
     assert rows.height >= 2
     assert rows["bound_time_s"].is_not_null().all(), rows

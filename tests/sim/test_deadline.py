@@ -16,12 +16,15 @@ import pytest
 from planner.api import plan
 from planner.deadline import MIN_STEP_S, NO_DEADLINE, Deadline
 from planner.design import Design
+from planner.families import fabric_of
 from planner.schema.instance import Instance
 from planner.schema.verify import Verify
-from planner.sim.fabric import build_fabric
+from planner.sim.phase_runs import run_traffic
 from planner.sim.routing import Routing
 from planner.sim.scale_up import scale_up_of
-from planner.sim.simulate import INCOMPLETE, build_traffic, run_traffic, simulate
+from planner.sim.simulate import simulate
+from planner.sim.traffic_kinds import build_traffic
+from planner.sim.verdict import INCOMPLETE
 
 #: Two traffics under two routings, one named failure and three Monte Carlo trials: 2 bounds,
 #: 4 healthy runs, 2 failure runs, 3 trials.
@@ -73,7 +76,7 @@ def test_a_deadline_counts_down_on_its_clock() -> None:
 
 @pytest.mark.slow
 def test_without_a_deadline_nothing_is_cut() -> None:
-    sim = simulate(design(), VERIFY)
+    sim = simulate(design(), VERIFY, fabric=fabric_of(design()))
     assert sim.cut == ()
     assert sim.verdict in ("meets", "fails")
     assert sim.collectives.height == 4 + 2
@@ -81,7 +84,7 @@ def test_without_a_deadline_nothing_is_cut() -> None:
 
 
 def test_a_passed_deadline_runs_no_step_and_says_so() -> None:
-    sim = simulate(design(), VERIFY, deadline=Deadline(at_s=-1.0))
+    sim = simulate(design(), VERIFY, fabric=fabric_of(design()), deadline=Deadline(at_s=-1.0))
     assert len(sim.cut) == 2 + 4 + 2 + 1  # Monte Carlo is one step left out as a whole
     assert sim.collectives.height == 0
     assert sim.failures.height == 0
@@ -107,7 +110,7 @@ def test_each_step_starts_only_while_time_is_left(seconds: int) -> None:
     ]
     clock = ticking()
     deadline = Deadline.after(float(seconds), clock)  # read once: the next reading is 1
-    sim = simulate(design(), VERIFY, deadline=deadline)
+    sim = simulate(design(), VERIFY, fabric=fabric_of(design()), deadline=deadline)
     ran = order[: seconds - 1]
     healthy = sim.collectives.filter(sim.collectives["scenario"] == "healthy")
     assert healthy.height == sum(1 for s in ran if "," in s)
@@ -149,7 +152,7 @@ def test_ecmp_runs_under_every_seed_and_reports_the_median(seeds: int) -> None:
             "fidelity": "fluid",
         }
     )
-    sim = simulate(design(), verify)
+    sim = simulate(design(), verify, fabric=fabric_of(design()))
     ecmp = sim.collectives.filter(sim.collectives["routing"] == "ecmp").row(0, named=True)
     spray = sim.collectives.filter(sim.collectives["routing"] == "spray").row(0, named=True)
     assert ecmp["seeds"] == seeds
@@ -157,7 +160,7 @@ def test_ecmp_runs_under_every_seed_and_reports_the_median(seeds: int) -> None:
     assert spray["min_time_s"] == spray["max_time_s"] == spray["time_s"]
     # The traffic is drawn once (seed 7); only the hash seed moves.
     # simulate() runs the design's scale-up domain beside the fabric: the same here.
-    fabric = build_fabric(design())
+    fabric = fabric_of(design())
     domain = scale_up_of(design(), fabric, verify.pxn)
     traffic = build_traffic(verify.traffic[0], fabric.gpus, design().gpus_per_node, 7)
     singles = [

@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 
 from planner.deadline import Deadline, DeadlineExpired
-from planner.sim.fabric import build_fabric
+from planner.families import fabric_of
 from planner.sim.flow import completion_times, max_min_rates
 from planner.sim.routing import Routing, route
-from planner.sim.simulate import INCOMPLETE, simulate
+from planner.sim.simulate import simulate
+from planner.sim.verdict import INCOMPLETE
 from tests.sim.test_deadline import VERIFY, design
 
 #: A clock reading far past any deadline of these tests.
@@ -40,7 +41,7 @@ def expired() -> Deadline:
 
 @pytest.mark.parametrize("routing", list(Routing))
 def test_route_stops_when_the_time_is_up(routing: Routing) -> None:
-    fabric = build_fabric(design())
+    fabric = fabric_of(design())
     src = np.arange(fabric.gpus)
     dst = (src + 17) % fabric.gpus
     with pytest.raises(DeadlineExpired):
@@ -50,7 +51,7 @@ def test_route_stops_when_the_time_is_up(routing: Routing) -> None:
 @pytest.mark.parametrize("routing", list(Routing))
 @pytest.mark.parametrize("solver", ["rates", "completion"])
 def test_sharing_stops_when_the_time_is_up(routing: Routing, solver: str) -> None:
-    fabric = build_fabric(design())
+    fabric = fabric_of(design())
     src = np.arange(fabric.gpus)
     routes = route(fabric, src, (src + 17) % fabric.gpus, routing)
     size = np.full(src.size, 1e7)
@@ -64,7 +65,7 @@ def test_sharing_stops_when_the_time_is_up(routing: Routing, solver: str) -> Non
 
 
 def test_without_a_limit_the_watch_never_stops_a_step() -> None:
-    fabric = build_fabric(design())
+    fabric = fabric_of(design())
     src = np.arange(fabric.gpus)
     routes = route(fabric, src, (src + 17) % fabric.gpus, Routing.SPRAY, deadline=Deadline())
     rate = max_min_rates(routes, fabric.capacity_gbps, deadline=Deadline())
@@ -74,7 +75,12 @@ def test_without_a_limit_the_watch_never_stops_a_step() -> None:
 @pytest.mark.parametrize("readings", [2, 3, 6])
 def test_a_step_cut_while_running_is_named_and_the_verdict_is_incomplete(readings: int) -> None:
     """The first readings are the steps' own (bound, then the ECMP run); the next one is inside."""
-    sim = simulate(design(), VERIFY, deadline=Deadline(at_s=1.0, clock=turning(readings)))
+    sim = simulate(
+        design(),
+        VERIFY,
+        fabric=fabric_of(design()),
+        deadline=Deadline(at_s=1.0, clock=turning(readings)),
+    )
     assert sim.verdict == INCOMPLETE
     assert "the time limit passed" in sim.reasons[0]
     running = [s for s in sim.cut if s.endswith("(stopped while running)")]

@@ -8,7 +8,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from planner.sim import traffic
+from planner.sim import collectives, gpu_groups, traffic, traffic_patterns
 from planner.sim.bound import max_concurrent_flow
 from planner.sim.fabric import Fabric
 from planner.sim.flow import completion_times, max_min_rates
@@ -45,10 +45,10 @@ NON_BLOCKING: dict[str, Callable[[], Fabric]] = {
     "planned-512-3t": lambda: planned(512, 3)[0],
 }
 PATTERNS: dict[str, Callable[[int], traffic.Traffic]] = {
-    "uniform-a2a": lambda g: traffic.uniform_all_to_all(g, BYTES),
-    "perm-0": lambda g: traffic.random_permutation(g, BYTES, 0),
-    "perm-1": lambda g: traffic.random_permutation(g, BYTES, 1),
-    "perm-2": lambda g: traffic.random_permutation(g, BYTES, 2),
+    "uniform-a2a": lambda g: traffic_patterns.uniform_all_to_all(g, BYTES),
+    "perm-0": lambda g: traffic_patterns.random_permutation(g, BYTES, 0),
+    "perm-1": lambda g: traffic_patterns.random_permutation(g, BYTES, 1),
+    "perm-2": lambda g: traffic_patterns.random_permutation(g, BYTES, 2),
 }
 
 
@@ -367,10 +367,10 @@ def test_completion_of_cut_off_and_empty_flows() -> None:
 @pytest.mark.parametrize(
     "build",
     [
-        lambda: traffic.random_permutation(256, BYTES, 3),
-        lambda: traffic.incast(256, 16, BYTES, 3),
-        lambda: traffic.all_to_all(traffic.consecutive_groups(256, 16), BYTES),
-        lambda: traffic.ring_all_reduce(traffic.data_parallel_groups(256, 8), BYTES),
+        lambda: traffic_patterns.random_permutation(256, BYTES, 3),
+        lambda: traffic_patterns.incast(256, 16, BYTES, 3),
+        lambda: collectives.all_to_all(gpu_groups.consecutive_groups(256, 16), BYTES),
+        lambda: collectives.ring_all_reduce(gpu_groups.data_parallel_groups(256, 8), BYTES),
     ],
     ids=["perm", "incast", "a2a-16", "ring"],
 )

@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from planner.sim.fabric import Fabric, build_fabric
+from planner.families import fabric_of
+from planner.sim.fabric import Fabric
 from planner.sim.htsim import (
     connection_matrix_text,
     htsim_hosts,
@@ -329,7 +330,7 @@ def instance_fabric(name: str) -> Fabric:
         load_instance(Path("instances") / f"{name}.toml"), verify=False, alternatives=False
     ).design
     assert design is not None
-    return build_fabric(design)
+    return fabric_of(design)
 
 
 @pytest.mark.parametrize("name", CLOS_INSTANCES)
@@ -368,7 +369,7 @@ def test_an_ocs_direct_plane_has_no_fat_tree_form() -> None:
     design = plan(inst, verify=False, alternatives=False).design
     assert design is not None
     with pytest.raises(ValueError, match="OCS direct-connect"):
-        topology_text(build_fabric(design))
+        topology_text(fabric_of(design))
 
 
 # ---- htsim itself, where it is built (not in CI) ------------------------------------------------

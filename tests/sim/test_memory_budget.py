@@ -19,19 +19,20 @@ from typer.testing import CliRunner
 from planner.api import plan
 from planner.cli import app
 from planner.design import Design
+from planner.families import fabric_of
 from planner.schema.instance import Instance
 from planner.schema.verify import Verify
 from planner.sim import traffic as tr
-from planner.sim.fabric import build_fabric
-from planner.sim.simulate import (
+from planner.sim import traffic_patterns
+from planner.sim.simulate import simulate
+from planner.sim.stream_plan import (
     BUDGET_SAFETY,
     BYTES_PER_GIB,
-    INCOMPLETE,
     TABLE_BYTES_PER_ENTRY,
     OverMemory,
     check_table_memory,
-    simulate,
 )
+from planner.sim.verdict import INCOMPLETE
 
 SMALL = {
     "name": "memory",
@@ -49,12 +50,12 @@ def design() -> Design:
 
 def _permutation(gpus: int) -> tr.Phase:
     src = np.arange(gpus)
-    return tr.point_to_point(src, (src + gpus // 2) % gpus, 1e6).phases[0]
+    return traffic_patterns.point_to_point(src, (src + gpus // 2) % gpus, 1e6).phases[0]
 
 
 @pytest.mark.parametrize("share", [0.5, 0.99, 1.01, 4.0])
 def test_the_table_is_refused_exactly_when_it_passes_the_room(share: float) -> None:
-    fabric = build_fabric(design())
+    fabric = fabric_of(design())
     phase = _permutation(fabric.gpus)
     leaves = np.unique(fabric.leaf_of(phase.dst)).size
     need = fabric.switches * leaves * TABLE_BYTES_PER_ENTRY
@@ -76,7 +77,7 @@ def test_a_step_over_the_budget_is_left_out_and_said() -> None:
             "memory_budget_gib": 1e-9,
         }
     )
-    sim = simulate(design(), verify)
+    sim = simulate(design(), verify, fabric=fabric_of(design()))
     assert sim.verdict == INCOMPLETE
     assert len(sim.over_memory) == 2  # both routings
     assert sim.collectives.height == 0

@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from planner.schema.verify import TransportSpec, Verify
-from planner.sim import traffic as tr
+from planner.sim import traffic_patterns
 from planner.sim.fabric import torus_fabric
 from planner.sim.flow import completion_times
 from planner.sim.packet import (
@@ -24,8 +24,8 @@ from planner.sim.packet import (
     queueing_s,
     switch_hops,
 )
+from planner.sim.phase_runs import run_traffic
 from planner.sim.routing import Routing, route
-from planner.sim.simulate import run_traffic
 from tests.sim.test_bound import make_fabric
 
 #: Relative tolerance on times that have a closed form.
@@ -150,7 +150,7 @@ def test_a_torus_counts_one_link_and_one_switch_per_hop() -> None:
 def test_a_lone_flow_takes_bytes_over_goodput_plus_its_latency(routing: Routing) -> None:
     """One 1 MB flow across the pods: fluid 1e6 x 8 / 400 Gb/s = 20 µs, over goodput 0.8."""
     fabric = three_tier()
-    traffic = tr.point_to_point([0], [4], 1e6)
+    traffic = traffic_patterns.point_to_point([0], [4], 1e6)
     fidelity = Fidelity(ROUND, MODEL)
     _, fluid, _, _, _ = run_traffic(fabric, traffic, routing, 1)
     total, times, _, _, _ = run_traffic(fabric, traffic, routing, 1, fidelity=fidelity)
@@ -164,7 +164,7 @@ def test_a_lone_flow_takes_bytes_over_goodput_plus_its_latency(routing: Routing)
 def test_a_permutation_pays_for_the_acks_on_its_nic_links() -> None:
     """Every GPU sends and receives: goodput 1000 / 1300, fluid time unchanged otherwise."""
     fabric = three_tier()
-    traffic = tr.random_permutation(fabric.gpus, 1e6, seed=3)
+    traffic = traffic_patterns.random_permutation(fabric.gpus, 1e6, seed=3)
     phase = traffic.phases[0]
     fidelity = Fidelity(ROUND, MODEL)
     _, fluid, _, _, _ = run_traffic(fabric, traffic, Routing.SPRAY, 1)
@@ -231,7 +231,7 @@ def test_incast_senders_and_receiver_are_one_way() -> None:
 def test_the_phase_time_is_its_slowest_packet_level_flow() -> None:
     """A flow within a leaf and one across pods, same bytes: the far one ends the phase."""
     fabric = three_tier()
-    traffic = tr.point_to_point([0, 8], [1, 4], 1e6)
+    traffic = traffic_patterns.point_to_point([0, 8], [1, 4], 1e6)
     total, times, _, _, _ = run_traffic(
         fabric, traffic, Routing.SPRAY, 1, fidelity=Fidelity(ROUND, MODEL)
     )

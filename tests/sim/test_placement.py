@@ -15,18 +15,15 @@ import pytest
 from pydantic import ValidationError
 
 from planner.schema.verify import TrafficSpec
-from planner.sim.simulate import build_traffic
-from planner.sim.traffic import (
-    IntArray,
-    Phase,
-    Traffic,
+from planner.sim.collectives import hierarchical_all_reduce, ring_all_reduce
+from planner.sim.gpu_groups import (
     consecutive_groups,
     data_parallel_groups,
     domain_groups,
-    hierarchical_all_reduce,
     rail_groups,
-    ring_all_reduce,
 )
+from planner.sim.traffic import IntArray, Phase, Traffic
+from planner.sim.traffic_kinds import build_traffic
 
 GIB = 2.0**30
 REL = 1e-12

@@ -11,9 +11,12 @@ import numpy as np
 import pytest
 
 from planner.api import plan
+from planner.families import fabric_of
 from planner.schema.instance import Instance
-from planner.sim.fabric import Fabric, build_fabric
-from planner.sim.routing import UNREACHABLE, Routes, Routing, leaf_distances, route
+from planner.sim.fabric import Fabric
+from planner.sim.routes import Routes
+from planner.sim.routing import Routing, route
+from planner.sim.routing_strategies import UNREACHABLE, leaf_distances
 from tests.sim.test_bound import make_fabric
 
 #: Relative tolerance on fractions that should be exact up to floating-point sums.
@@ -46,7 +49,7 @@ def planned(
     }
     design = plan(Instance.model_validate(inst), alternatives=False).design
     assert design is not None
-    return build_fabric(design), int(design.leaves_per_pod)
+    return fabric_of(design), int(design.leaves_per_pod)
 
 
 def leaves_of_pods(fabric: Fabric, leaves_per_pod: int) -> int:

@@ -13,15 +13,9 @@ import numpy as np
 import pytest
 
 from planner.sim.ecmp_index import row_ids
-from planner.sim.routing import (
-    UNREACHABLE,
-    Routing,
-    _unique_pairs,
-    _Walk,
-    _walker,
-    prepare_routes,
-    route,
-)
+from planner.sim.route_walk import Walk, prepare_routes, unique_pairs, walker
+from planner.sim.routing import Routing, route
+from planner.sim.routing_strategies import UNREACHABLE
 from tests.sim.test_routing import ANY, planned, random_flows
 
 SEEDS = list(range(10))
@@ -31,12 +25,12 @@ SEEDS = list(range(10))
 def test_unique_pairs_match_np_unique(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(seed)
     if seed % 2:  # the fallback that sorts keys
-        monkeypatch.setattr("planner.sim.routing.DENSE_CELLS", 4)
+        monkeypatch.setattr("planner.sim.route_walk.DENSE_CELLS", 4)
     n, space = int(rng.integers(1, 400)), int(rng.integers(1, 900))
     major = rng.integers(0, int(rng.integers(1, 200)), n)
     minor = rng.integers(0, space, n)
     uniq, inverse = np.unique(major * space + minor, return_inverse=True)
-    got_major, got_minor, got_inverse = _unique_pairs(major, minor, space)
+    got_major, got_minor, got_inverse = unique_pairs(major, minor, space)
     assert got_major.tolist() == (uniq // space).tolist()
     assert got_minor.tolist() == (uniq % space).tolist()
     assert got_inverse.tolist() == inverse.ravel().tolist()
@@ -71,9 +65,9 @@ def test_stand_in_leaves_leave_routes_unchanged(
     fabric = fabric.with_failed_links(rng.choice(inner, size=inner.size // 10, replace=False))
     src = rng.integers(0, fabric.gpus, 300)
     dst = (src + rng.integers(1, fabric.gpus, src.size)) % fabric.gpus
-    monkeypatch.setattr("planner.sim.routing.STAND_IN_COST", 0.0)  # always stand in
+    monkeypatch.setattr("planner.sim.route_walk.STAND_IN_COST", 0.0)  # always stand in
     fast = route(fabric, src, dst, routing, seed=seed)
-    monkeypatch.setattr(_Walk, "stand_ins_for", lambda self, node, dest: dest)
+    monkeypatch.setattr(Walk, "stand_ins_for", lambda self, node, dest: dest)
     plain = route(fabric, src, dst, routing, seed=seed)
     assert (fast.explicit != plain.explicit).nnz == 0
     assert fast.flow_pattern.tolist() == plain.flow_pattern.tolist()
@@ -91,20 +85,20 @@ def test_kept_walks_serve_only_their_own_fabric_and_leaves(
     rng = np.random.default_rng(5)
     src = rng.integers(0, fabric.gpus, 200)
     dst = (src + rng.integers(1, fabric.gpus, src.size)) % fabric.gpus
-    monkeypatch.setattr("planner.sim.routing._WALKS", OrderedDict())
+    monkeypatch.setattr("planner.sim.route_walk._WALKS", OrderedDict())
     first = route(fabric, src, dst, routing, seed=1)
     again = route(fabric, src, dst, routing, seed=1)  # from the kept walk
     assert (first.explicit != again.explicit).nnz == 0
     inner = np.flatnonzero(fabric.link_class >= 1)
     failed = fabric.with_failed_links(inner[: inner.size // 4])
     leaves = np.unique(fabric.leaf_of(dst))
-    assert _walker(failed, leaves).fabric is failed
-    assert _walker(fabric, leaves).fabric is fabric
+    assert walker(failed, leaves).fabric is failed
+    assert walker(fabric, leaves).fabric is fabric
     # A subset of the kept leaves is served by the kept walk (a superset) ...
-    assert _walker(fabric, leaves[:3]).col_of_leaf[leaves[3:]].min() >= 0
+    assert walker(fabric, leaves[:3]).col_of_leaf[leaves[3:]].min() >= 0
     # ... but a leaf outside every kept walk gets a walk of its own leaves.
-    monkeypatch.setattr("planner.sim.routing._WALKS", OrderedDict())
-    assert _walker(fabric, leaves[:3]).col_of_leaf[leaves[3:]].max() == -1
+    monkeypatch.setattr("planner.sim.route_walk._WALKS", OrderedDict())
+    assert walker(fabric, leaves[:3]).col_of_leaf[leaves[3:]].max() == -1
 
 
 @pytest.mark.parametrize("routing", list(Routing))
@@ -121,9 +115,9 @@ def test_routes_of_a_subset_are_the_same_from_a_prepared_superset(
     src = rng.integers(0, fabric.gpus, 2000)
     dst = (src + rng.integers(1, fabric.gpus, src.size)) % fabric.gpus
     chunk = np.arange(0, 2000, 7)
-    monkeypatch.setattr("planner.sim.routing._WALKS", OrderedDict())
+    monkeypatch.setattr("planner.sim.route_walk._WALKS", OrderedDict())
     own = route(fabric, src[chunk], dst[chunk], routing, seed=seed, flow_id=chunk)
-    monkeypatch.setattr("planner.sim.routing._WALKS", OrderedDict())
+    monkeypatch.setattr("planner.sim.route_walk._WALKS", OrderedDict())
     prepare_routes(fabric, dst)
     shared = route(fabric, src[chunk], dst[chunk], routing, seed=seed, flow_id=chunk)
     assert own.connected.tolist() == shared.connected.tolist()
@@ -142,10 +136,10 @@ def test_ecmp_index_picks_what_listing_the_candidates_picks(
     """Every ECMP path is the same with and without the index, healthy and with failures."""
     fabric = ANY[name]()
     src, dst = random_flows(fabric, 600, seed)
-    monkeypatch.setattr("planner.sim.routing._WALKS", OrderedDict())
+    monkeypatch.setattr("planner.sim.route_walk._WALKS", OrderedDict())
     fast = route(fabric, src, dst, Routing.ECMP, seed=seed)
-    monkeypatch.setattr("planner.sim.routing._WALKS", OrderedDict())
-    monkeypatch.setattr(_Walk, "ecmp_index", lambda self: None)
+    monkeypatch.setattr("planner.sim.route_walk._WALKS", OrderedDict())
+    monkeypatch.setattr(Walk, "ecmp_index", lambda self: None)
     plain = route(fabric, src, dst, Routing.ECMP, seed=seed)
     assert fast.connected.tolist() == plain.connected.tolist()
     assert fast.explicit.nnz == plain.explicit.nnz
@@ -155,7 +149,7 @@ def test_ecmp_index_picks_what_listing_the_candidates_picks(
 def test_ecmp_index_answers_every_hop_of_a_healthy_clos() -> None:
     """On a healthy three-tier Clos every hop but the core's descent is read from the index."""
     fabric = planned(512, 3)[0]
-    walk = _walker(fabric, np.unique(fabric.leaf_of(np.arange(fabric.gpus))))
+    walk = walker(fabric, np.unique(fabric.leaf_of(np.arange(fabric.gpus))))
     index = walk.ecmp_index()
     assert index is not None
     off = fabric.tier_offsets
@@ -173,8 +167,8 @@ def test_ecmp_index_refuses_a_climb_a_failure_made_uneven() -> None:
     pair = (fabric.lower == fabric.lower[first]) & (fabric.upper == fabric.upper[first])
     failed = fabric.with_failed_links(np.flatnonzero(pair))  # every parallel link of the pair
     leaves = np.unique(failed.leaf_of(np.arange(failed.gpus)))
-    healthy_index = _walker(fabric, leaves).ecmp_index()
-    index = _walker(failed, leaves).ecmp_index()
+    healthy_index = walker(fabric, leaves).ecmp_index()
+    index = walker(failed, leaves).ecmp_index()
     assert healthy_index is not None
     assert index is not None
     off = fabric.tier_offsets

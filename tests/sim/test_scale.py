@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from planner.sim import traffic as tr
+from planner.sim import traffic_patterns
 from planner.sim.flow import completion_times
+from planner.sim.phase_runs import run_traffic
 from planner.sim.routing import Routing, estimate_route_bytes, route
 from planner.sim.scenarios import Scenario
-from planner.sim.simulate import MIN_CHUNK_FLOWS, STREAM_SAMPLE_FLOWS, percentile_band, run_traffic
+from planner.sim.stream_plan import MIN_CHUNK_FLOWS, STREAM_SAMPLE_FLOWS, percentile_band
 from tests.sim.test_routing import planned, random_flows
 
 #: Budget so small that any phase above MIN_CHUNK_FLOWS flows is streamed in the smallest chunks,
@@ -29,7 +30,7 @@ def fabric_512():  # type: ignore[no-untyped-def]
 @pytest.mark.slow
 def test_a_streamed_phase_keeps_its_exact_time_and_says_so(routing: Routing, why: str) -> None:
     fabric = fabric_512()
-    t = tr.uniform_all_to_all(fabric.gpus, 2**24)  # 512 x 511 flows of equal size
+    t = traffic_patterns.uniform_all_to_all(fabric.gpus, 2**24)  # 512 x 511 flows of equal size
     notes: list[str] = []
     limits = {"memory_budget_gib": TINY_BUDGET_GIB} if why == "budget" else {"max_flows": 20_000}
     total, times, _, util, exact = run_traffic(fabric, t, routing, 1, notes=notes, **limits)
@@ -54,7 +55,7 @@ def test_a_streamed_phase_keeps_its_exact_time_and_says_so(routing: Routing, why
 @pytest.mark.parametrize("routing", list(Routing))
 def test_within_budget_nothing_changes(routing: Routing) -> None:
     fabric = fabric_512()
-    t = tr.random_permutation(fabric.gpus, 2**24, 3)
+    t = traffic_patterns.random_permutation(fabric.gpus, 2**24, 3)
     notes: list[str] = []
     a = run_traffic(fabric, t, routing, 1, memory_budget_gib=HUGE_BUDGET_GIB, notes=notes)
     b = run_traffic(fabric, t, routing, 1)
@@ -74,7 +75,7 @@ def test_estimate_grows_with_the_flows() -> None:
 
 def test_healthy_cache_changes_nothing() -> None:
     fabric = fabric_512()
-    t = tr.random_permutation(fabric.gpus, 2**24, 5)
+    t = traffic_patterns.random_permutation(fabric.gpus, 2**24, 5)
     spine0 = fabric.tier_offsets[2]
     links = np.flatnonzero((fabric.lower == spine0) | (fabric.upper == spine0))
     cache: dict = {}  # type: ignore[type-arg]

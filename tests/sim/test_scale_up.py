@@ -22,8 +22,10 @@ from planner.api import plan, simulate
 from planner.design import ScaleUpDomain
 from planner.schema.instance import Instance
 from planner.schema.verify import Verify
+from planner.sim import collectives, gpu_groups, traffic_patterns
 from planner.sim import traffic as tr
 from planner.sim.fabric import Fabric, NodeKind, torus_fabric
+from planner.sim.phase_runs import run_traffic
 from planner.sim.routing import Routing, route
 from planner.sim.scale_up import (
     ScaleUp,
@@ -32,7 +34,7 @@ from planner.sim.scale_up import (
     scale_up_for,
     split_phase,
 )
-from planner.sim.simulate import bound_time_s, run_traffic
+from planner.sim.simulate import bound_time_s
 
 #: Relative tolerance on times with a closed form (fluid, max-min fair: exact up to float noise).
 TIME_RTOL = 1e-9
@@ -161,7 +163,7 @@ def test_all_reduce_inside_a_node_rides_nvlink_only(size_bytes: float, routing: 
     gpus, n = 32, 8
     fabric = rail_fabric(gpus, 8)
     su = domain(fabric, 8)
-    t = tr.ring_all_reduce(tr.consecutive_groups(gpus, n), size_bytes)
+    t = collectives.ring_all_reduce(gpu_groups.consecutive_groups(gpus, n), size_bytes)
     total, times, cut, util, exact = run_traffic(
         fabric, t, routing, 0, with_utilisation=True, scale_up=su
     )
@@ -178,7 +180,7 @@ def test_all_reduce_inside_a_node_rides_nvlink_only(size_bytes: float, routing: 
 def test_without_a_domain_the_same_all_reduce_uses_the_nics() -> None:
     gpus, n, size = 32, 8, 2**30
     fabric = rail_fabric(gpus, 8)
-    t = tr.ring_all_reduce(tr.consecutive_groups(gpus, n), size)
+    t = collectives.ring_all_reduce(gpu_groups.consecutive_groups(gpus, n), size)
     total, *_ = run_traffic(fabric, t, Routing.SPRAY, 0)
     assert total == pytest.approx(2 * (n - 1) * size / n * BITS / (NIC_GBPS * GIGA), rel=TIME_RTOL)
 
@@ -192,7 +194,7 @@ def test_all_to_all_over_two_domains_splits_its_bytes(planes: int, routing: Rout
     n, d, size = 16, 8, 2**28
     fabric = rail_fabric(n, 8, planes=planes)  # the NIC is N over all planes: N / planes each
     su = domain(fabric, 8)
-    t = tr.all_to_all(np.arange(n)[np.newaxis, :], size)
+    t = collectives.all_to_all(np.arange(n)[np.newaxis, :], size)
     _, times, cut, _, _ = run_traffic(fabric, t, routing, 0, scale_up=su)
     phase = t.phases[0]
     inside = phase.src // d == phase.dst // d
@@ -211,7 +213,7 @@ def test_a_streamed_scale_out_part_keeps_the_closed_form(routing: Routing) -> No
     n, d, size = 64, 8, 2**28
     fabric = rail_fabric(n, 8)
     su = domain(fabric, 8)
-    t = tr.all_to_all(np.arange(n)[np.newaxis, :], size)
+    t = collectives.all_to_all(np.arange(n)[np.newaxis, :], size)
     notes: list[str] = []
     total, times, cut, _, exact = run_traffic(
         fabric, t, routing, 0, scale_up=su, max_flows=1_000, notes=notes
@@ -229,7 +231,7 @@ def test_the_bound_is_the_slower_part() -> None:
     n, d, size = 16, 8, 2**28
     fabric = rail_fabric(n, 8)
     su = domain(fabric, 8)
-    t = tr.all_to_all(np.arange(n)[np.newaxis, :], size)
+    t = collectives.all_to_all(np.arange(n)[np.newaxis, :], size)
     t_up = (d - 1) * size / n * BITS / (NVLINK_GBPS * GIGA)
     t_out = (n - d) * size / n * BITS / (NIC_GBPS * GIGA)
     bound = bound_time_s(fabric, t, 1_000_000, su)
@@ -252,7 +254,7 @@ def test_pxn_keeps_cross_rail_bytes_off_the_spine(rails: int) -> None:
     nodes, size = 4, 2**26
     gpus = nodes * rails
     fabric = rail_fabric(gpus, rails)
-    t = tr.all_to_all(np.arange(gpus)[np.newaxis, :], size)
+    t = collectives.all_to_all(np.arange(gpus)[np.newaxis, :], size)
     phase = t.phases[0]
     inter = float(phase.size_bytes[phase.src // rails != phase.dst // rails].sum())
     without, with_pxn = domain(fabric, rails), domain(fabric, rails, pxn=True)
@@ -281,7 +283,7 @@ def test_pxn_times_are_the_later_hop(rails: int) -> None:
     gpus = nodes * rails
     fabric = rail_fabric(gpus, rails)
     su = domain(fabric, rails, pxn=True)
-    t = tr.all_to_all(np.arange(gpus)[np.newaxis, :], size)
+    t = collectives.all_to_all(np.arange(gpus)[np.newaxis, :], size)
     total, _, _, _, _ = run_traffic(fabric, t, Routing.SPRAY, 0, scale_up=su)
     flow = size / gpus
     t_out = (nodes - 1) * rails * flow * BITS / (NIC_GBPS * GIGA)
@@ -295,7 +297,7 @@ def test_a_rail_only_fabric_forces_pxn(rails: int) -> None:
     nodes, size = 4, 2**26
     gpus = nodes * rails
     fabric = rail_fabric(gpus, rails, spine=False)
-    t = tr.all_to_all(np.arange(gpus)[np.newaxis, :], size)
+    t = collectives.all_to_all(np.arange(gpus)[np.newaxis, :], size)
     phase = t.phases[0]
     cross_rail = phase.src % rails != phase.dst % rails
     su = domain(fabric, rails, pxn=False)
@@ -370,7 +372,7 @@ def test_the_ideal_counts_a_gpus_own_nic_not_its_proxy() -> None:
     rails, size = 4, 2**26
     fabric = rail_fabric(3 * rails, rails)
     su = domain(fabric, rails, pxn=True)
-    t = tr.point_to_point(np.array([0, 1]), np.array([6, 10]), size)
+    t = traffic_patterns.point_to_point(np.array([0, 1]), np.array([6, 10]), size)
     total, _, cut, _, _ = run_traffic(fabric, t, Routing.SPRAY, 0, scale_up=su)
     one_s = size * BITS / (NIC_GBPS * GIGA)
     assert total == pytest.approx(2 * one_s, rel=TIME_RTOL)

@@ -211,7 +211,7 @@ def test_verdict_forgives_float_noise_only(fraction: float, verdict: str) -> Non
     import polars as pl
 
     from planner.schema.verify import Verify
-    from planner.sim.simulate import judge
+    from planner.sim.verdict import judge
 
     collectives = pl.DataFrame(
         {

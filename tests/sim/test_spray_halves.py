@@ -2,7 +2,7 @@
 
 The halves share a climb among source leaves with the same parents and a descent among
 destinations reached with the same turning masses; brute force here is the per-pair walk
-(``_spray_patterns``), forced by switching the halves off.
+(``spray_patterns``), forced by switching the halves off.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from planner.sim import routing as rt
+from planner.sim import routing, spray_patterns
 from planner.sim.flow import EVENT_RTOL, completion_times
 from planner.sim.routing import Routing, route
 from tests.sim.test_routing import ANY, HEALTHY, dense, random_flows
@@ -25,9 +25,9 @@ TIME_RTOL = EVENT_RTOL
 def both(monkeypatch: pytest.MonkeyPatch, name: str, flows: int, seed: int):  # type: ignore[no-untyped-def]
     fabric = ANY[name]()
     src, dst = random_flows(fabric, flows, seed)
-    monkeypatch.setattr(rt, "HALVES_MIN_PAIRS", 0)
+    monkeypatch.setattr(spray_patterns, "HALVES_MIN_PAIRS", 0)
     halves = route(fabric, src, dst, Routing.SPRAY)
-    monkeypatch.setattr(rt, "_spray_halves", lambda *a: None)
+    monkeypatch.setattr(routing, "spray_halves", lambda *a: None)
     per_pair = route(fabric, src, dst, Routing.SPRAY)
     return fabric, src, dst, halves, per_pair
 

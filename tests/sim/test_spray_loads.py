@@ -43,7 +43,7 @@ def _check(fabric, src, dst, seed: int) -> bool:
 def test_factored_loads_equal_routed_loads(
     name: str, seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("planner.sim.routing._WALKS", OrderedDict())
+    monkeypatch.setattr("planner.sim.route_walk._WALKS", OrderedDict())
     fabric = ANY[name]()
     src, dst = random_flows(fabric, 700, seed)
     factored = _check(fabric, src, dst, seed)
@@ -76,7 +76,7 @@ def test_factored_path_max_equals_routed_path_max(
     name: str, seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The largest value over each flow's sprayed links, factored and from the routes."""
-    monkeypatch.setattr("planner.sim.routing._WALKS", OrderedDict())
+    monkeypatch.setattr("planner.sim.route_walk._WALKS", OrderedDict())
     fabric = ANY[name]()
     src, dst = random_flows(fabric, 500, seed)
     value = np.random.default_rng(seed).uniform(0.0, 1.0, fabric.links)

@@ -9,10 +9,10 @@ from functools import cache
 import numpy as np
 import pytest
 
-from planner.sim import traffic as tr
+from planner.sim import collectives, traffic_patterns
 from planner.sim.flow import Completion, completion_times
+from planner.sim.phase_runs import run_phase
 from planner.sim.routing import Routing, route
-from planner.sim.simulate import run_phase
 from planner.sim.streamed import gbit_of, streamed_phase, streamed_plane
 from tests.sim.test_routing import planned
 
@@ -21,9 +21,9 @@ from tests.sim.test_routing import planned
 CLOSED_FORM_RTOL = 2e-4
 
 TRAFFICS = {
-    "permutation": lambda g: tr.random_permutation(g, 2**24, 3),
-    "all_to_all": lambda g: tr.all_to_all(np.arange(g).reshape(-1, 64), 2**22),
-    "ring": lambda g: tr.ring_all_reduce([np.arange(g)], 2**26),
+    "permutation": lambda g: traffic_patterns.random_permutation(g, 2**24, 3),
+    "all_to_all": lambda g: collectives.all_to_all(np.arange(g).reshape(-1, 64), 2**22),
+    "ring": lambda g: collectives.ring_all_reduce([np.arange(g)], 2**26),
 }
 FABRICS = {"512x3": (512, 3), "1024x2": (1024, 2)}
 
@@ -115,7 +115,7 @@ def test_streamed_phase_matches_run_phase(
     routing: Routing, planes: int, lost: int, failure: str
 ) -> None:
     fabric = replace(planned(512, 3)[0], planes=planes)
-    phase = tr.random_permutation(fabric.gpus, 2**24, 4).phases[0]
+    phase = traffic_patterns.random_permutation(fabric.gpus, 2**24, 4).phases[0]
     first_leaf = fabric.tier_offsets[1]
     if failure == "spine_links":  # every other uplink of the first eight leaves
         ups = np.flatnonzero(np.isin(fabric.lower, np.arange(first_leaf, first_leaf + 8)))

@@ -18,25 +18,26 @@ import pytest
 
 from planner.errors import InputError
 from planner.schema.verify import FailureSpec
-from planner.sim import traffic as tr
+from planner.sim import traffic_patterns
 from planner.sim.bound import max_concurrent_flow
 from planner.sim.fabric import Fabric, NodeKind, torus_fabric, torus_links_per_plane
 from planner.sim.flow import max_min_rates
 from planner.sim.htsim import connection_matrix_text, topology_text
-from planner.sim.routing import (
+from planner.sim.phase_runs import run_traffic
+from planner.sim.routes import Routes
+from planner.sim.routing import Routing, route
+from planner.sim.routing_strategies import (
     STRATEGIES,
     UNREACHABLE,
     NextHops,
-    Routes,
-    Routing,
     distances,
     leaf_distances,
     register_strategy,
-    route,
     strategy_of,
 )
 from planner.sim.scenarios import named_scenario, single_switch_scenarios
-from planner.sim.simulate import _link_rows, bound_time_s, run_traffic
+from planner.sim.sim_tables import link_utilisation_rows
+from planner.sim.simulate import bound_time_s
 from tests.sim.test_bound import make_fabric
 
 #: Fractions that should be exact up to floating-point sums.
@@ -615,7 +616,7 @@ def test_dimension_order_needs_torus_dims() -> None:
 
 def test_a_registered_strategy_is_used_by_route(monkeypatch: pytest.MonkeyPatch) -> None:
     """A strategy whose rule forbids every link leaves the cross flows cut off."""
-    monkeypatch.setattr("planner.sim.routing.STRATEGIES", dict(STRATEGIES))
+    monkeypatch.setattr("planner.sim.routing_strategies.STRATEGIES", dict(STRATEGIES))
 
     @register_strategy("nowhere")
     def nowhere(fabric: Fabric, leaves: np.ndarray) -> NextHops:
@@ -630,8 +631,8 @@ def test_a_registered_strategy_is_used_by_route(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_a_registered_copy_of_a_strategy_routes_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("planner.sim.routing.STRATEGIES", dict(STRATEGIES))
-    register_strategy("dor_copy")(STRATEGIES["dimension_order"])
+    monkeypatch.setattr("planner.sim.routing_strategies.STRATEGIES", dict(STRATEGIES))
+    register_strategy("dor_copy")(STRATEGIES["dimension_order"].next_hops)
     fabric = torus((4, 3), 2)
     s, t = all_pairs(fabric.gpus)
     for routing in Routing:
@@ -675,7 +676,7 @@ def test_single_switch_scenario_on_a_torus() -> None:
 
 def test_simulated_torus_phase_is_no_faster_than_the_bound() -> None:
     fabric = torus((4, 4), 1, 2)
-    traffic = tr.uniform_all_to_all(fabric.gpus, 2**20)
+    traffic = traffic_patterns.uniform_all_to_all(fabric.gpus, 2**20)
     bound_s = bound_time_s(fabric, traffic, 1_000_000)
     assert bound_s is not None
     for routing in Routing:
@@ -685,14 +686,14 @@ def test_simulated_torus_phase_is_no_faster_than_the_bound() -> None:
         assert cut == 0
         assert total >= bound_s * (1 - REL_TOL)
         assert util is not None
-        rows = _link_rows(fabric, SimpleNamespace(label="a2a"), routing, util)  # type: ignore[arg-type]
+        rows = link_utilisation_rows(fabric, SimpleNamespace(label="a2a"), routing, util)  # type: ignore[arg-type]
         assert {r["tier"] for r in rows} == {"gpu-switch", "switch-switch"}
         assert max(r["max_utilisation"] for r in rows) <= 1 + REL_TOL
 
 
 def test_failed_torus_scenario_cuts_flows_in_a_one_plane_run() -> None:
     fabric = torus((3, 3))
-    traffic = tr.point_to_point(np.array([0]), np.array([1]), 2**20)
+    traffic = traffic_patterns.point_to_point(np.array([0]), np.array([1]), 2**20)
     link = next(i for i in range(9, 27) if {fabric.lower[i], fabric.upper[i]} == {9, 10})
     sc = named_scenario(fabric, FailureSpec(links=["switch0-switch1"]))
     assert sc.failed_links.tolist() == [link]

@@ -8,22 +8,20 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from planner.sim.traffic import (
-    Phase,
-    Traffic,
+from planner.sim.collectives import (
     all_to_all,
-    consecutive_groups,
-    data_parallel_groups,
-    ideal_time_s,
-    incast,
-    pipeline_pairs,
-    point_to_point,
-    random_permutation,
     ring_all_gather,
     ring_all_reduce,
     ring_reduce_scatter,
     tree_all_reduce,
     tree_parents,
+)
+from planner.sim.gpu_groups import consecutive_groups, data_parallel_groups, pipeline_pairs
+from planner.sim.traffic import Phase, Traffic, ideal_time_s
+from planner.sim.traffic_patterns import (
+    incast,
+    point_to_point,
+    random_permutation,
     uniform_all_to_all,
 )
 

@@ -142,7 +142,7 @@ def check_rail_fabric(d: Design) -> list[Violation]:
     from scipy.sparse.csgraph import connected_components
 
     u, n = params
-    from planner.sim.fabric import rail_only_fabric, rail_optimized_fabric
+    from planner.families.rail.fabric import rail_only_fabric, rail_optimized_fabric
 
     fab = rail_only_fabric(d) if d.family == RAIL_ONLY else rail_optimized_fabric(d)
     g = np.arange(d.gpus)

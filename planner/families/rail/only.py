@@ -127,7 +127,7 @@ class RailOnly(RailOptimized):
         return {RAILS_TABLE: rail_only_table(design)}
 
     def build_fabric(self, design: Design) -> Fabric:
-        """R disjoint rail Clos fabrics (``planner.sim.fabric.rail_only_fabric``)."""
-        from planner.sim.fabric import rail_only_fabric
+        """R disjoint rail Clos fabrics (``planner.families.rail.fabric.rail_only_fabric``)."""
+        from planner.families.rail.fabric import rail_only_fabric
 
         return rail_only_fabric(design)

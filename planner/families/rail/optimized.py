@@ -132,8 +132,8 @@ class RailOptimized(FamilyBase):
         return {RAILS_TABLE: rail_table(design)}
 
     def build_fabric(self, design: Design) -> Fabric:
-        """The rail wiring under the Clos tiers (``planner.sim.fabric.rail_optimized_fabric``)."""
-        from planner.sim.fabric import rail_optimized_fabric
+        """The rail wiring under the Clos tiers (``planner.families.rail.fabric.rail_optimized_fabric``)."""
+        from planner.families.rail.fabric import rail_optimized_fabric
 
         return rail_optimized_fabric(design)
 
