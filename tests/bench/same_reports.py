@@ -27,6 +27,10 @@ ROOT = Path(__file__).resolve().parents[2]
 TIMING = re.compile(r"(^|_)(wall|solve|time|elapsed|seconds|runtime)(_s)?$|_s$|_wall_|^timings?$")
 #: Text that prints a measured duration: "12.3 s", "in 4.1 s", "(0.52 s)".
 DURATION = re.compile(r"\d+(\.\d+)?\s?(s|ms|seconds)\b")
+#: A table heading (report.md, report.html) of a measured time: "solve (s)", "wall (s)".
+TIMING_LABEL = re.compile(r"\b(solve|wall|elapsed|runtime)\b[^|<]*\((s|ms)\)")
+#: A cell of an HTML table.
+CELL = re.compile(r"<(td|th)([^>]*)>(.*?)</\1>", re.S)
 #: Files drawn from tables compared on their own.
 PICTURES = {".png", ".svg"}
 
@@ -59,6 +63,52 @@ def _mask_json(value: object) -> object:
     return value
 
 
+def _mask_markdown(text: str) -> str:
+    """Markdown tables with the cells of their timing columns masked."""
+    out, timing = [], set[int]()
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if not line.startswith("|"):
+            timing = set()
+        elif i + 1 < len(lines) and lines[i + 1].startswith("|---"):
+            timing = {j for j, c in enumerate(line.split("|")) if TIMING_LABEL.search(c)}
+        elif timing and not line.startswith("|---"):
+            cells = line.split("|")
+            line = "|".join("<t>" if j in timing else c for j, c in enumerate(cells))
+        out.append(line)
+    return "\n".join(out)
+
+
+def _mask_html(text: str) -> str:
+    """HTML tables with their timing cells masked: a timing column's, or a turned table's row."""
+    out = []
+    for table in re.split(r"(?=<table)", text):
+        timing: set[int] = set()
+        rows = []
+        for row in re.split(r"(?=<tr)", table):
+            cells = CELL.findall(row)
+            if cells and all(kind == "th" for kind, _, _ in cells):
+                timing = {j for j, (_, _, t) in enumerate(cells) if TIMING_LABEL.search(t)}
+            elif cells:
+                turned = TIMING_LABEL.search(cells[0][2])
+                masked = iter(range(len(cells)))
+
+                def mask(
+                    m: re.Match[str],
+                    masked: object = masked,
+                    turned: object = turned,
+                    timing: set[int] = timing,
+                ) -> str:
+                    j = next(masked)  # type: ignore[call-overload]
+                    hide = j in timing or (turned and j == 1)
+                    return f"<{m[1]}{m[2]}><t></{m[1]}>" if hide else m[0]
+
+                row = CELL.sub(mask, row)
+            rows.append(row)
+        out.append("".join(rows))
+    return DURATION.sub("<t>", "".join(out))
+
+
 def _masked(path: Path) -> object:
     """The file's content with its measured times masked."""
     suffix = path.suffix
@@ -72,7 +122,13 @@ def _masked(path: Path) -> object:
             return _mask_json(json.loads(path.read_text()))
         except ValueError:
             return path.read_bytes()
-    if suffix in {".md", ".html", ".txt", ".stdout", ".exit"}:
+    if suffix == ".md":
+        return DURATION.sub("<t>", _mask_markdown(path.read_text()))
+    if suffix == ".html":
+        return _mask_html(path.read_text())
+    if suffix == ".stdout":  # the folder it wrote differs between runs
+        return DURATION.sub("<t>", path.read_text().replace(str(path.parent), "<dir>"))
+    if suffix in {".txt", ".exit"}:
         return DURATION.sub("<t>", path.read_text())
     return path.read_bytes()
 
