@@ -82,13 +82,13 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from planner.bandwidth_loop import LoopResult, Planned
+    from planner.families.ocs_torus.pod import TorusPlan
     from planner.family_roles import Family
     from planner.idle_pricing import PricedSearch
     from planner.sim.fabric import Fabric
     from planner.sim.sim_tables import SimResult
     from planner.sim.simulate import SimProgress
     from planner.sizing import Progress, SizingResult
-    from planner.torus import TorusPlan
     from planner.workload.step import StepTime
 
 
@@ -116,8 +116,8 @@ def require_extra(module: str, what: str) -> ModuleType:
 SOLVER_PARTS = {
     "search": "planner.sizing",
     "sim": "planner.sim.simulate",
-    "ocs": "planner.ocs",
-    "torus": "planner.torus",
+    "ocs": "planner.families.ocs_direct.circuits",
+    "torus": "planner.families.ocs_torus.pod",
 }
 
 
@@ -694,7 +694,7 @@ def verify_demand(design: Design, verify: Verify) -> npt.NDArray[np.float64]:
     _load_solvers("sim", "ocs")
     import numpy as np
 
-    from planner import ocs
+    from planner.families.ocs_direct import circuits as ocs
     from planner.sim.traffic_kinds import build_traffic
 
     n = design.pods
@@ -862,7 +862,7 @@ def compare_fabrics(
     deadline = Deadline.after(time_limit_s)
     catalog = catalog or catalog_for(inst)
     _load_solvers("search", "sim", "ocs")
-    from planner import ocs
+    from planner.families.ocs_direct import circuits as ocs
     from planner.sim.simulate import simulate as _simulate
 
     fabrics = {
@@ -957,7 +957,7 @@ def plan_torus(
     """
     deadline = deadline or Deadline.after(time_limit_s)
     _load_solvers("torus")
-    from planner.torus import plan_torus as _plan_torus
+    from planner.families.ocs_torus.pod import plan_torus as _plan_torus
 
     return _plan_torus(inst, catalog or catalog_for(inst), deadline)
 

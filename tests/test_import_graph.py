@@ -58,7 +58,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     (
         "topology",
-        ("planner.sizing", "planner.ocs", "planner.ocs_layer", "planner.torus", "planner.optics"),
+        ("planner.sizing", "planner.optics"),
     ),
     ("sim", ("planner.sim",)),
     (

@@ -23,7 +23,7 @@ SOLVER_MODULES = (
     "models.ocs_assignment",
     "models.ocs_topology",
     "planner.sizing",
-    "planner.ocs",
+    "planner.families.ocs_direct.circuits",
 )
 
 

@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 
 from planner import deadline as dl
-from planner import ocs
 from planner.api import PlanResult, plan, validate, verify_demand
 from planner.deadline import CUT_NOTE_PREFIX, Deadline, DeadlineExpired, cut_notes
 from planner.design import Design
 from planner.families import family_of
+from planner.families.ocs_direct import circuits as ocs
 from planner.loading import load_catalog
 from planner.report import write_reports
 from planner.schema.catalog import Catalog

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from models.cabling import OCS_CONNECTOR
-from planner import ocs
 from planner.api import PlanResult, compare_fabrics, load_instance, plan, validate, verify_demand
 from planner.design import Design
 from planner.families import fabric_of
+from planner.families.ocs_direct import circuits as ocs
 from planner.loading import load_catalog
 from planner.report import write_reports
 from planner.schema.catalog import Catalog

@@ -23,10 +23,10 @@ from planner.design import Design
 from planner.design_file import DesignFileError
 from planner.errors import InputError
 from planner.families import read_design
-from planner.families.ocs_torus import OCS_TORUS, OcsTorusWiring
+from planner.families.ocs_torus.family import OCS_TORUS, OcsTorusWiring
+from planner.families.ocs_torus.pod import compose_slices
 from planner.loading import load_catalog, load_instance
 from planner.schema.instance import Instance
-from planner.torus import compose_slices
 
 #: Relative tolerance on money and power (the two paths add the same terms in another order).
 TOTALS_RTOL = 1e-9

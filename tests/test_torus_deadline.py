@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from planner import torus as tp
+from planner.families.ocs_torus import pod as tp
 from planner.api import load_instance, plan, plan_torus, validate
 from planner.cli import app
 from planner.deadline import CUT_NOTE_PREFIX, Deadline, cut_notes

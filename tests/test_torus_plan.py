@@ -9,8 +9,8 @@ from typer.testing import CliRunner
 
 from planner.api import load_instance, plan_torus
 from planner.cli import app
+from planner.families.ocs_torus.pod import TorusPlan
 from planner.loading import load_catalog
-from planner.torus import TorusPlan
 
 INSTANCE = "instances/tpu-pod-4k.toml"
 

@@ -9,7 +9,7 @@ per block), the instance is ``instances/ocs-65k.toml`` at that size with ``ocs_d
 that one traffic in ``[verify]``, routed by spraying. Two designs, both through ``plan``: the
 uniform mesh (``search.ocs_demand = "uniform"``) and the circuits engineered for the traffic
 (``search.ocs_demand = "verify"``). For each: the model's predicted fraction of ideal
-(``planner.ocs.throughput_fraction``: direct paths, spine granularity, demand scaled by what the
+(``planner.families.ocs_direct.circuits.throughput_fraction``: direct paths, spine granularity, demand scaled by what the
 blocks inject) and the simulated one (healthy fabric, spray). Acceptance: engineered >= uniform
 when simulated, and predicted within 5 % of simulated.
 """
@@ -20,10 +20,10 @@ import sys
 import time
 from pathlib import Path
 
-from planner import ocs
 from planner.api import load_instance, plan, verify_demand
 from planner.design import Design
 from planner.families import fabric_of
+from planner.families.ocs_direct import circuits as ocs
 from planner.schema.instance import Instance
 from planner.sim.simulate import simulate
 

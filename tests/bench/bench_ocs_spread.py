@@ -14,10 +14,10 @@ import time
 
 import numpy as np
 
-from planner import ocs
 from planner.api import plan
 from planner.design import Design
 from planner.families import fabric_of
+from planner.families.ocs_direct import circuits as ocs
 from planner.schema.instance import Instance
 from planner.schema.verify import TrafficSpec, Verify
 from planner.sim.simulate import simulate

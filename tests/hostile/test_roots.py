@@ -16,9 +16,11 @@ import numpy as np
 import pytest
 
 from models.scaling import usd_to_units, w_to_units
-from planner import ocs, output
+from planner import output
 from planner.api import plan
 from planner.errors import InputError
+from planner.families.ocs_direct import circuits as ocs
+from planner.families.ocs_torus.pod import plan_torus
 from planner.loading import load_catalog
 from planner.output import (
     LOCK,
@@ -34,7 +36,6 @@ from planner.output import (
 )
 from planner.schema.catalog import Catalog
 from planner.schema.instance import Instance
-from planner.torus import plan_torus
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import pytest
 
 from models import torus_ocs as to
 from models.torus_ocs import Circuit, Coord, Slice, Twist, compose_slice, tpu_twists
-from planner.families.ocs_torus import _eccentricity
+from planner.families.ocs_torus.family import _eccentricity
 
 SHAPES: list[tuple[int, tuple[int, int, int]]] = [
     (1, (1, 1, 1)),

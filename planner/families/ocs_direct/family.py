@@ -1,7 +1,7 @@
 """The OCS direct-connect family: aggregation blocks whose spines go to an OCS layer.
 
 The sizing is the Clos model's three-tier shape with an OCS top tier (``top_ocs``); after the
-solve, the circuits are engineered and assigned to devices (``planner.ocs``, ``models/``).
+solve, the circuits are engineered and assigned to devices (``planner.families.ocs_direct.circuits``, ``models/``).
 """
 
 from __future__ import annotations
@@ -133,8 +133,8 @@ class OcsDirect(FamilyBase):
         """
         from dataclasses import replace
 
-        from planner import ocs
         from planner.deadline import Deadline
+        from planner.families.ocs_direct import circuits as ocs
 
         uniform = inst.search.ocs_demand == "uniform"
         demand = None if uniform else demand_of(design, simulated_verify(inst, design))
@@ -149,8 +149,8 @@ class OcsDirect(FamilyBase):
         It is not needed for the design to exist, so it is not started once the deadline has
         passed, and is stopped when it passes inside it.
         """
-        from planner import ocs
         from planner.deadline import DeadlineExpired
+        from planner.families.ocs_direct import circuits as ocs
 
         if deadline.expired:
             return {"reconfiguration": None}
@@ -161,13 +161,13 @@ class OcsDirect(FamilyBase):
 
     def extra_tables(self, design: Design) -> dict[str, pl.DataFrame]:
         """The circuits and the OCS devices."""
-        from planner.ocs_layer import circuits_table, ocs_table
+        from planner.families.ocs_direct.tables import circuits_table, ocs_table
 
         return {"circuits": circuits_table(design), "ocs": ocs_table(design)}
 
     def throughput_scale(self, design: Design, inst: Instance, demand_of: DemandOf) -> float | None:
         """Predicted fraction of ideal of the [verify] block demand on the design's circuits."""
-        from planner import ocs
+        from planner.families.ocs_direct import circuits as ocs
 
         return ocs.throughput_fraction(design, demand_of(design, simulated_verify(inst, design)))
 

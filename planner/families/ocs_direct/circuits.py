@@ -58,13 +58,13 @@ from models.ocs_assignment.constructions import Tick
 from models.status import Status
 from planner.deadline import Deadline, DeadlineExpired, cut_note, watch
 from planner.design import Design
-from planner.ocs_layer import CIRCUITS_SCHEMA as CIRCUITS_SCHEMA
-from planner.ocs_layer import OCS_SCHEMA as OCS_SCHEMA
-from planner.ocs_layer import Circuit as Circuit
-from planner.ocs_layer import OcsLayer as OcsLayer
-from planner.ocs_layer import circuits_table as circuits_table
-from planner.ocs_layer import layer_of as layer_of
-from planner.ocs_layer import ocs_table as ocs_table
+from planner.families.ocs_direct.tables import CIRCUITS_SCHEMA as CIRCUITS_SCHEMA
+from planner.families.ocs_direct.tables import OCS_SCHEMA as OCS_SCHEMA
+from planner.families.ocs_direct.tables import Circuit as Circuit
+from planner.families.ocs_direct.tables import OcsLayer as OcsLayer
+from planner.families.ocs_direct.tables import circuits_table as circuits_table
+from planner.families.ocs_direct.tables import layer_of as layer_of
+from planner.families.ocs_direct.tables import ocs_table as ocs_table
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The OCS torus family: a TPU-style pod of chip cubes whose faces meet in optical circuit switches.
 
-The pod is sized by ``planner.torus`` (``models.torus_ocs``) from the instance's ``[torus]``
+The pod is sized by ``planner.families.ocs_torus.pod`` (``models.torus_ocs``) from the instance's ``[torus]``
 section: enough cubes for every requested slice at once plus the fewest spares that keep them
 composable with the target probability, one OCS device per (dimension, face position), one
 optical module and fibre per face link at the cube end (the OCS end is a mirror). That choice is
@@ -175,13 +175,13 @@ class OcsTorus(FamilyBase):
     ) -> list[Sized]:
         """The pod of the [torus] section, under the restriction None only (no packet switch).
 
-        The sizing is closed-form (``planner.torus.plan_torus``); it is not started when the
+        The sizing is closed-form (``planner.families.ocs_torus.pod.plan_torus``); it is not started when the
         deadline has passed (``TIME_LIMIT``, no bound). The slices' torus checks it runs stop at
         the deadline; those not run are in the design's notes.
         """
         from planner.errors import InputError
+        from planner.families.ocs_torus.pod import plan_torus
         from planner.family_roles import Sized
-        from planner.torus import plan_torus
 
         if None not in switch_models:
             return []
@@ -263,7 +263,7 @@ class OcsTorus(FamilyBase):
 
     def extra_tables(self, design: Design) -> dict[str, pl.DataFrame]:
         """The slices, their circuits, and a cube failure replaced by a spare."""
-        from planner.torus import slice_tables
+        from planner.families.ocs_torus.pod import slice_tables
 
         w = _wiring(design)
         spares = _cubes(design) - _slice_cubes(w)
@@ -320,7 +320,7 @@ class OcsTorus(FamilyBase):
         are exactly the torus's (``models.torus_ocs.check_torus``).
         """
         from models import torus_ocs as to
-        from planner.torus import compose_slices
+        from planner.families.ocs_torus.pod import compose_slices
         from planner.validation import Violation, check_wiring_kind
 
         wrong_kind = check_wiring_kind(design, self.wiring_kind)
@@ -370,7 +370,7 @@ class OcsTorus(FamilyBase):
         The diameter is recomputed independently of the wiring's formula: breadth-first search
         on each slice's chip graph as its circuits build it (``_eccentricity``).
         """
-        from planner.torus import compose_slices
+        from planner.families.ocs_torus.pod import compose_slices
         from planner.validation import Violation
 
         w = _wiring(design)
@@ -444,8 +444,8 @@ def _slice_cubes(w: OcsTorusWiring) -> int:
 def _design(inst: Instance, catalog: Catalog, plan: Any, wall_s: float) -> Design:
     """The sized pod as a Design: the OCS group, the face links, their modules and fibres."""
     from planner.design import Design, LinkClass, ScaleUpDomain, TierDesign
+    from planner.families.ocs_torus.pod import medium_of, ocs_of
     from planner.sizing.designs import design_requirements, medium_group
-    from planner.torus import medium_of, ocs_of
 
     spec = inst.torus
     assert spec is not None

@@ -1,7 +1,7 @@
 """The OCS layer of a direct-connect design, read from the ``Design`` alone: no solver.
 
 Its shape (``layer_of``) and its report tables (``circuits_table``, ``ocs_table``) live here so
-that the report can show them without loading the circuit engineering of ``planner.ocs``, which
+that the report can show them without loading the circuit engineering of ``planner.families.ocs_direct.circuits``, which
 re-exports them.
 """
 
