@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from planner.report_text import column_label, column_texts, count_text, figure_text
+
 if TYPE_CHECKING:
     from planner.api import PlanResult
     from planner.design import Design
@@ -149,7 +151,6 @@ CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 # ---- cells, tables, figures ----------------------------------------------------------------
 def cell(value: Any, column: str = "") -> tuple[str, bool]:
     """A table cell's text (``planner.report.figure_text``, by its column) and whether a number."""
-    from planner.report import figure_text
 
     number = isinstance(value, int | float) and not isinstance(value, bool)
     return figure_text(column, value), number
@@ -163,7 +164,6 @@ def table_html(
     The note under a cut table names ``source`` for the rest. Headings read as words with
     units (``planner.report.column_label``).
     """
-    from planner.report import column_label, count_text
 
     if not df.height:
         return '<p class="note">no rows</p>'
@@ -171,7 +171,6 @@ def table_html(
         f'<th scope="col">{escape(column_label(str(c)) if labels else str(c))}</th>'
         for c in df.columns
     )
-    from planner.report import column_texts
 
     shown = df.head(max_rows)
     texts = {c: column_texts(c, shown[c].to_list()) for c in shown.columns}
@@ -217,7 +216,6 @@ def page_view(name: str, df: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
         if (name not in PAGE_COLUMNS or c in PAGE_COLUMNS[name])
         and (not df.height or any(v not in (None, "") for v in df[c].to_list()))
     ]
-    from planner.report import column_label
 
     return df.select(keep), [column_label(c) for c in df.columns if c not in keep]
 
@@ -233,7 +231,6 @@ def transposed(df: pl.DataFrame) -> pl.DataFrame:
     Each value is formatted by its own column (``planner.report.figure_text``) before turning,
     and each column is headed by its row's first value (a name: the option, the collective).
     """
-    from planner.report import column_label, column_texts, figure_text
 
     first = df.columns[0]
     heads = [figure_text(first, v) or f"row {i + 1}" for i, v in enumerate(df[first].to_list())]
@@ -328,7 +325,6 @@ def render_page(
     summarised
         Tables given as a summary of their file (``sources``), said in a note under them.
     """
-    from planner.report import column_label, count_text
 
     titles = titles or {}
     captions = captions or {}
@@ -510,7 +506,6 @@ def _transposed(summary: pl.DataFrame) -> pl.DataFrame:
     Each field reads as words with its unit, each value as its kind of figure (the same
     ``column_label`` and ``figure_text`` as every other table).
     """
-    from planner.report import column_label, figure_text
 
     row = summary.row(0, named=True)
     return pl.DataFrame(
