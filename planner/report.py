@@ -632,16 +632,31 @@ def picture_files(
     plan_result: PlanResult, tables: dict[str, pl.DataFrame], *, pictures: bool = True
 ) -> dict[str, Writer]:
     """The pictures of a plan (PNG and SVG) and ``report.html``, which embeds the SVGs."""
-    from planner.report_html import solve_page
-
     figures: dict[str, bytes] = {}
     if pictures:
         from planner.pictures import render
 
         figures = render(tables, plan_result.design)
     files, embedded = _figure_writers(figures)
-    files["report.html"] = text_writer(solve_page(plan_result, tables, embedded))
+    files["report.html"] = text_writer(solve_html(plan_result, tables, embedded))
     return files
+
+
+def solve_html(
+    plan_result: PlanResult, tables: dict[str, pl.DataFrame], figures: dict[str, bytes]
+) -> str:
+    """``report.html`` of a plan: its page, with report.md's headline, workload and tiers."""
+    from planner.report_html import solve_page
+
+    inst, design = plan_result.instance, plan_result.design
+    return solve_page(
+        plan_result,
+        tables,
+        figures,
+        lines=[*instance_lines(inst), *headline(tables["summary"])],
+        workload=workload_assumptions(inst),
+        tiers=None if design is None else tiers_table(design),
+    )
 
 
 def _figure_writers(figures: dict[str, bytes]) -> tuple[dict[str, Writer], dict[str, bytes]]:
@@ -664,7 +679,15 @@ def sim_picture_files(
 
     figures = render(tables, design)
     files, embedded = _figure_writers(figures)
-    files["report.html"] = text_writer(simulation_page(design, sim, tables, embedded))
+    page = simulation_page(
+        design,
+        sim,
+        tables,
+        embedded,
+        lines=headline(tables["summary"]),
+        tiers=tiers_table(design),
+    )
+    files["report.html"] = text_writer(page)
     return files
 
 
