@@ -72,8 +72,6 @@ from planner.schema.catalog import Catalog as Catalog
 from planner.schema.instance import DEFAULT_TIME_LIMIT_S as DEFAULT_TIME_LIMIT_S
 from planner.schema.instance import Instance as Instance
 from planner.schema.verify import Verify as Verify
-from planner.study import sweep as sweep
-from planner.study.cluster import connect as connect_scheduler  # noqa: F401 (for the CLI)
 from planner.validation import Violation, validate_design
 from planner.workload.step import verify_with_workload
 
@@ -416,7 +414,8 @@ def plan(
     ``progress(done, total, label)`` after every sub-solve of the search (``done`` of ``total``
     structures, the last being ``label``), and ``sim_progress(label)`` after every simulation
     step (a bound, a traffic under a routing, a failure scenario, a Monte Carlo trial). A study
-    of many plans (``sweep``) reports per scenario instead: ``progress(done, total, scenario)``.
+    of many plans (``planner.study.sweep``) reports per scenario instead:
+    ``progress(done, total, scenario)``.
     """
     deadline = deadline or Deadline.after(time_limit_s)
     catalog = catalog or catalog_for(inst)

@@ -60,6 +60,7 @@ from planner.api import (
     write_sim_reports,
     write_table,
 )
+from planner.study.cluster import connect as connect_scheduler
 
 #: Folder, relative to the current directory, under which ``solve`` writes reports/<instance name>/.
 DEFAULT_REPORTS_DIR = Path("reports")
@@ -642,7 +643,7 @@ def study_executor(
     Local processes are capped at ``min(--workers, scenarios, cores)`` (and
     ``planner.study.run.MAX_WORKERS``); a cap below what ``--workers`` asked is said on stderr.
     One process is this process (no pool). ``--dask`` connects within ``DASK_CONNECT_S``
-    seconds, or exits 2 saying why (``api.connect_scheduler``).
+    seconds, or exits 2 saying why (``planner.study.cluster.connect``).
     """
     if dask is not None and workers is not None:
         raise InputError("--dask and --workers: choose one (a Dask cluster has its own workers)")
@@ -663,7 +664,7 @@ def study_executor(
             pool.shutdown(wait=True, cancel_futures=True)
         return
     api.require_extra("distributed", "--dask")
-    client = api.connect_scheduler(dask, DASK_CONNECT_S)
+    client = connect_scheduler(dask, DASK_CONNECT_S)
     try:
         yield client.get_executor()
     finally:

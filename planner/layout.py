@@ -13,7 +13,8 @@ holds racks ``r * racks_per_row ..``, the last row may be partial.
 
 Columns. Rows stand in ``columns`` columns side by side: ``row_columns`` when given, else
 ``max(1, min(rows, round(sqrt(rows * DEFAULT_ROW_PITCH_M / (racks_per_row * DEFAULT_RACK_WIDTH_M)))))``
-(Python ``round``), which makes a hall of standard racks near square. It depends on counts only,
+(Python ``round``; ``planner.schema.instance.default_row_columns``, as the schema defines an
+absent ``row_columns``), which makes a hall of standard racks near square. It depends on counts only,
 so moving racks farther apart never re-arranges the hall. ``rows_per_column = ceil(rows /
 columns)``; row ``r`` stands in column ``r // rows_per_column`` at depth ``r % rows_per_column``.
 
@@ -69,13 +70,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from planner.schema.instance import Layout
-
-#: Row pitch of a standard hall; with DEFAULT_RACK_WIDTH_M it sets the default column count.
-DEFAULT_ROW_PITCH_M = 2.4
-
-#: Rack width of a standard hall; with DEFAULT_ROW_PITCH_M it sets the default column count.
-DEFAULT_RACK_WIDTH_M = 0.6
+from planner.schema.instance import Layout, default_row_columns
 
 #: Lengths closer than this are equal when compared with a threshold, in metres.
 LENGTH_TOL_M = 1e-6
@@ -233,20 +228,6 @@ class Hall:
                 f"(got {placement!r})"
             )
         return by_placement[placement]
-
-
-def default_row_columns(rows: int, racks_per_row: int) -> int:
-    """Columns that make a hall of standard racks near square; depends on counts only."""
-    ratio = rows * DEFAULT_ROW_PITCH_M / (racks_per_row * DEFAULT_RACK_WIDTH_M)
-    return max(1, min(rows, round(math.sqrt(ratio))))
-
-
-def network_positions(layout: Layout, gpus: int, gpus_per_node: int) -> int:
-    """Network rack positions of the hall (columns x racks_per_row); hall_of's work is their square."""
-    racks = math.ceil(math.ceil(gpus / gpus_per_node) / layout.nodes_per_rack)
-    rows = math.ceil(racks / layout.racks_per_row)
-    columns = layout.row_columns or default_row_columns(rows, layout.racks_per_row)
-    return columns * layout.racks_per_row
 
 
 def hall_of(layout: Layout, gpus: int, gpus_per_node: int) -> Hall:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import math
@@ -13,16 +12,15 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any, TypeVar
-
-from pydantic import BaseModel, ValidationError
+from typing import Any
 
 from planner.errors import InputError
 from planner.output import safe_name
 from planner.schema.catalog import Catalog
+from planner.schema.input_errors import MAX_ERRORS_SHOWN as MAX_ERRORS_SHOWN  # design_file's
+from planner.schema.input_errors import key_line, validate_data
+from planner.schema.input_errors import shown as shown  # planner.schema.design_file reads it here
 from planner.schema.instance import INSTANCE_NAME_PATTERN, Instance
-
-M = TypeVar("M", bound=BaseModel)
 
 DEFAULT_CATALOG = "default"
 
@@ -42,8 +40,6 @@ MAX_INT = 2**63 - 1
 MAX_OVERRIDE_CHARS = 65_536
 #: Most dotted parts in a ``--set`` path (an instance is 4 levels deep).
 MAX_OVERRIDE_PARTS = 8
-#: Most schema errors listed in one message; the count of the others follows.
-MAX_ERRORS_SHOWN = 20
 
 
 def read_bytes(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> bytes:
@@ -232,82 +228,6 @@ def _read_toml(path: Path) -> tuple[dict[str, Any], str]:
     return parse_toml(text, source=str(path)), text
 
 
-def key_line(text: str, loc: tuple[int | str, ...]) -> int | None:
-    """Line (1-based) where the field at ``loc`` is written in a TOML text, if it can be found.
-
-    Follows ``[table]`` headers and ``key = value`` lines, which covers how instance files are
-    written; inline tables and arrays of tables fall back to the nearest enclosing key.
-    """
-    keys = tuple(str(k) for k in loc if isinstance(k, str))
-    index = _key_lines(text)
-    for n in range(len(keys), 0, -1):
-        if (line := index.get(keys[:n])) is not None:
-            return line
-    return None
-
-
-_HEADER = re.compile(r"^\s*\[\[?\s*([A-Za-z0-9_.\-\s\"]+?)\s*\]\]?\s*(#.*)?$")
-_ASSIGN = re.compile(r"^\s*([A-Za-z0-9_\-\"]+(?:\s*\.\s*[A-Za-z0-9_\-\"]+)*)\s*=")
-
-
-@functools.lru_cache(maxsize=4)
-def _key_lines(text: str) -> dict[tuple[str, ...], int]:
-    """First line of every table header and key path of a TOML text, built once per text."""
-    table: list[str] = []
-    index: dict[tuple[str, ...], int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if m := _HEADER.match(line):
-            table = [p.strip().strip('"') for p in m.group(1).split(".")]
-            path = table
-        elif m := _ASSIGN.match(line):
-            path = table + [p.strip().strip('"') for p in m.group(1).split(".")]
-        else:
-            continue
-        index.setdefault(tuple(path), number)
-    return index
-
-
-def _format_errors(exc: ValidationError, text: str | None) -> str:
-    errors = exc.errors(include_url=False)
-    lines = []
-    for err in errors[:MAX_ERRORS_SHOWN]:
-        loc = tuple(err["loc"])
-        field = ".".join(str(p) for p in loc) or "(top level)"
-        msg = err["msg"]
-        if err["type"] == "extra_forbidden":
-            msg = "unknown field (check its spelling; `fabric-planner schema` lists the fields)"
-        elif "input" in err and err["type"] not in ("missing",):
-            msg = f"{msg}; got {shown(err['input'])}"
-        where = ""
-        if text is not None and (line := key_line(text, loc)) is not None:
-            where = f"line {line}: "
-        lines.append(f"{where}{field}: {msg}")
-    if len(errors) > MAX_ERRORS_SHOWN:
-        lines.append(f"... and {len(errors) - MAX_ERRORS_SHOWN:,} more errors")
-    return "\n  ".join(["invalid input:"] + lines)
-
-
-def shown(value: Any, limit: int = 80) -> str:
-    """A value as JSON, cut to ``limit`` characters, whatever its size or depth."""
-    if isinstance(value, str) and len(value) > limit:
-        value = value[:limit]
-    try:
-        text = json.dumps(value, default=str)
-    except (RecursionError, ValueError):
-        text = f"a {type(value).__name__} nested too deep to show"
-    return text[:limit]
-
-
-def validate_data(
-    model: type[M], data: dict[str, Any], *, text: str | None = None, source: str | None = None
-) -> M:
-    """Validate a plain dict into ``model``, turning pydantic's errors into an InputError."""
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        raise InputError(_format_errors(exc, text), source=source) from None
-
-
 def load_instance(path: str | Path) -> Instance:
     """Read and validate an instance file (TOML)."""
     path = Path(path)
@@ -384,31 +304,6 @@ def _holds_hash(value: Any) -> bool:
     if isinstance(value, dict):
         return any(_holds_hash(k) or _holds_hash(v) for k, v in value.items())
     return False
-
-
-def apply_changes(inst: Instance, changes: dict[str, Any]) -> Instance:
-    """A new instance with dotted paths replaced, validated as a whole.
-
-    The name stays (``derived_instance`` gives one derived from the changes); an instance that
-    was itself derived keeps that record (``Instance.derived_from``).
-    """
-    data = inst.model_dump(mode="python", exclude_unset=True)
-    for dotted, value in changes.items():
-        parts = dotted.split(".")
-        node = data
-        for i, part in enumerate(parts[:-1]):
-            child = node.get(part)
-            if child is None:
-                child = node[part] = {}
-            if not isinstance(child, dict):
-                raise InputError(
-                    f"{'.'.join(parts[: i + 1])} is a value, not a table: cannot set {dotted}"
-                )
-            node = child
-        node[parts[-1]] = value
-    out = validate_data(Instance, data, source="changes " + ", ".join(changes))
-    out._derived_from = inst.derived_from
-    return out
 
 
 # ---- names of changed instances (``--set`` and a study's scenarios) -------------------------
@@ -494,7 +389,7 @@ def derived_instance(inst: Instance, changes: Mapping[str, Any]) -> Instance:
     """
     if not changes:
         return inst
-    changed = apply_changes(inst, dict(changes))
+    changed = inst.with_changes(dict(changes))
     label = scenario_name(changes, short_labels(list(changes)))
     name = instance_name(inst.name, label, changes_key(changes), MAX_DERIVED_NAME)
     out = changed.model_copy(update={"name": name})

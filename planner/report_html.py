@@ -1,4 +1,4 @@
-"""``report.html``: one self-contained page of a plan (or, later, a study) for people to read.
+"""``report.html``: one self-contained page of a plan or a simulation for people to read.
 
 The page needs nothing but itself: the style is inline, the pictures are embedded as ``data:``
 URIs, there is no script and no font to fetch, and a Content-Security-Policy forbids the browser
@@ -6,7 +6,7 @@ any other source. Every text taken from an input (instance name, description, mo
 cells) goes through :func:`html.escape`.
 
 :func:`render_page` is the generic builder (title, headline, assumptions, tables, figures,
-notes); :func:`solve_page` fills it from a plan.
+notes); :func:`solve_page` fills it from a plan, ``planner.study.page`` from a study.
 """
 
 from __future__ import annotations
@@ -17,6 +17,9 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
+
+from planner.pictures import sentences
+from planner.report_text import column_label, column_texts, count_text, figure_text
 
 if TYPE_CHECKING:
     from planner.api import PlanResult
@@ -149,8 +152,6 @@ CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 # ---- cells, tables, figures ----------------------------------------------------------------
 def cell(value: Any, column: str = "") -> tuple[str, bool]:
     """A table cell's text (``planner.report.figure_text``, by its column) and whether a number."""
-    from planner.report import figure_text
-
     number = isinstance(value, int | float) and not isinstance(value, bool)
     return figure_text(column, value), number
 
@@ -163,15 +164,12 @@ def table_html(
     The note under a cut table names ``source`` for the rest. Headings read as words with
     units (``planner.report.column_label``).
     """
-    from planner.report import column_label, count_text
-
     if not df.height:
         return '<p class="note">no rows</p>'
     head = "".join(
         f'<th scope="col">{escape(column_label(str(c)) if labels else str(c))}</th>'
         for c in df.columns
     )
-    from planner.report import column_texts
 
     shown = df.head(max_rows)
     texts = {c: column_texts(c, shown[c].to_list()) for c in shown.columns}
@@ -217,7 +215,6 @@ def page_view(name: str, df: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
         if (name not in PAGE_COLUMNS or c in PAGE_COLUMNS[name])
         and (not df.height or any(v not in (None, "") for v in df[c].to_list()))
     ]
-    from planner.report import column_label
 
     return df.select(keep), [column_label(c) for c in df.columns if c not in keep]
 
@@ -233,8 +230,6 @@ def transposed(df: pl.DataFrame) -> pl.DataFrame:
     Each value is formatted by its own column (``planner.report.figure_text``) before turning,
     and each column is headed by its row's first value (a name: the option, the collective).
     """
-    from planner.report import column_label, column_texts, figure_text
-
     first = df.columns[0]
     heads = [figure_text(first, v) or f"row {i + 1}" for i, v in enumerate(df[first].to_list())]
     # Name each row by the text columns that tell it apart (pattern, routing, scenario).
@@ -328,8 +323,6 @@ def render_page(
     summarised
         Tables given as a summary of their file (``sources``), said in a note under them.
     """
-    from planner.report import column_label, count_text
-
     titles = titles or {}
     captions = captions or {}
     sources = sources or {}
@@ -510,8 +503,6 @@ def _transposed(summary: pl.DataFrame) -> pl.DataFrame:
     Each field reads as words with its unit, each value as its kind of figure (the same
     ``column_label`` and ``figure_text`` as every other table).
     """
-    from planner.report import column_label, figure_text
-
     row = summary.row(0, named=True)
     return pl.DataFrame(
         {
@@ -555,21 +546,26 @@ def histogram_summary(histogram: pl.DataFrame) -> pl.DataFrame:
 
 
 def solve_page(
-    plan_result: PlanResult, tables: Mapping[str, pl.DataFrame], figures: Mapping[str, bytes]
+    plan_result: PlanResult,
+    tables: Mapping[str, pl.DataFrame],
+    figures: Mapping[str, bytes],
+    *,
+    lines: Sequence[str],
+    workload: Sequence[tuple[str, str]],
+    tiers: pl.DataFrame | None,
 ) -> str:
     """The page of a solve: headline, assumptions, per-GPU figures, pictures, tables.
 
     ``tables`` are the report set's (``planner.report.plan_tables``); ``figures`` the pictures
-    by name (``planner.pictures``; SVG preferred).
+    by name (``planner.pictures``; SVG preferred). ``lines``, ``workload`` and ``tiers`` are
+    report.md's headline, workload assumptions and tiers table (``planner.report.solve_html``
+    gives them), so both reports say the same.
     """
-    from planner.pictures import sentences
-    from planner.report import headline, instance_lines, tiers_table, workload_assumptions
-
     inst = plan_result.instance
     summary = tables["summary"]
     shown: dict[str, pl.DataFrame] = {"summary": _transposed(summary)}
-    if plan_result.design is not None:
-        shown["tiers"] = tiers_table(plan_result.design)
+    if tiers is not None:
+        shown["tiers"] = tiers
     ordered = [n for n in SOLVE_ORDER if n in tables] + [n for n in tables if n not in SOLVE_ORDER]
     for name in ordered:
         if name not in shown:
@@ -598,8 +594,8 @@ def solve_page(
     )
     return render_page(
         f"fabric-planner report: {inst.name}",
-        [*instance_lines(inst), *headline(summary)],
-        [*assumptions(inst, summary), *workload_assumptions(inst)],
+        lines,
+        [*assumptions(inst, summary), *workload],
         shown,
         figures,
         intro=inst.description,
@@ -617,14 +613,20 @@ def solve_page(
 
 
 def simulation_page(
-    design: Design, sim: SimResult, tables: Mapping[str, pl.DataFrame], figures: Mapping[str, bytes]
+    design: Design,
+    sim: SimResult,
+    tables: Mapping[str, pl.DataFrame],
+    figures: Mapping[str, bytes],
+    *,
+    lines: Sequence[str],
+    tiers: pl.DataFrame,
 ) -> str:
-    """The page of ``simulate``: the saved design's headline, its verdict, pictures and tables."""
-    from planner.pictures import sentences
-    from planner.report import headline, tiers_table
+    """The page of ``simulate``: the saved design's headline, its verdict, pictures and tables.
 
+    ``lines`` and ``tiers`` are report.md's headline and tiers table (``planner.report``).
+    """
     summary = tables["summary"]
-    shown: dict[str, pl.DataFrame] = {"summary": _transposed(summary), "tiers": tiers_table(design)}
+    shown: dict[str, pl.DataFrame] = {"summary": _transposed(summary), "tiers": tiers}
     for name, df in tables.items():
         if name not in shown:
             shown[name] = df.drop("source") if name == "bom" and "source" in df.columns else df
@@ -632,7 +634,7 @@ def simulation_page(
             shown[name] = histogram_summary(df)
     return render_page(
         f"fabric-planner simulation: {design.instance}",
-        headline(summary),
+        lines,
         (),
         shown,
         figures,
@@ -649,126 +651,4 @@ def simulation_page(
         figure_lines=sentences(dict(tables), design),
         turn_wide=True,
         summarised=tuple(SUMMARISED),
-    )
-
-
-# ---- a study's page ------------------------------------------------------------------------
-#: Columns of the study table shown on its page, after the scenario and its swept fields.
-STUDY_COLUMNS = (
-    "status",
-    "plan_status",
-    "family",
-    "switches",
-    "capex_usd",
-    "power_kw",
-    "tco_usd",
-    "capex_usd_per_gpu",
-    "power_w_per_gpu",
-    "verdict",
-    "sim_fraction_spray",
-    "sim_fraction_ecmp",
-    "step_time_s",
-    "idle_fraction",
-    "tco_plus_idle_gpus_usd",
-    "pareto",
-)
-
-
-#: The best-scenario lines of a study: (column, what, unit, per GPU when the GPU count varies).
-STUDY_BEST = (
-    ("capex_usd", "least capex", "$", True),
-    ("power_kw", "least power", "kW", True),
-    ("step_time_s", "shortest step", "s", False),
-    ("tco_plus_idle_gpus_usd", "least TCO + idle GPUs", "$", True),
-)
-
-
-def _best_lines(table: pl.DataFrame) -> list[str]:
-    """The best ranked scenario on capex, power, step time and total with idle GPUs, when present.
-
-    Only the ranked scenarios compete (``planner.study.pareto.ranked_mask``: those that meet
-    their ``[verify]`` requirements in a verified study); capex, power and the total are per GPU
-    when the study's GPU count varies. With nothing ranked, one line says so.
-    """
-    from planner.study.pareto import GPUS, ranked_mask, sizes_vary, verified
-
-    ranked = table.filter(ranked_mask(table))
-    if not ranked.height:
-        return [
-            "best: none, no scenario's design meets its [verify] requirements"
-            if verified(table)
-            else "best: none, no scenario has a design"
-        ]
-    per_gpu = sizes_vary(table)
-    lines = []
-    for column, what, unit, divide in STUDY_BEST:
-        if column not in ranked.columns:
-            continue
-        scale = 1000.0 if unit == "kW" else 1.0  # kW per GPU is shown as W per GPU
-        value = pl.col(column).cast(pl.Float64)
-        if per_gpu and divide:
-            value = value * scale / pl.col(GPUS).cast(pl.Float64)
-        rows = ranked.with_columns(value.alias("_figure")).filter(pl.col("_figure").is_not_null())
-        if not rows.height:
-            continue
-        best = rows.sort("_figure").row(0, named=True)
-        figure = best["_figure"]
-        if per_gpu and divide:
-            text = f"${figure:,.0f} per GPU" if unit == "$" else f"{figure:,.1f} W per GPU"
-            what += " per GPU"
-        else:
-            text = f"${figure:,.0f}" if unit == "$" else f"{figure:,.3f} {unit}"
-        lines.append(f"{what}: {best['scenario']} ({text})")
-    return lines
-
-
-def study_page(
-    instance_name: str,
-    description: str,
-    keys: Sequence[str],
-    table: pl.DataFrame,
-    figures: Mapping[str, bytes],
-    *,
-    computed: int,
-    reused: int,
-    assumptions_of_base: Sequence[tuple[str, str]] = (),
-) -> str:
-    """The page of a study: what was swept and ranked, the best scenarios, the front, figures, table.
-
-    ``table`` is the study table with its ``pareto`` flag (``planner.study.folder.flagged``);
-    ``figures`` the study's pictures by name (SVG preferred). Only the scenarios the study ranks
-    are best or on the front (those that meet, in a verified study); the page says which.
-    """
-    from planner.study.pareto import default_objectives, ranking_note
-
-    errors = table.filter(pl.col("status") != "ok").height if "status" in table.columns else 0
-    front = table.filter(pl.col("pareto")) if "pareto" in table.columns else table.head(0)
-    minimise, maximise = default_objectives(table)
-    over = ", ".join([f"min {c}" for c in minimise] + [f"max {c}" for c in maximise])
-    headline_lines = [
-        f"{table.height:,} scenarios over {', '.join(keys) or 'no field'}: {computed:,} planned "
-        f"in this run, {reused:,} read back from an earlier one, {errors:,} ended in error",
-        ranking_note(table),
-        f"Pareto front{f' over {over}' if over else ''}: {front.height:,} scenario(s): "
-        + (", ".join(str(s) for s in front["scenario"].to_list()) or "none"),
-        *_best_lines(table),
-    ]
-    shown_columns = ["scenario", *[k for k in keys if k in table.columns]]
-    shown_columns += [c for c in STUDY_COLUMNS if c in table.columns and c not in shown_columns]
-    return render_page(
-        f"fabric-planner study: {instance_name}",
-        headline_lines,
-        assumptions_of_base,
-        {"study": table.select(shown_columns), "pareto": front.select(shown_columns)},
-        figures,
-        intro=description,
-        notes=[
-            "The full study table (every summary column) is study.csv / study.parquet beside "
-            "this page; the front alone is pareto.csv / pareto.parquet.",
-            "The Pareto picture draws the front on every pair of its figures: filled red points "
-            "are beaten by no drawn point on that pair, red rings are on the front through "
-            "another figure, grey points are dominated.",
-        ],
-        titles={"study": "Every scenario", "pareto": "The Pareto front"},
-        max_rows=200,
     )

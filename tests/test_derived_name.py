@@ -15,8 +15,7 @@ from typer.testing import CliRunner
 from planner.api import PlanResult, derived_instance, plan
 from planner.cli import app
 from planner.loading import MAX_DERIVED_NAME
-from planner.report import plan_tables, render_markdown
-from planner.report_html import solve_page
+from planner.report import plan_tables, render_markdown, solve_html
 from planner.schema.instance import Instance
 from planner.study.scenarios import build_study
 from tests.study.conftest import tiny
@@ -128,6 +127,6 @@ def test_repr_html_shows_the_name_and_the_changes(changed: PlanResult) -> None:
 @pytest.mark.parametrize("render", ["md", "html"])
 def test_the_reports_headline_lists_the_changes(changed: PlanResult, render: str) -> None:
     tables = plan_tables(changed)
-    text = render_markdown(changed, tables) if render == "md" else solve_page(changed, tables, {})
+    text = render_markdown(changed, tables) if render == "md" else solve_html(changed, tables, {})
     assert "tiny.gpus-128" in text.splitlines()[0] + text
     assert "instance: tiny.gpus-128 = tiny with cluster.gpus = 128" in text

@@ -9,16 +9,14 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from planner.layout import (
+from planner.layout import Hall, LengthDistribution, hall_of
+from planner.schema.instance import (
     DEFAULT_RACK_WIDTH_M,
     DEFAULT_ROW_PITCH_M,
-    Hall,
-    LengthDistribution,
+    Layout,
     default_row_columns,
-    hall_of,
     network_positions,
 )
-from planner.schema.instance import Layout
 
 PLACEMENTS = ("top_of_rack", "middle_of_row", "end_of_row")
 

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from planner.checks import check_workload
 from planner.errors import InputError
 from planner.schema.instance import Instance
+from planner.schema.presets import PRESETS, preset, unsourced
 from planner.schema.verify import Verify
 from planner.schema.workload import PRESET_NAMES, Model, Workload
 from planner.workload.iteration import (
@@ -24,7 +25,6 @@ from planner.workload.iteration import (
     placement,
     to_verify_traffic,
 )
-from planner.workload.presets import PRESETS, preset, unsourced
 
 #: Relative tolerance of byte counts that pass through a float division (exact ones compare ==).
 REL = 1e-12

@@ -18,9 +18,9 @@ from typing import Any
 
 import polars as pl
 
-from planner.api import load_instance, sweep, write_set
+from planner.api import load_instance, write_set
 from planner.output import table_writers
-from planner.study import SerialExecutor, pareto_front, process_pool, with_pareto
+from planner.study import SerialExecutor, pareto_front, process_pool, sweep, with_pareto
 from planner.study.figures import figure_files
 
 #: The instance studied: small enough that each scenario plans and simulates in about a second.

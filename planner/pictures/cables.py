@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from planner.pictures.common import COLOURS, new_figure, png_svg, style, thousands, thousands_axis
-from planner.report import column_label, count_text
+from planner.report_text import column_label, count_text
 
 if TYPE_CHECKING:
     from planner.design import Design, LinkClass, LinkGroup

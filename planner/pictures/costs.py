@@ -17,7 +17,7 @@ from planner.pictures.common import (
     thousands_axis,
     usd,
 )
-from planner.report import column_label
+from planner.report_text import column_label
 
 #: BOM component -> kind of component shown.
 KINDS = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from planner.pictures.common import COLOURS, new_figure, png_svg, style, thousands_axis, usd
-from planner.report import column_label
+from planner.report_text import column_label
 
 #: Most alternatives drawn (the cheapest); the table keeps every one.
 MAX_BARS = 25

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from planner.pictures.common import COLOURS, new_figure, png_svg, style
-from planner.report import count_text
+from planner.report_text import count_text
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

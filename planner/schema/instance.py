@@ -6,11 +6,14 @@ and a docstring that ``fabric-planner schema`` exports as the JSON Schema descri
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal, get_args
 
 from pydantic import Field, PrivateAttr, model_validator
 
+from planner.errors import InputError
 from planner.schema.catalog import MediumKind
+from planner.schema.input_errors import validate_data
 from planner.schema.instance_base import Strict
 from planner.schema.verify import Verify
 from planner.schema.workload import Workload
@@ -89,6 +92,12 @@ LeafPlacement = Literal["top_of_rack", "middle_of_row", "end_of_row"]
 NetworkRow = Literal["centre", "front"]
 
 
+#: Row pitch of a standard hall; with DEFAULT_RACK_WIDTH_M it sets the default column count.
+DEFAULT_ROW_PITCH_M = 2.4
+#: Rack width of a standard hall; with DEFAULT_ROW_PITCH_M it sets the default column count.
+DEFAULT_RACK_WIDTH_M = 0.6
+
+
 class Layout(Strict):
     """Where racks stand: enough to tell which links stay inside a rack and how far others run."""
 
@@ -130,6 +139,23 @@ class Layout(Strict):
                 "'top_of_rack', 'middle_of_row', 'end_of_row' at most once"
             )
         return self
+
+
+def default_row_columns(rows: int, racks_per_row: int) -> int:
+    """Columns that make a hall of standard racks near square; depends on counts only.
+
+    What ``Layout.row_columns`` is when absent (``planner.layout`` places the racks by it).
+    """
+    ratio = rows * DEFAULT_ROW_PITCH_M / (racks_per_row * DEFAULT_RACK_WIDTH_M)
+    return max(1, min(rows, round(math.sqrt(ratio))))
+
+
+def network_positions(layout: Layout, gpus: int, gpus_per_node: int) -> int:
+    """Network rack positions of the hall (columns x racks_per_row); hall_of's work is their square."""
+    racks = math.ceil(math.ceil(gpus / gpus_per_node) / layout.nodes_per_rack)
+    rows = math.ceil(racks / layout.racks_per_row)
+    columns = layout.row_columns or default_row_columns(rows, layout.racks_per_row)
+    return columns * layout.racks_per_row
 
 
 class Survive(Strict):
@@ -378,8 +404,6 @@ class Instance(Strict):
 
     @model_validator(mode="after")
     def _check_hall(self) -> Instance:
-        from planner.layout import network_positions  # layout depends on schema, not the reverse
-
         positions = network_positions(self.layout, self.cluster.gpus, self.cluster.gpus_per_node)
         if positions > MAX_NETWORK_POSITIONS:
             raise ValueError(
@@ -390,7 +414,26 @@ class Instance(Strict):
         return self
 
     def with_changes(self, changes: dict[str, Any]) -> Instance:
-        """A new, validated instance with dotted fields replaced: {"cluster.gpus": 65536}."""
-        from planner.loading import apply_changes  # loading depends on schema, not the reverse
+        """A new, validated instance with dotted fields replaced: {"cluster.gpus": 65536}.
 
-        return apply_changes(self, changes)
+        The instance is validated as a whole, a refused field reported as ``load_instance``
+        reports it. The name stays (``planner.loading.derived_instance`` gives one derived from
+        the changes); an instance that was itself derived keeps that record (``derived_from``).
+        """
+        data = self.model_dump(mode="python", exclude_unset=True)
+        for dotted, value in changes.items():
+            parts = dotted.split(".")
+            node = data
+            for i, part in enumerate(parts[:-1]):
+                child = node.get(part)
+                if child is None:
+                    child = node[part] = {}
+                if not isinstance(child, dict):
+                    raise InputError(
+                        f"{'.'.join(parts[: i + 1])} is a value, not a table: cannot set {dotted}"
+                    )
+                node = child
+            node[parts[-1]] = value
+        out = validate_data(Instance, data, source="changes " + ", ".join(changes))
+        out._derived_from = self.derived_from
+        return out

@@ -1,23 +1,27 @@
 """The ``[workload]`` section: what will be trained, how it is split over the GPUs, on what GPU.
 
-A workload names a documented preset (``planner.workload.presets``) or gives its own ``[model]``;
-``planner.workload.iteration`` turns it into the collectives of one training iteration. Rules
-between the model and the parallelism are checked here; the rule that the parallel degrees
-multiply to the cluster's GPUs is checked where the workload meets the cluster
+A workload names a documented preset (``planner.schema.presets``) or gives its own ``[model]``;
+``planner.workload.iteration`` turns it into the collectives of one training iteration, each
+sending the message per call that :meth:`Workload.messages` sizes here. Rules between the model
+and the parallelism, and the size of every message, are checked here; the rule that the parallel
+degrees multiply to the cluster's GPUs is checked where the workload meets the cluster
 (``planner.checks.check_workload``).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Literal, get_args
 
 from pydantic import Field, model_validator
 
 from planner.schema.instance_base import Strict
+from planner.schema.presets import preset
+from planner.schema.transformer import Model
 from planner.schema.verify import TrafficSpec
 
-#: Names of the documented presets in ``planner.workload.presets`` (a test keeps the two equal).
+#: Names of the documented presets in ``planner.schema.presets`` (a test keeps the two equal).
 PresetName = Literal["gpt3-175b", "llama3.1-405b", "mixtral-8x7b", "kimi-k2-1t"]
 PRESET_NAMES: tuple[str, ...] = get_args(PresetName)
 
@@ -27,94 +31,50 @@ MAX_MESSAGE_BYTES: float = next(
     float(m.le) for m in TrafficSpec.model_fields["size_bytes"].metadata if hasattr(m, "le")
 )
 
+#: The workload fields each message's size per call is computed from (``Message.size_from``).
+DP_SIZE_FROM = (
+    "the model's dense parameters / (parallelism.tensor x parallelism.pipeline) x "
+    "model.gradient_bytes"
+)
+EDP_SIZE_FROM = (
+    "the model's expert parameters / (parallelism.tensor x parallelism.pipeline x "
+    "parallelism.expert) x model.gradient_bytes"
+)
+_ACTIVATIONS = (
+    "micro_batch_sequences x model.sequence_length_tokens x model.hidden_size x "
+    "model.activation_bytes"
+)
+TP_SIZE_FROM = _ACTIVATIONS
+PP_SIZE_FROM = f"{_ACTIVATIONS} / parallelism.tensor"
+EP_SIZE_FROM = (
+    "micro_batch_sequences x model.sequence_length_tokens x model.top_k x "
+    "model.capacity_factor x model.hidden_size x model.activation_bytes"
+)
+EP_SIZE_FROM_SP = (
+    "micro_batch_sequences x model.sequence_length_tokens // parallelism.tensor (sequence "
+    "parallel) x model.top_k x model.capacity_factor x model.hidden_size x model.activation_bytes"
+)
 
-class Model(Strict):
-    """A transformer to train: its size, shape, batch and precision; mixture-of-experts if any.
 
-    A mixture-of-experts model gives its total and its active (per-token) parameters; the
-    parameters in the routed experts follow from them (``expert_parameters``), so the split
-    between dense and expert weights needs no per-layer shapes. Shared experts count as dense.
+@dataclass(frozen=True)
+class Message:
+    """What each call of one parallel dimension's collectives carries.
+
+    Attributes
+    ----------
+    collectives
+        The collectives that send it, in iteration order (``dp_all_reduce``, or
+        ``dp_reduce_scatter`` then ``dp_all_gather``, ...): ``planner.workload.iteration`` adds
+        their kind, calls and placement.
+    size_bytes
+        nccl-tests size per rank of one call (``planner.workload.iteration`` gives the convention).
+    size_from
+        The workload fields ``size_bytes`` is computed from, as a formula (for messages).
     """
 
-    parameters: float = Field(ge=1e6, le=1e14)
-    """Total parameters (all experts included)."""
-    active_parameters: float | None = Field(None, ge=1e6, le=1e14)
-    """Parameters used per token (a mixture of experts); the total when absent (a dense model)."""
-    layers: int = Field(ge=1, le=10_000)
-    """Transformer layers (blocks)."""
-    hidden_size: int = Field(ge=1, le=1_000_000)
-    """Model (residual stream) width h: the activations between layers are b x s x h values."""
-    sequence_length_tokens: int = Field(ge=1, le=10_000_000)
-    """Tokens per training sequence s."""
-    global_batch_sequences: int = Field(ge=1, le=100_000_000)
-    """Sequences per iteration (all data-parallel replicas together)."""
-    activation_bytes: int = Field(2, ge=1, le=8)
-    """Bytes per activation value sent between GPUs (2: bf16)."""
-    gradient_bytes: int = Field(2, ge=1, le=8)
-    """Bytes per gradient (and parameter) value in the data-parallel collectives (2: bf16, 4: fp32)."""
-    experts: int = Field(1, ge=1, le=100_000)
-    """Routed experts per MoE layer (1: a dense model)."""
-    top_k: int = Field(1, ge=1, le=1024)
-    """Routed experts each token is sent to."""
-    moe_layers: int = Field(0, ge=0, le=10_000)
-    """Layers whose feed-forward block is a mixture of experts (0: a dense model)."""
-    capacity_factor: float = Field(1.0, ge=1.0, le=16.0)
-    """Expert capacity over the even share of tokens; the all-to-all carries this many times the
-    routed tokens (1.0 for dropless routing, which sends exactly the routed tokens)."""
-    source: dict[str, str] = Field(default_factory=dict, max_length=64)
-    """Where each figure comes from (a URL, a document, or 'estimate: why'); presets give all."""
-
-    @model_validator(mode="after")
-    def _check(self) -> Model:
-        moe = self.experts > 1
-        if moe and not 1 <= self.moe_layers <= self.layers:
-            raise ValueError(
-                f"moe_layers ({self.moe_layers}): a model with {self.experts} experts needs "
-                f"from 1 to layers ({self.layers}) MoE layers"
-            )
-        if not moe and (self.moe_layers or self.top_k != 1 or self.active_parameters is not None):
-            raise ValueError(
-                "moe_layers, top_k and active_parameters describe a mixture of experts: give "
-                "experts (more than 1) as well, or leave them out for a dense model"
-            )
-        if moe and self.top_k >= self.experts:
-            raise ValueError(f"top_k ({self.top_k}) must be fewer than experts ({self.experts})")
-        if moe and self.active_parameters is None:
-            raise ValueError("active_parameters: a mixture of experts gives its per-token count")
-        if self.active_parameters is not None and not (
-            self.active_parameters < self.parameters and self.expert_parameters < self.parameters
-        ):
-            raise ValueError(
-                f"active_parameters ({self.active_parameters:,.0f}) and parameters "
-                f"({self.parameters:,.0f}) leave no dense weights: the routed experts would hold "
-                f"{self.expert_parameters:,.0f} = (parameters - active) x experts / (experts - top_k)"
-            )
-        return self
-
-    @property
-    def active(self) -> float:
-        """Parameters used per token (the total for a dense model)."""
-        return self.parameters if self.active_parameters is None else self.active_parameters
-
-    @property
-    def expert_parameters(self) -> float:
-        """Parameters in the routed experts, X = (N - N_active) · E / (E - k).
-
-        From N = D + X and N_active = D + X · k / E (D: dense weights, shared experts included).
-        """
-        if self.experts == 1:
-            return 0.0
-        return (self.parameters - self.active) * self.experts / (self.experts - self.top_k)
-
-    @property
-    def dense_parameters(self) -> float:
-        """Parameters outside the routed experts: D = N - X."""
-        return self.parameters - self.expert_parameters
-
-    @property
-    def global_batch_tokens(self) -> int:
-        """Tokens per iteration: sequences x sequence length."""
-        return self.global_batch_sequences * self.sequence_length_tokens
+    collectives: tuple[str, ...]
+    size_bytes: float
+    size_from: str
 
 
 class Parallelism(Strict):
@@ -175,7 +135,7 @@ class Workload(Strict):
     """What the cluster trains: a preset or a model, its parallelism, the GPU and the microbatch."""
 
     preset: PresetName | None = None
-    """A documented model (``planner.workload.presets``); give either this or ``model``."""
+    """A documented model (``planner.schema.presets``); give either this or ``model``."""
     model: Model | None = None
     """A model of your own; give either this or ``preset``."""
     parallelism: Parallelism = Field(default_factory=Parallelism)
@@ -220,18 +180,18 @@ class Workload(Strict):
         Each bound holds field by field, but their products (a microbatch's activations, a
         replica's gradients) can still leave what the simulator takes: the collective, its size
         and the fields it comes from are named here rather than in a ``[verify]`` traffic error.
+        The collectives of one message share its size, so the first of them is named.
         """
-        from planner.workload.iteration import collectives  # iteration reads this schema
-
-        for c in collectives(self, 1):  # sizes do not depend on where the groups sit
-            if c.size_bytes <= 0:
+        for message in self.messages().values():
+            name = message.collectives[0]
+            if message.size_bytes <= 0:
                 raise ValueError(
-                    f"{c.name} sends no byte per call ({c.size_from} = 0): with sequence "
+                    f"{name} sends no byte per call ({message.size_from} = 0): with sequence "
                     "parallelism every tensor rank needs at least one token of the microbatch"
                 )
-            if c.size_bytes > MAX_MESSAGE_BYTES:
+            if message.size_bytes > MAX_MESSAGE_BYTES:
                 raise ValueError(
-                    f"{c.name} sends {c.size_bytes:,.0f} bytes per call ({c.size_from}), more "
+                    f"{name} sends {message.size_bytes:,.0f} bytes per call ({message.size_from}), more "
                     f"than one simulated call may carry ({MAX_MESSAGE_BYTES:,.0f} bytes, the "
                     "[verify] traffic's size_bytes cap): lower those figures, or split the model "
                     "further (parallelism)"
@@ -242,8 +202,6 @@ class Workload(Strict):
         """The model: the preset's, or the one given."""
         if self.model is not None:
             return self.model
-        from planner.workload.presets import preset  # presets depend on schema, not the reverse
-
         assert self.preset is not None
         return preset(self.preset)
 
@@ -266,3 +224,46 @@ class Workload(Strict):
     def moe_layers_per_stage(self) -> int:
         """MoE layers on the busiest stage, ceil(L_moe / P)."""
         return math.ceil(self.spec.moe_layers / self.parallelism.pipeline)
+
+    def messages(self) -> dict[str, Message]:
+        """The message of each parallel dimension that has one, in iteration order.
+
+        Keys ``dp``, ``edp``, ``tp``, ``pp``, ``ep``; a dimension of one rank (or a dense model's
+        experts) sends nothing and has none. Sizes per call (notation of
+        ``planner.workload.iteration``):
+
+        dp:  S = D_w / (T P) x g              edp: S = X / (T P E) x g   (groups of D / E)
+        tp:  S = b s h a                      pp:  S = b s h a / T
+        ep:  S = t k c h a, t = b s (/ T with sequence parallelism)
+        """
+        model, par = self.spec, self.parallelism
+        t, p, d, e, g = par.tensor, par.pipeline, par.data, par.expert, model.gradient_bytes
+        # ZeRO 0 all-reduces the gradients; 1 to 3 reduce-scatter them and all-gather parameters.
+        ops = ("all_reduce",) if par.zero_stage == 0 else ("reduce_scatter", "all_gather")
+        out: dict[str, Message] = {}
+        if d >= 2:
+            size = model.dense_parameters / (t * p) * g
+            out["dp"] = Message(tuple(f"dp_{op}" for op in ops), size, DP_SIZE_FROM)
+        if model.expert_parameters != 0 and d // e >= 2:
+            size = model.expert_parameters / (t * p * e) * g
+            out["edp"] = Message(tuple(f"edp_{op}" for op in ops), size, EDP_SIZE_FROM)
+        activations = self.micro_batch_sequences * model.sequence_length_tokens * model.hidden_size
+        if t >= 2:
+            names = (
+                ("tp_all_gather", "tp_reduce_scatter")
+                if par.sequence_parallel
+                else ("tp_all_reduce",)
+            )
+            out["tp"] = Message(names, float(activations * model.activation_bytes), TP_SIZE_FROM)
+        if p >= 2:
+            size = activations * model.activation_bytes / t
+            out["pp"] = Message(("pp_send",), size, PP_SIZE_FROM)
+        if e >= 2 and model.moe_layers != 0:
+            tokens = self.micro_batch_sequences * model.sequence_length_tokens
+            if par.sequence_parallel:
+                tokens //= t
+            size = tokens * model.top_k * model.capacity_factor * model.hidden_size
+            size *= model.activation_bytes
+            size_from = EP_SIZE_FROM_SP if par.sequence_parallel else EP_SIZE_FROM
+            out["ep"] = Message(("ep_dispatch", "ep_combine"), size, size_from)
+        return out

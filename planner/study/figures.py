@@ -79,7 +79,7 @@ def _numeric(series: pl.Series) -> bool:
 
 def _label(name: str) -> str:
     """An axis label from a column name: ``capex_usd`` -> ``capex (USD)`` (``column_label``)."""
-    from planner.report import column_label
+    from planner.report_text import column_label
 
     return column_label(name)
 

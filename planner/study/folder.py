@@ -173,8 +173,8 @@ def write_study(
     ``pareto.csv``/``.parquet`` the front alone, and the figures
     (``planner.study.figures.figure_files``) PNG and SVG. Returns the flagged table.
     """
-    from planner.report_html import study_page
     from planner.study.figures import FORMATS, render, study_figures
+    from planner.study.page import study_page
 
     table = flagged(run.table)
     files: dict[str, Writer] = {STUDY_FILE: _record_writer(study_record(instance_name, study, run))}

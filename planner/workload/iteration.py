@@ -27,36 +27,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from planner.schema.verify import GroupsName, TrafficKind, TrafficSpec
-from planner.schema.workload import Workload
+from planner.schema.workload import Message, Workload
 
 #: FLOPs per parameter per token of one training step: 2 forward + 4 backward (Narayanan 2021).
 FLOPS_PER_PARAMETER_TOKEN = 6.0
 #: TP collectives per layer per microbatch: 2 forward (after attention, after the MLP) + 2 backward.
 TP_CALLS_PER_LAYER = 4
 
-#: The workload fields each collective's size per call is computed from (``Collective.size_from``).
-DP_SIZE_FROM = (
-    "the model's dense parameters / (parallelism.tensor x parallelism.pipeline) x "
-    "model.gradient_bytes"
-)
-EDP_SIZE_FROM = (
-    "the model's expert parameters / (parallelism.tensor x parallelism.pipeline x "
-    "parallelism.expert) x model.gradient_bytes"
-)
-_ACTIVATIONS = (
-    "micro_batch_sequences x model.sequence_length_tokens x model.hidden_size x "
-    "model.activation_bytes"
-)
-TP_SIZE_FROM = _ACTIVATIONS
-PP_SIZE_FROM = f"{_ACTIVATIONS} / parallelism.tensor"
-EP_SIZE_FROM = (
-    "micro_batch_sequences x model.sequence_length_tokens x model.top_k x "
-    "model.capacity_factor x model.hidden_size x model.activation_bytes"
-)
-EP_SIZE_FROM_SP = (
-    "micro_batch_sequences x model.sequence_length_tokens // parallelism.tensor (sequence "
-    "parallel) x model.top_k x model.capacity_factor x model.hidden_size x model.activation_bytes"
-)
+#: The traffic kind of each collective, by its name after the dimension (``dp_all_reduce``).
+KINDS: dict[str, TrafficKind] = {
+    "all_reduce": "all_reduce_ring",
+    "reduce_scatter": "reduce_scatter",
+    "all_gather": "all_gather",
+    "send": "point_to_point",
+    "dispatch": "all_to_all",
+    "combine": "all_to_all",
+}
+
+
+def kind_of(name: str) -> TrafficKind:
+    """The ``[verify]`` traffic kind of a collective, from its name (``tp_all_reduce``)."""
+    return KINDS[name.partition("_")[2]]
 
 
 @dataclass(frozen=True)
@@ -122,14 +113,7 @@ def placement(stride_gpus: int, group_size: int, domain_gpus: int) -> GroupsName
 
 
 def _sharded(
-    prefix: str,
-    size_bytes: float,
-    group: int,
-    stride: int,
-    count: int,
-    w: Workload,
-    dom: int,
-    size_from: str,
+    message: Message | None, group: int, stride: int, count: int, w: Workload, dom: int
 ) -> list[Collective]:
     """Gradient synchronisation of one weight shard over its data-parallel group.
 
@@ -138,22 +122,25 @@ def _sharded(
     all-reduce). ZeRO 3: per microbatch, an all-gather of the parameters before the forward and
     the backward pass (2m) and a reduce-scatter of the gradients (m). Parameters travel at g.
     """
-    if group < 2:
+    if message is None:  # a group of one rank
         return []
     where = placement(stride, group, dom)
     zero, m = w.parallelism.zero_stage, w.microbatches
-
-    def row(op: str, kind: TrafficKind, calls: int) -> Collective:
-        return Collective(
-            f"{prefix}_{op}", kind, group, count, stride, size_bytes, calls, where, size_from
-        )
-
-    if zero == 0:
-        return [row("all_reduce", "all_reduce_ring", 1)]
     gathers, scatters = (2 * m, m) if zero == 3 else (1, 1)
+    calls = {"all_reduce_ring": 1, "reduce_scatter": scatters, "all_gather": gathers}
     return [
-        row("reduce_scatter", "reduce_scatter", scatters),
-        row("all_gather", "all_gather", gathers),
+        Collective(
+            name,
+            kind_of(name),
+            group,
+            count,
+            stride,
+            message.size_bytes,
+            calls[kind_of(name)],
+            where,
+            message.size_from,
+        )
+        for name in message.collectives
     ]
 
 
@@ -163,14 +150,10 @@ def data_parallel(w: Workload, domain_gpus: int) -> list[Collective]:
     dense:   S = D_w / (T P) x g,      group D,      stride T
     experts: S = X / (T P E) x g,     group D / E,  stride T E   (expert weights split by E and T)
     """
-    model, par = w.spec, w.parallelism
-    t, p, d, e, g = par.tensor, par.pipeline, par.data, par.expert, model.gradient_bytes
-    dense_size = model.dense_parameters / (t * p) * g
-    dense = _sharded("dp", dense_size, d, t, t * p, w, domain_gpus, DP_SIZE_FROM)
-    if model.expert_parameters == 0:
-        return dense
-    expert_size = model.expert_parameters / (t * p * e) * g
-    experts = _sharded("edp", expert_size, d // e, t * e, t * p * e, w, domain_gpus, EDP_SIZE_FROM)
+    par, messages = w.parallelism, w.messages()
+    t, p, d, e = par.tensor, par.pipeline, par.data, par.expert
+    dense = _sharded(messages.get("dp"), d, t, t * p, w, domain_gpus)
+    experts = _sharded(messages.get("edp"), d // e, t * e, t * p * e, w, domain_gpus)
     return dense + experts
 
 
@@ -181,23 +164,17 @@ def tensor_parallel(w: Workload, domain_gpus: int) -> list[Collective]:
     parallelism (Korthikanti 2022) each all-reduce becomes an all-gather and a reduce-scatter of
     the same S, so 4 L_s m of each.
     """
-    model, par = w.spec, w.parallelism
-    t = par.tensor
-    if t < 2:
+    par, message = w.parallelism, w.messages().get("tp")
+    if message is None:
         return []
-    size = w.micro_batch_sequences * model.sequence_length_tokens * model.hidden_size
-    size_bytes = float(size * model.activation_bytes)
+    t = par.tensor
     calls = TP_CALLS_PER_LAYER * w.layers_per_stage * w.microbatches
     where = placement(1, t, domain_gpus)
     count = par.data * par.pipeline
-    ops: list[tuple[str, TrafficKind]] = (
-        [("tp_all_gather", "all_gather"), ("tp_reduce_scatter", "reduce_scatter")]
-        if par.sequence_parallel
-        else [("tp_all_reduce", "all_reduce_ring")]
-    )
+    size, size_from = message.size_bytes, message.size_from
     return [
-        Collective(name, kind, t, count, 1, size_bytes, calls, where, TP_SIZE_FROM)
-        for name, kind in ops
+        Collective(name, kind_of(name), t, count, 1, size, calls, where, size_from)
+        for name in message.collectives
     ]
 
 
@@ -208,12 +185,10 @@ def pipeline_parallel(w: Workload, domain_gpus: int) -> list[Collective]:
     optimisation, Narayanan 2021 section 4.1); calls = 2 m on a middle stage (m activations to the
     next stage, m gradients to the previous one). Pairs: (P - 1) T D, members T D apart.
     """
-    model, par = w.spec, w.parallelism
-    p, t, d = par.pipeline, par.tensor, par.data
-    if p < 2:
+    par, message = w.parallelism, w.messages().get("pp")
+    if message is None:
         return []
-    size = w.micro_batch_sequences * model.sequence_length_tokens * model.hidden_size
-    size_bytes = size * model.activation_bytes / t
+    p, t, d = par.pipeline, par.tensor, par.data
     stride = t * d
     where = placement(stride, 2, domain_gpus)
     return [
@@ -223,10 +198,10 @@ def pipeline_parallel(w: Workload, domain_gpus: int) -> list[Collective]:
             group_size=2,
             groups=(p - 1) * stride,
             stride_gpus=stride,
-            size_bytes=size_bytes,
+            size_bytes=message.size_bytes,
             calls=2 * w.microbatches,
             placement=where,
-            size_from=PP_SIZE_FROM,
+            size_from=message.size_from,
         )
     ]
 
@@ -239,22 +214,17 @@ def expert_parallel(w: Workload, domain_gpus: int) -> list[Collective]:
     dispatch and combine forward, and their mirror images backward, so 2 L_moe,s m calls of each.
     Groups: T P D / E, members T apart (E consecutive data ranks).
     """
-    model, par = w.spec, w.parallelism
-    e, t = par.expert, par.tensor
-    if e < 2 or model.moe_layers == 0:
+    par, message = w.parallelism, w.messages().get("ep")
+    if message is None:
         return []
-    tokens = w.micro_batch_sequences * model.sequence_length_tokens
-    if par.sequence_parallel:
-        tokens //= t
-    size_bytes = tokens * model.top_k * model.capacity_factor * model.hidden_size
-    size_bytes *= model.activation_bytes
+    e, t = par.expert, par.tensor
     calls = 2 * w.moe_layers_per_stage * w.microbatches
     count = t * par.pipeline * (par.data // e)
     where = placement(t, e, domain_gpus)
-    size_from = EP_SIZE_FROM_SP if par.sequence_parallel else EP_SIZE_FROM
+    size, size_from = message.size_bytes, message.size_from
     return [
-        Collective(name, "all_to_all", e, count, t, size_bytes, calls, where, size_from)
-        for name in ("ep_dispatch", "ep_combine")
+        Collective(name, kind_of(name), e, count, t, size, calls, where, size_from)
+        for name in message.collectives
     ]
 
 

@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from planner.cli import app
-from planner.report_html import study_page
 from planner.study.folder import flagged
+from planner.study.page import study_page
 from tests.browser import load, require_chromium
 
 HOSTILE = '<script>alert("x")</script><img src="http://example.invalid/x.png">'

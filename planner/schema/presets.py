@@ -1,6 +1,6 @@
 """Documented models, every figure with its source, for ``[workload] preset = "..."``.
 
-Each preset is a :class:`~planner.schema.workload.Model`; its ``source`` names a paper or model
+Each preset is a :class:`~planner.schema.transformer.Model`; its ``source`` names a paper or model
 card for every figure it sets (``estimate: why`` where the figure is not published). Precision is
 bf16 for activations and gradients in all four (Megatron-LM's default reduction precision); a
 workload that reduces gradients in fp32 gives a model of its own.
@@ -9,7 +9,7 @@ workload that reduces gradients in fp32 gives a model of its own.
 from __future__ import annotations
 
 from planner.errors import InputError
-from planner.schema.workload import Model
+from planner.schema.transformer import Model
 
 _GPT3 = "https://arxiv.org/abs/2005.14165"
 _LLAMA = "https://arxiv.org/abs/2407.21783"
