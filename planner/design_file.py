@@ -50,8 +50,8 @@ from planner.design import (
     TierDesign,
 )
 from planner.errors import InputError
-from planner.loading import MAX_ERRORS_SHOWN, shown
 from planner.schema.catalog import LANE_MATCHED_KINDS
+from planner.schema.input_errors import MAX_ERRORS_SHOWN, shown
 from planner.schema.instance import INSTANCE_NAME_PATTERN
 from planner.validation import structure_violations
 from planner.wiring import UP_DOWN, wiring_from_dict

@@ -17,9 +17,7 @@ from typing import Any
 from planner.errors import InputError
 from planner.output import safe_name
 from planner.schema.catalog import Catalog
-from planner.schema.input_errors import MAX_ERRORS_SHOWN as MAX_ERRORS_SHOWN  # design_file's
 from planner.schema.input_errors import key_line, validate_data
-from planner.schema.input_errors import shown as shown  # planner.schema.design_file reads it here
 from planner.schema.instance import INSTANCE_NAME_PATTERN, Instance
 
 DEFAULT_CATALOG = "default"

@@ -71,7 +71,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     ("families", ("planner.families",)),
-    ("report", ("planner.report", "planner.report_html", "planner.pictures")),
+    (
+        "report",
+        ("planner.report_text", "planner.report", "planner.report_html", "planner.pictures"),
+    ),
     ("api", ("planner.api",)),
     ("study", ("planner.study",)),
     ("cli", ("planner.cli", "planner.__main__", "planner.examples", "planner")),

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from planner.families.ocs_torus import pod as tp
 from planner.api import load_instance, plan, plan_torus, validate
 from planner.cli import app
 from planner.deadline import CUT_NOTE_PREFIX, Deadline, cut_notes
 from planner.families import family_of
+from planner.families.ocs_torus import pod as tp
 from planner.loading import load_catalog
 from planner.schema.instance import Instance
 
