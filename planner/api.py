@@ -37,7 +37,14 @@ from planner.deadline import cut_note
 from planner.deadline import cut_notes as cut_notes
 from planner.design import Design as Design
 from planner.errors import InputError as InputError
-from planner.families import CLOS, OCS_DIRECT, family_of, read_design, search_families
+from planner.families import (
+    CLOS,
+    FAMILIES,
+    OCS_DIRECT,
+    family_of,
+    read_design,
+    search_families,
+)
 from planner.interrupt import interruptible as interruptible
 from planner.interrupt import patch_cp_sat
 from planner.loading import DEFAULT_CATALOG as DEFAULT_CATALOG
@@ -381,7 +388,7 @@ def verify_for(inst: Instance, design: Design) -> Verify:
 
 def load_instance(path: str | Path) -> Instance:
     """Read and validate an instance file."""
-    return _load_instance(path)
+    return _load_instance(path, families=tuple(FAMILIES))
 
 
 def catalog_for(inst: Instance) -> Catalog:

@@ -226,11 +226,16 @@ def _read_toml(path: Path) -> tuple[dict[str, Any], str]:
     return parse_toml(text, source=str(path)), text
 
 
-def load_instance(path: str | Path) -> Instance:
-    """Read and validate an instance file (TOML)."""
+def load_instance(path: str | Path, families: Sequence[str] | None = None) -> Instance:
+    """Read and validate an instance file (TOML).
+
+    ``families`` are the names of the registry's families (the reader above them hands them
+    in): ``search.families`` and ``search.pin.family`` must be among them.
+    """
     path = Path(path)
     data, text = _read_toml(path)
-    inst = validate_data(Instance, data, text=text, source=str(path))
+    context = None if families is None else {"families": tuple(families)}
+    inst = validate_data(Instance, data, text=text, source=str(path), context=context)
     catalog = inst.search.catalog
     if catalog != DEFAULT_CATALOG and not Path(catalog).is_absolute():
         # A relative catalog path is read against the instance's folder, wherever it is run from.

@@ -5,17 +5,41 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from planner.api import load_instance
 from planner.design_file import ROLE_PATTERN
+from planner.errors import InputError
 from planner.families import FAMILIES, family_of
-from planner.schema.instance import FAMILIES as SCHEMA_FAMILIES
 from tests.test_layers import loaded_after_import
 
 
-def test_registry_has_every_schema_family() -> None:
-    assert set(FAMILIES) == set(SCHEMA_FAMILIES)
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_an_instance_may_name_every_registered_family(name: str, tmp_path: Path) -> None:
+    """The schema's family list is the registry's: it is handed in, the schema lists none."""
+    path = tmp_path / "x.toml"
+    path.write_text(f'name = "x"\n[cluster]\ngpus = 64\n[search]\nfamilies = ["{name}"]\n')
+    assert load_instance(path).search.families == [name]
+
+
+def test_a_family_the_registry_lacks_is_refused_with_the_registry_names(tmp_path: Path) -> None:
+    path = tmp_path / "x.toml"
+    path.write_text('name = "x"\n[cluster]\ngpus = 64\n[search]\nfamilies = ["torus2"]\n')
+    with pytest.raises(InputError) as err:
+        load_instance(path)
+    message = str(err.value)
+    assert "search.families.0" in message
+    assert "line 5" in message
+    assert all(repr(name) in message for name in FAMILIES)
+
+
+def test_a_change_is_checked_against_the_same_family_names(tmp_path: Path) -> None:
+    path = tmp_path / "x.toml"
+    path.write_text('name = "x"\n[cluster]\ngpus = 64\n')
+    with pytest.raises(InputError, match="search.families.0"):
+        load_instance(path).with_changes({"search.families": ["torus2"]})
 
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))

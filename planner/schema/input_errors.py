@@ -89,10 +89,18 @@ def shown(value: Any, limit: int = 80) -> str:
 
 
 def validate_data(
-    model: type[M], data: dict[str, Any], *, text: str | None = None, source: str | None = None
+    model: type[M],
+    data: dict[str, Any],
+    *,
+    text: str | None = None,
+    source: str | None = None,
+    context: dict[str, Any] | None = None,
 ) -> M:
-    """Validate a plain dict into ``model``, turning pydantic's errors into an InputError."""
+    """Validate a plain dict into ``model``, turning pydantic's errors into an InputError.
+
+    ``context`` is pydantic's validation context (an instance's family names, for one).
+    """
     try:
-        return model.model_validate(data)
+        return model.model_validate(data, context=context)
     except ValidationError as exc:
         raise InputError(_format_errors(exc, text), source=source) from None

@@ -7,9 +7,11 @@ and a docstring that ``fabric-planner schema`` exports as the JSON Schema descri
 from __future__ import annotations
 
 import math
-from typing import Any, Literal, get_args
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, PrivateAttr, model_validator
+from pydantic import AfterValidator, Field, PrivateAttr, ValidationInfo, model_validator
+from pydantic_core import PydanticCustomError
 
 from planner.errors import InputError
 from planner.schema.catalog import MediumKind
@@ -18,13 +20,32 @@ from planner.schema.instance_base import Strict
 from planner.schema.verify import Verify
 from planner.schema.workload import Workload
 
-#: Families the planner can size today (dragonfly comes later).
-#: ``torus`` is a torus of packet switches (``planner.families.torus``); ``ocs_torus`` is the
-#: TPU-style pod of cubes joined by OCS (the [torus] section). ``rail_optimized`` puts NIC r of
-#: every node of a scalable unit on that unit's rail leaf r under a Clos; ``rail_only`` is one
-#: Clos per rail with no tier joining the rails (cross-rail traffic over the scale-up domain).
-Family = Literal["clos", "ocs_direct", "ocs_torus", "torus", "rail_optimized", "rail_only"]
-FAMILIES: tuple[str, ...] = get_args(Family)
+#: Most families one search may name.
+MAX_FAMILIES = 32
+
+
+def one_of(names: Sequence[str]) -> str:
+    """``'a', 'b' or 'c'``: the names a field accepts, as pydantic lists a literal's."""
+    quoted = [repr(n) for n in names]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+
+
+def _known_family(value: str, info: ValidationInfo) -> str:
+    """A family name the reader knows: the registry's names, handed in as the context."""
+    names = (info.context or {}).get("families")
+    if names is not None and value not in names:
+        raise PydanticCustomError(
+            "literal_error", "Input should be {expected}", {"expected": one_of(names)}
+        )
+    return value
+
+
+#: A fabric family's name. The families are a registry above the schema
+#: (``planner.families.FAMILIES``); whoever reads an instance hands their names in as the
+#: validation context ``{"families": names}`` (``planner.loading.load_instance``), so this schema
+#: lists none itself and a new family is one line in the registry. Without a context (an
+#: instance built in code) the name is checked where the family is resolved.
+Family = Annotated[str, Field(min_length=1, max_length=64), AfterValidator(_known_family)]
 TierRole = Literal["leaf", "spine", "core"]
 
 
@@ -303,7 +324,7 @@ class Search(Strict):
     """What the optimiser may choose from."""
 
     families: list[Family] = Field(
-        default_factory=lambda: list[Family](["clos"]), min_length=1, max_length=len(FAMILIES)
+        default_factory=lambda: ["clos"], min_length=1, max_length=MAX_FAMILIES
     )
     """Topology families to consider (each at most once)."""
     switch_models: list[str] | None = Field(None, max_length=256)
@@ -396,6 +417,16 @@ class Instance(Strict):
     _derived_from: tuple[str, tuple[tuple[str, Any], ...]] | None = PrivateAttr(None)
     """Not an input: (base name, changes) when ``planner.loading.derived_instance`` made this
     instance from another by ``--set`` changes (its name is then derived from them)."""
+    _families: tuple[str, ...] | None = PrivateAttr(None)
+    """Not an input: the family names it was checked against (the validation context), kept so
+    that ``with_changes`` checks a changed instance against the same names."""
+
+    @model_validator(mode="after")
+    def _keep_families(self, info: ValidationInfo) -> Instance:
+        names = (info.context or {}).get("families")
+        if names is not None:
+            self._families = tuple(names)
+        return self
 
     @property
     def derived_from(self) -> tuple[str, tuple[tuple[str, Any], ...]] | None:
@@ -434,6 +465,7 @@ class Instance(Strict):
                     )
                 node = child
             node[parts[-1]] = value
-        out = validate_data(Instance, data, source="changes " + ", ".join(changes))
+        context = None if self._families is None else {"families": self._families}
+        out = validate_data(Instance, data, source="changes " + ", ".join(changes), context=context)
         out._derived_from = self.derived_from
         return out

@@ -25,6 +25,7 @@ from planner.sim.routing_strategies import (
     EXPAND_CHUNK,
     UNREACHABLE,
     LinkRule,
+    ViaRule,
     is_valley_free,
     strategy_of,
 )
@@ -128,6 +129,8 @@ class Walk:
     """Per tier: the destination leaf that stands in for each leaf column (``stand_in``)."""
     indexes: dict[str, EcmpIndex] = field(default_factory=dict)
     """The ``EcmpIndex`` of the walk, once built."""
+    via: ViaRule | None = None
+    """The strategy's two-phase rule (``NextHops.via``)."""
 
     def ecmp_index(self) -> EcmpIndex | None:
         """Next hops known from the switch alone (``planner.sim.ecmp_index``); None off up-down."""
@@ -240,7 +243,9 @@ def walker(fabric: Fabric, dest_leaves: IntArray, deadline: Deadline = NO_DEADLI
     col_of_leaf[leaves] = np.arange(leaves.size)
     ptr, links = _out_links(fabric)
     hops = strategy_of(fabric)(fabric, leaves)
-    walk = Walk(fabric, hops.dist, hops.allowed, col_of_leaf, ptr, links, watch(deadline))
+    walk = Walk(
+        fabric, hops.dist, hops.allowed, col_of_leaf, ptr, links, watch(deadline), via=hops.via
+    )
     _WALKS[key] = (weakref.ref(fabric), leaves, walk)
     while len(_WALKS) > WALKS_KEPT:
         _WALKS.popitem(last=False)

@@ -8,7 +8,8 @@ the fraction of every flow on every directed link. The parts, one module each:
 * walking towards the destination leaves over those next hops (``planner.sim.route_walk``);
 * ECMP: every switch hashes a flow's 5-tuple onto one next hop (``planner.sim.ecmp_hash``);
 * spraying: every switch splits a flow evenly over all its next hops, one pattern per leaf pair
-  or per climb and descent (``planner.sim.spray_patterns``).
+  or per climb and descent (``planner.sim.spray_patterns``);
+* two-phase routing, when the strategy names intermediates (``planner.sim.via_routing``).
 
 ``estimate_route_bytes`` estimates the memory routing a phase will take, from a small sample.
 """
@@ -27,6 +28,7 @@ from planner.sim.route_walk import walker
 from planner.sim.routes import Routes
 from planner.sim.routing_strategies import UNREACHABLE, is_valley_free
 from planner.sim.spray_patterns import HALVES_MIN_PAIRS, spray_halves, spray_patterns
+from planner.sim.via_routing import via_ecmp, via_patterns
 
 
 class Routing(StrEnum):
@@ -73,9 +75,24 @@ def route(
             walk.dist[src_leaf[cross] - first_switch, walk.col_of_leaf[dst_leaf[cross]]]
             < UNREACHABLE
         )
+        if walk.via is not None:  # reached through intermediates: their legs decide
+            reach[:] = True
         connected[cross[~reach]] = False
         cross = cross[reach]
-    if cross.size:
+    if cross.size and walk.via is not None:
+        if routing is Routing.ECMP:
+            keys = flow_keys(src[cross], dst[cross], flow_id[cross], seed)
+            r, c, ok = via_ecmp(walk, cross, src_leaf[cross], dst_leaf[cross], keys, seed, deadline)
+            rows.append(r)
+            cols.append(c)
+            vals.append(np.ones(r.size))
+        else:
+            patterns, pattern_of, ok = via_patterns(
+                walk, src_leaf[cross], dst_leaf[cross], deadline
+            )
+            flow_pattern[cross] = np.where(ok, pattern_of, -1)
+        connected[cross[~ok]] = False
+    elif cross.size:
         if routing is Routing.ECMP:
             r, c = ecmp_paths(
                 walk,

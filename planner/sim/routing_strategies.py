@@ -39,7 +39,7 @@ import numpy.typing as npt
 import scipy.sparse as sp
 from scipy.sparse.csgraph import shortest_path
 
-from planner.sim.fabric import BoolArray, Fabric, IntArray
+from planner.sim.fabric import BoolArray, Fabric, FloatArray, IntArray
 
 #: Distance of a leaf that cannot be reached.
 UNREACHABLE = np.int16(32_000)
@@ -143,6 +143,12 @@ def leaf_distances(fabric: Fabric, leaves: IntArray) -> npt.NDArray[np.int16]:
 # ---- routing strategies --------------------------------------------------------------------
 #: A rule on candidate next hops: (directed link ids, destination leaf node ids) -> allowed.
 LinkRule = Callable[[IntArray, IntArray], BoolArray]
+#: A two-phase (Valiant-style) rule: (source leaves, destination leaves) of leaf pairs ->
+#: (pair index, intermediate switch, weight) entries, the weights of a pair adding up to 1.
+#: Spraying splits a pair's flows over its intermediates by weight; ECMP hashes each flow onto
+#: one of them with those probabilities. An intermediate that a leg cannot reach is dropped and
+#: the pair's other weights are scaled up; a pair left with none is cut off.
+ViaRule = Callable[[IntArray, IntArray], tuple[IntArray, IntArray, FloatArray]]
 
 
 @dataclass(frozen=True)
@@ -157,6 +163,9 @@ class NextHops:
     """Hop distance (switches, leaves), row = node id - first switch; UNREACHABLE when cut off."""
     allowed: LinkRule | None = None
     """Extra rule on next hops; None: every alive link that brings the packet one hop closer."""
+    via: ViaRule | None = None
+    """Two-phase routing: intermediate switches a flow goes to first (``ViaRule``), then on to its
+    destination, each leg on these next hops; None: straight to the destination."""
 
 
 #: A routing strategy: (fabric, destination leaves as node ids, sorted and unique) -> NextHops.

@@ -27,7 +27,7 @@ def spray_patterns(
     nodes = walk.fabric.nodes
     pair_key, flow_pattern = np.unique(src_leaf * nodes + dst_leaf, return_inverse=True)
     n_pat = pair_key.size
-    rows, cols, vals, *_ = _spread(
+    rows, cols, vals, *_ = spread(
         walk, np.arange(n_pat), pair_key // nodes, np.ones(n_pat), pair_key % nodes
     )
     matrix = sp.csr_matrix((vals, (rows, cols)), shape=(walk.fabric.links, n_pat))
@@ -40,7 +40,7 @@ def spray_patterns(
 HALVES_MIN_PAIRS = 2_048
 
 
-def _spread(
+def spread(
     walk: Walk,
     pat: IntArray,
     node: IntArray,
@@ -222,7 +222,7 @@ def spray_halves(
         return d == tier[node] - 1
 
     n_up = up_key.size
-    r1, c1, v1, t_pat, t_node, t_mass = _spread(
+    r1, c1, v1, t_pat, t_node, t_mass = spread(
         walk, np.arange(n_up), a[up_first], np.ones(n_up), rep_dest, turns
     )
     # Turning masses of each up half, deduplicated exactly (their bytes).
@@ -244,7 +244,7 @@ def spray_halves(
     cnt = tb[u_of + 1] - tb[u_of]
     d_pat = np.repeat(np.arange(down_key.size), cnt)
     pos = np.repeat(tb[u_of] - np.cumsum(cnt) + cnt, cnt) + np.arange(int(cnt.sum()))
-    r2, c2, v2, _, _, _ = _spread(walk, d_pat, t_node[pos], t_mass[pos], d_leaf)
+    r2, c2, v2, _, _, _ = spread(walk, d_pat, t_node[pos], t_mass[pos], d_leaf)
     matrix = sp.csr_matrix(
         (np.concatenate([v1, v2]), (np.concatenate([r1, r2]), np.concatenate([c1, n_up + c2]))),
         shape=(fabric.links, n_up + down_key.size),
