@@ -1,0 +1,193 @@
+"""The instance as the dragonfly model's data, and its solution as a ``Design``.
+
+Instance knobs read: the cluster (GPUs, NIC speed and splits), the layout (the length rule,
+``layout``), the constraints (``max_oversubscription`` bounds the global and local load ratios,
+hops, latency, switch-failure tolerance, power and capex caps), the objective, and the search
+(allowed switches and media, ``pin.planes``, ``pin.switch_models``). The Clos pins (tiers,
+per-tier counts) do not apply.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from planner.families.dragonfly import model as dm
+from planner.families.dragonfly import structure as st
+from planner.families.dragonfly.wiring import DRAGONFLY, ROLE, DragonflyWiring
+
+if TYPE_CHECKING:
+    from models import torus_fabric as tf
+    from planner.design import Design, LinkGroup
+    from planner.schema.catalog import Catalog
+    from planner.schema.instance import Instance
+
+
+def problem_of(
+    inst: Instance, catalog: Catalog, planes: int, switch_model: str | None
+) -> dm.DragonflyProblem:
+    """The model's data for one plane count and switch restriction (None: any allowed)."""
+    from models import cabling as cb
+    from models import torus_fabric as tf
+    from planner.sizing import (
+        allowed_media,
+        allowed_switches,
+        cage_of,
+        medium_option,
+        nic_of,
+        nic_port,
+    )
+
+    cl, c, lay = inst.cluster, inst.constraints, inst.layout
+    speed = cl.nic_gbps // planes
+    nic = nic_of(inst, catalog)
+    pinned = inst.search.pin.model_for(1)
+    choices = []
+    for s in allowed_switches(inst, catalog):
+        radix = s.radix_at(speed)
+        if radix is None or (nic is not None and s.protocol not in nic.protocols):
+            continue
+        if switch_model not in (None, s.name) or pinned not in (None, s.name):
+            continue
+        engine: cb.PortKind = (
+            cb.CpoEngine(s.cpo_optics.lane_gbps, s.cpo_optics.connector, s.cpo_optics.reach_m)
+            if s.cpo_optics is not None
+            else cage_of(s.cage)
+        )
+        choices.append(tf.SwitchChoice(s.name, radix, s.cost_usd, s.power_w, s.latency_ns, engine))
+    media = tuple(medium_option(m) for m in allowed_media(inst, catalog) if m.speed_gbps == speed)
+    survive = c.survive
+    phi = None
+    if survive is not None and survive.switch_failures > 0:
+        phi = survive.min_bandwidth_fraction
+    obj = inst.objective
+    return dm.DragonflyProblem(
+        gpus=cl.gpus,
+        planes=planes,
+        speed_gbps=speed,
+        switches=tuple(choices),
+        media=media,
+        floor=tf.Floor(
+            gpus_per_rack=lay.nodes_per_rack * cl.gpus_per_node,
+            racks_per_row=lay.racks_per_row,
+            rack_width_m=lay.rack_width_m,
+            row_pitch_m=lay.row_pitch_m,
+            in_rack_m=lay.in_rack_cable_m,
+            slack_m=lay.cable_slack_m,
+            run_factor=1.0 + lay.routing_overhead,
+        ),
+        requirements=dm.Requirements(
+            max_ratio=c.oversubscription(1),
+            max_switch_hops=c.max_switch_hops,
+            max_latency_ns=c.max_latency_ns,
+            min_fraction_after_failure=phi,
+            max_power_w=None if c.max_power_kw is None else c.max_power_kw * 1000.0,
+            max_capex_usd=c.max_capex_usd,
+        ),
+        energy_usd_per_w=obj.energy_usd_per_w,
+        capex_weight=obj.capex_weight,
+        energy_weight=obj.energy_weight,
+        nic=nic_port(nic),
+    )
+
+
+def _groups(
+    catalog: Catalog, bands: tuple[tf.Band, ...], ends_k: tuple[int, int]
+) -> tuple[LinkGroup, ...]:
+    from planner.sizing.designs import medium_group
+
+    return tuple(
+        medium_group(
+            catalog.medium_named(b.medium), b.links, b.min_length_m, b.max_length_m, b.ends, ends_k
+        )
+        for b in bands
+    )
+
+
+def design_of(
+    inst: Instance, catalog: Catalog, problem: dm.DragonflyProblem, sol: dm.DragonflySolution
+) -> Design:
+    """The priced design of a solution (``sol.priced`` must be set)."""
+    from planner.design import Design, LinkClass, Requirements, ScaleUpDomain
+    from planner.sizing import nic_of
+    from planner.sizing.designs import switch_tier
+
+    pr = sol.priced
+    assert pr is not None
+    c, r = pr.candidate, problem.requirements
+    sw = catalog.switch_named(c.switch.name)
+    speed = problem.speed_gbps
+    nic = nic_of(inst, catalog)
+    h = c.h
+    tier = switch_tier(
+        sw,
+        level=1,
+        role=ROLE,
+        speed_gbps=speed,
+        switches=c.a * c.g,
+        downlinks=c.p,
+        uplinks=c.q * (c.a - 1) + h,
+        fanout=(c.a - 1) + (c.g - 1 if c.g > 1 else 0),
+        parallel_links=c.q,
+        radix=c.switch.radix,
+    )
+    sk = max(sw.ports_per_cage(speed), 1) if sw.cpo_optics is None else 0
+    nic_k = 1 if nic is None else max(nic.ports_per_cage(c.planes), 1)
+    bands = ((pr.gpu_bands, (nic_k, sk)), (pr.local_bands, (sk, sk)), (pr.global_bands, (sk, sk)))
+    counts = (inst.cluster.gpus, st.local_links(c.a, c.g, c.q), st.global_links(c.g, c.m))
+    roles = (("gpu", ROLE), (ROLE, ROLE), (ROLE, ROLE))
+    classes = tuple(
+        LinkClass(
+            index=i,
+            lower_role=lo,
+            upper_role=up,
+            links=n,
+            speed_gbps=speed,
+            groups=_groups(catalog, b, k),
+        )
+        for i, ((b, k), n, (lo, up)) in enumerate(zip(bands, counts, roles, strict=True))
+    )
+    cons = inst.constraints
+    phi = r.min_fraction_after_failure
+    return Design(
+        instance=inst.name,
+        family=DRAGONFLY,
+        status=sol.status,
+        gpus=inst.cluster.gpus,
+        planes=c.planes,
+        link_speed_gbps=speed,
+        tiers=(tier,),
+        link_classes=classes,
+        requirements=Requirements(
+            max_oversubscription=(r.max_ratio,),
+            max_switch_hops=cons.max_switch_hops,
+            max_latency_ns=cons.max_latency_ns,
+            min_fraction_after_failure=phi,
+            protected_tiers=(1,) if phi is not None else (),
+            max_power_w=r.max_power_w,
+            max_capex_usd=r.max_capex_usd,
+        ),
+        energy_usd_per_w=problem.energy_usd_per_w,
+        capex_weight=problem.capex_weight,
+        energy_weight=problem.energy_weight,
+        capex_usd=pr.capex_usd,
+        power_w=pr.power_w,
+        objective_usd=pr.objective_usd,
+        bound_usd=sol.bound_usd if sol.bound_usd is not None else pr.objective_usd,
+        gpus_per_node=inst.cluster.gpus_per_node,
+        scale_up=ScaleUpDomain.of(inst.cluster.scale_up, catalog),
+        catalog=inst.search.catalog,
+        solve_s=sol.wall_s,
+        notes=(
+            f"dragonfly of {c.g} groups x {c.a} {sw.name} switches, {c.p} GPUs, "
+            f"{c.q * (c.a - 1)} local and {h} global ports per switch, {c.m} global link(s) per "
+            f"group pair; link classes: 1 = local (inside a group), 2 = global (between groups)",
+            "cable lengths: groups as rows of racks, each switch in the rack of its GPUs "
+            "(planner.families.dragonfly.layout)",
+        ),
+        nic="" if nic is None else nic.name,
+        nic_form_factor="" if nic is None else nic.cage.form_factor,
+        nic_lane_gbps=None if nic is None else nic.cage.lane_gbps,
+        nics_per_cage=1 if nic is None else nic.nics_per_cage,
+        protocol=sw.protocol,
+        wiring=DragonflyWiring(c.p, c.a, c.g, c.m, c.q),
+    )

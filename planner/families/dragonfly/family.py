@@ -1,0 +1,231 @@
+"""The dragonfly family: the ``Family`` hooks the planner calls, over this package's parts."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from planner.families.base import FamilyBase
+from planner.families.dragonfly import model as dm
+from planner.families.dragonfly.wiring import (
+    DRAGONFLY,
+    ROLE,
+    DragonflyWiring,
+    parse_dragonfly_wiring,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import polars as pl
+
+    from models import clos_sizing as cs
+    from planner.deadline import Deadline
+    from planner.design import Design
+    from planner.family_roles import PerTier, Sized
+    from planner.schema.catalog import Catalog
+    from planner.schema.instance import Instance
+    from planner.sim.fabric import Fabric
+    from planner.validation import Violation
+
+
+def solve_each_switch(
+    problem: dm.DragonflyProblem, time_limit_s: float
+) -> dict[str | None, dm.DragonflySolution]:
+    """The optimum with each switch model alone, in equal time shares (None: no switch at all)."""
+    if not problem.switches:
+        return {None: dm.solve(dm.build(problem), time_limit_s)}
+    end = time.perf_counter() + time_limit_s
+    out: dict[str | None, dm.DragonflySolution] = {}
+    for i, s in enumerate(problem.switches):
+        share = max(0.0, end - time.perf_counter()) / (len(problem.switches) - i)
+        out[s.name] = dm.solve(dm.build(replace(problem, switches=(s,))), share)
+    return out
+
+
+def best_of(
+    problem: dm.DragonflyProblem,
+    each: dict[str | None, dm.DragonflySolution],
+    switch_model: str | None,
+) -> dm.DragonflySolution:
+    """The best over the switch models a restriction allows; the bound is the least of theirs."""
+    from models.status import Status
+
+    if None in each:
+        return each[None]
+    subs = [x for name, x in each.items() if switch_model in (None, name)]
+    if not subs:
+        return dm.solve(dm.build(replace(problem, switches=())), 0.0)
+    wall, examined = sum(x.wall_s for x in subs), sum(x.examined for x in subs)
+    found = [x for x in subs if x.priced is not None]
+    bounds = [
+        math.inf
+        if x.status is Status.INFEASIBLE
+        else (-math.inf if x.bound_usd is None else x.bound_usd)
+        for x in subs
+    ]
+    if not found:
+        if all(x.status is Status.INFEASIBLE for x in subs):
+            return dm.DragonflySolution(
+                Status.INFEASIBLE, None, None, wall, examined, subs[0].reason
+            )
+        low = min(bounds)
+        return dm.DragonflySolution(
+            Status.TIME_LIMIT, None, low if math.isfinite(low) else None, wall, examined
+        )
+    best = found[0]
+    for x in found[1:]:
+        assert x.priced is not None
+        assert best.priced is not None
+        if dm.better(x.priced, best.priced):
+            best = x
+    assert best.priced is not None
+    objective = best.priced.objective_usd
+    bound = max(0.0, min(objective, *bounds))
+    optimal = bound >= objective * (1 - dm.OBJECTIVE_RTOL)
+    return dm.DragonflySolution(
+        Status.OPTIMAL if optimal else Status.FEASIBLE, best.priced, bound, wall, examined
+    )
+
+
+@dataclass(frozen=True)
+class Dragonfly(FamilyBase):
+    """A dragonfly of packet switches sized by its own model; no shapes for the Clos model."""
+
+    name: str = DRAGONFLY
+    wiring_kind: str = DRAGONFLY
+
+    def read_wiring(self, params: dict[str, Any]) -> DragonflyWiring:
+        """Groups, switches per group, terminals and global links, every value checked."""
+        return parse_dragonfly_wiring(params)
+
+    def shapes(
+        self,
+        catalog: Catalog,
+        options: tuple[cs.SwitchOption, ...],
+        tier_options: list[int],
+        pinned_tiers: int | None,
+    ) -> list[tuple[int, PerTier]]:
+        """None: the dragonfly has its own model (``size``)."""
+        return []
+
+    def size(
+        self,
+        inst: Instance,
+        catalog: Catalog,
+        switch_models: Sequence[str | None],
+        deadline: Deadline,
+    ) -> list[Sized]:
+        """One structure per plane count and restriction: the best dragonfly of its switches."""
+        from planner.families.dragonfly.design import design_of, problem_of
+        from planner.family_roles import Sized
+
+        out: list[Sized] = []
+        planes = (
+            [inst.search.pin.planes] if inst.search.pin.planes else sorted(inst.cluster.nic_ports)
+        )
+        for i, p in enumerate(planes):
+            problem = problem_of(inst, catalog, p, None)
+            each = solve_each_switch(problem, deadline.remaining_s() / (len(planes) - i))
+            for option in switch_models:
+                sol = best_of(problem, each, option)
+                if sol.priced is None:
+                    reason = sol.reason or "the time limit ran out before a dragonfly was priced"
+                    out.append(
+                        Sized(
+                            sol.status,
+                            p,
+                            1,
+                            bound_usd=sol.bound_usd,
+                            wall_s=sol.wall_s,
+                            reason=reason,
+                            switch_model=option,
+                        )
+                    )
+                    continue
+                design = design_of(inst, catalog, problem, sol)
+                out.append(
+                    Sized(
+                        sol.status,
+                        p,
+                        1,
+                        objective_usd=design.objective_usd,
+                        bound_usd=sol.bound_usd,
+                        capex_usd=design.capex_usd,
+                        power_w=design.power_w,
+                        wall_s=sol.wall_s,
+                        design=design,
+                        switch_model=option,
+                    )
+                )
+        return out
+
+    def label(self, planes: int, tiers: int) -> str:
+        """``1 plane x dragonfly``."""
+        return f"{planes} plane{'s' if planes > 1 else ''} x dragonfly"
+
+    def roles(self, tiers: int) -> tuple[str, ...]:
+        """The one switch group."""
+        return (ROLE,)
+
+    def class_note(self, link_class: int, tiers: int) -> str:
+        """Class 1 joins the switches of a group, class 2 the groups."""
+        return {1: " (local, inside a group)", 2: " (global, between groups)"}.get(link_class, "")
+
+    def extra_tables(self, design: Design) -> dict[str, pl.DataFrame]:
+        """``dragonfly``: the structure's counts and closed-form figures, one row."""
+        return {"dragonfly": dragonfly_table(design)}
+
+    def build_fabric(self, design: Design) -> Fabric:
+        """One plane, routed minimally (local, global, local)."""
+        from planner.families.dragonfly.fabric import dragonfly_fabric
+
+        return dragonfly_fabric(design)
+
+    def check_structure(self, design: Design) -> list[Violation]:
+        """Ports, groups, global links and the endpoint count, recounted."""
+        from planner.families.dragonfly.checks import check_structure
+
+        return check_structure(design)
+
+    def check_design(self, design: Design) -> list[Violation]:
+        """Hops, latency, speeds, ratios and failure tolerance, recomputed."""
+        from planner.families.dragonfly.checks import check_design
+
+        return check_design(design)
+
+
+def dragonfly_table(design: Design) -> pl.DataFrame:
+    """One row: p, a, h, g, m, q, the endpoint figures and the load ratios of the design."""
+    import polars as pl
+
+    from planner.families.dragonfly import structure as st
+
+    w = design.wiring
+    if not isinstance(w, DragonflyWiring):
+        raise ValueError(f"a dragonfly design has a dragonfly wiring, not {w.kind}")
+    p, a, g = w.gpus_per_switch, w.switches_per_group, w.groups
+    m, q, h = w.global_links_per_pair, w.local_links_per_pair, w.global_ports
+    return pl.DataFrame(
+        [
+            {
+                "gpus_per_switch": p,
+                "switches_per_group": a,
+                "global_ports_per_switch": h,
+                "groups": g,
+                "global_links_per_pair": m,
+                "local_links_per_pair": q,
+                "ports_per_switch": st.ports_per_switch(p, a, q, h),
+                "endpoints": a * p * g,
+                "max_groups": st.max_groups(a, h),
+                "max_endpoints": st.max_endpoints(p, a, h),
+                "local_links_per_plane": st.local_links(a, g, q),
+                "global_links_per_plane": st.global_links(g, m),
+                "max_switch_hops": w.max_switch_hops(design),
+                "global_load_ratio": st.global_ratio(p, a, m, design.gpus) if g > 1 else 0.0,
+                "local_load_ratio": st.local_ratio(p, a, g, q, m, design.gpus),
+            }
+        ]
+    )

@@ -1,0 +1,93 @@
+r"""Where a dragonfly's switches stand, and how long its cables are (the length rule).
+
+Groups are rows of racks: racks hold ``gpus_per_rack`` GPU positions, ``racks_per_row`` racks a
+row, rows ``row_pitch_m`` apart. Group ``G`` takes whole racks from rack ``G r_g`` on,
+``r_g = ceil(a p / gpus_per_rack)``, so every group starts on a rack of its own and a group of up
+to ``racks_per_row`` racks sits in one row (or two when it straddles a row's end). Switch ``u``
+of a group holds positions ``u p .. u p + p - 1`` of the group and stands in the rack of its
+middle one; GPU ``e`` is terminal ``e mod p`` of switch ``e // p`` (switches numbered group by
+group). A cable inside one rack is ``in_rack_m`` long; between racks it runs
+``run_factor (|dx| + |dy|) + slack_m``, rounded up to the centimetre (the torus family's rule).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from models.torus_fabric import Floor
+from planner.families.dragonfly import structure as st
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+#: A length this close above a whole centimetre rounds down to it (float noise), in cm.
+ROUND_TOL_CM = 1e-6
+
+
+@dataclass(frozen=True)
+class Lengths:
+    """Cable lengths of one plane, in metres: one per GPU link, local link (q = 1), global link."""
+
+    gpu_m: FloatArray
+    local_m: FloatArray
+    global_m: FloatArray
+
+
+def _rack_xy(floor: Floor, rack: IntArray) -> tuple[IntArray, FloatArray, FloatArray]:
+    x = ((rack % floor.racks_per_row) * floor.rack_width_m).astype(np.float64)
+    y = ((rack // floor.racks_per_row) * floor.row_pitch_m).astype(np.float64)
+    return rack, x, y
+
+
+def _length(floor: Floor, a_rack: IntArray, b_rack: IntArray) -> FloatArray:
+    ra, xa, ya = _rack_xy(floor, a_rack)
+    _, xb, yb = _rack_xy(floor, b_rack)
+    run = floor.run_factor * (np.abs(xa - xb) + np.abs(ya - yb)) + floor.slack_m
+    m = np.where(ra == b_rack, floor.in_rack_m, run)
+    return np.ceil(m * 100.0 - ROUND_TOL_CM) / 100.0
+
+
+def racks_per_group(floor: Floor, p: int, a: int) -> int:
+    """Racks a group takes: ceil(a p / gpus_per_rack)."""
+    return -(-a * p // floor.gpus_per_rack)
+
+
+def switch_racks(floor: Floor, p: int, a: int, g: int) -> IntArray:
+    """Rack of every switch of a plane, switch ``G a + u`` of group G."""
+    r = np.arange(a * g, dtype=np.int64)
+    group, u = r // a, r % a
+    return group * racks_per_group(floor, p, a) + (u * p + (p - 1) // 2) // floor.gpus_per_rack
+
+
+def gpu_racks(floor: Floor, p: int, a: int, gpus: int) -> IntArray:
+    """Rack of every GPU: its switch's group's racks, at its terminal's position."""
+    e = np.arange(gpus, dtype=np.int64)
+    group, pos = e // (a * p), e % (a * p)
+    return group * racks_per_group(floor, p, a) + pos // floor.gpus_per_rack
+
+
+def local_pairs(a: int, g: int) -> tuple[IntArray, IntArray]:
+    """Both switches (plane numbering) of every local link with q = 1, group by group."""
+    u, v = np.triu_indices(a, k=1)
+    base = (np.arange(g, dtype=np.int64) * a)[:, None]
+    return (base + u[None, :]).ravel().astype(np.int64), (base + v[None, :]).ravel().astype(
+        np.int64
+    )
+
+
+def global_pairs(a: int, g: int, m: int) -> tuple[IntArray, IntArray]:
+    """Both switches (plane numbering) of every global link (``structure.global_ends``)."""
+    i, si, j, sj = st.global_ends(a, g, m)
+    return i * a + si, j * a + sj
+
+
+def lengths(floor: Floor, p: int, a: int, g: int, m: int, gpus: int) -> Lengths:
+    """The cable lengths of one plane (local links once each: a parallel copy is as long)."""
+    racks = switch_racks(floor, p, a, g)
+    gpu = _length(floor, gpu_racks(floor, p, a, gpus), racks[np.arange(gpus) // p])
+    lu, lv = local_pairs(a, g)
+    gu, gv = global_pairs(a, g, m)
+    return Lengths(gpu, _length(floor, racks[lu], racks[lv]), _length(floor, racks[gu], racks[gv]))

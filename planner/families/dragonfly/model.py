@@ -1,0 +1,370 @@
+r"""The dragonfly sizing model: data, one function per constraint family, build, then solve.
+
+Decisions, per plane count ``P`` (the NIC split, ``E`` GPUs on ``P`` identical planes): switch
+model ``s`` (radix ``k`` at the plane's port speed), terminals per switch ``p``, switches per
+group ``a``, groups ``g``, global links per group pair ``m`` and local links per switch pair
+``q`` (``planner.families.dragonfly.structure`` has the wiring and its closed forms).
+
+Constraints (``lambda`` = ``max_oversubscription``):
+
+* ``holds_gpus``:      a p g >= E
+* ``fits_radix``:      p + q (a - 1) + h <= k,  h = ceil(m (g - 1) / a)
+* ``within_max_groups``: 2 <= g <= a h + 1, m >= 1 (every group pair joined), a >= 2 (a
+  dragonfly has groups of switches; one group is a full mesh, groups of one switch a mesh of
+  switches: other families)
+* ``meets_ratios``:    lambda_G = (a p)^2 / ((E - 1) m) <= lambda  and  lambda_L <= lambda
+  (``structure.global_ratio``, ``structure.local_ratio``: uniform all-to-all under minimal
+  routing; in a full dragonfly lambda_G ~ p / h and lambda_L ~ 2 p / a, Kim et al.'s balance)
+* ``meets_hops``:      routed links + 1 <= max_switch_hops (4 switches for local-global-local)
+* ``meets_latency``:   switches x latency + 2 GPU links + the local and global links of the
+  longest route, each at its class's worst <= max_latency_ns
+* ``meets_failure``:   a switch failure cuts its p GPUs off one plane: (P - 1) / P >= phi
+* ``meets_caps``:      capex and power within their caps.
+
+Objective: ``P (a g v_s + sum over links of v_medium)``, ``v(capex, power) = capex_weight capex
++ energy_weight energy_usd_per_w power``; every link takes the medium of least ``v`` that
+reaches its length (``layout``) and fits both ends (``models.torus_fabric.media_table``).
+
+Rules, not decisions: ``m`` and ``q`` are the least that meet the ratios (``min_global_links``,
+``min_local_links``): more of either adds links of the same lengths and changes nothing else, so
+only the least can be optimal; ``h`` is the global ports the links need.
+
+Exactness (best-first enumeration). The candidates ``(s, p, a, g)`` are finite: ``1 <= p``,
+``2 <= a``, ``p + (a - 1) <= k``, ``max(2, ceil(E / (a p))) <= g <= 1 + a (k - p - (a - 1)) / m``. For
+each, ``LB = P (a g v_s + E v_gpu + a (a - 1) g / 2 v_link + m g (g - 1) / 2 v_link)`` with the
+cheapest medium value of each kind over any length is at most its objective, and ``m`` does not
+depend on ``g``, so ``LB`` rises with ``g``. A heap holds, per ``(s, p, a)``, its next ``g``;
+candidates are priced in order of ``LB`` (the next ``g`` pushed when one is popped) until the
+least ``LB`` left reaches the best objective: every candidate not priced costs at least the
+optimum, so the best priced is optimal and the least ``LB`` left is the bound. A deadline that
+stops it early leaves that bound and status ``FEASIBLE`` (``TIME_LIMIT`` with no design).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from dataclasses import dataclass
+
+from models import cabling as cb
+from models import torus_fabric as tf
+from models.status import Status
+from planner.families.dragonfly import layout as ly
+from planner.families.dragonfly import structure as st
+
+#: Relative tolerance on a load ratio against its limit, and between two equal objectives.
+RATIO_RTOL = 1e-9
+OBJECTIVE_RTOL = 1e-9
+#: Slack on a latency against its cap, in ns.
+LATENCY_TOL_NS = 1e-9
+
+
+@dataclass(frozen=True)
+class Requirements:
+    """The instance's constraints as the model reads them (None: no limit)."""
+
+    max_ratio: float = 1.0
+    max_switch_hops: int | None = None
+    max_latency_ns: float | None = None
+    min_fraction_after_failure: float | None = None
+    max_power_w: float | None = None
+    max_capex_usd: float | None = None
+
+
+@dataclass(frozen=True)
+class DragonflyProblem:
+    """Everything the model needs for one plane count."""
+
+    gpus: int
+    planes: int
+    speed_gbps: int
+    switches: tuple[tf.SwitchChoice, ...]
+    media: tuple[cb.MediumOption, ...]
+    floor: tf.Floor
+    requirements: Requirements
+    energy_usd_per_w: float
+    capex_weight: float = 1.0
+    energy_weight: float = 1.0
+    nic: cb.PortKind = None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One dragonfly: planes, switch, terminals p, group size a, groups g, links m and q."""
+
+    planes: int
+    switch: tf.SwitchChoice
+    p: int
+    a: int
+    g: int
+    m: int
+    q: int
+
+    @property
+    def h(self) -> int:
+        """Global ports per switch."""
+        return st.global_ports(self.a, self.g, self.m)
+
+
+@dataclass(frozen=True)
+class Priced:
+    """A candidate with its media bands (per plane), totals (all planes) and longest route."""
+
+    candidate: Candidate
+    gpu_bands: tuple[tf.Band, ...]
+    local_bands: tuple[tf.Band, ...]
+    global_bands: tuple[tf.Band, ...]
+    capex_usd: float
+    power_w: float
+    objective_usd: float
+    max_latency_ns: float
+
+
+@dataclass(frozen=True)
+class DragonflySolution:
+    """The best dragonfly, or why there is none (``priced`` None)."""
+
+    status: Status
+    priced: Priced | None
+    bound_usd: float | None
+    wall_s: float
+    examined: int
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class DragonflyModel:
+    """A problem with its media tables per switch: GPU links, and switch-to-switch links."""
+
+    problem: DragonflyProblem
+    gpu_tables: tuple[tf.MediaTable, ...]
+    link_tables: tuple[tf.MediaTable, ...]
+
+
+# ---- constraints, one family each ----------------------------------------------------------------
+def holds_gpus(c: Candidate, gpus: int) -> bool:
+    """Endpoints: a p g >= E."""
+    return c.a * c.p * c.g >= gpus
+
+
+def fits_radix(c: Candidate) -> bool:
+    """Ports: p + q (a - 1) + h <= radix."""
+    return st.ports_per_switch(c.p, c.a, c.q, c.h) <= c.switch.radix
+
+
+def within_max_groups(c: Candidate) -> bool:
+    """Groups: 2 <= g <= a h + 1, every pair of groups joined by m >= 1 links, a >= 2."""
+    return c.a >= 2 and c.m >= 1 and 2 <= c.g <= st.max_groups(c.a, c.h)
+
+
+def min_global_links(p: int, a: int, gpus: int, max_ratio: float) -> int:
+    """Bandwidth: the least m with lambda_G <= max_ratio (lambda_G falls as 1 / m)."""
+    return max(1, math.ceil(st.global_ratio(p, a, 1, gpus) / max_ratio * (1 - RATIO_RTOL)))
+
+
+def min_local_links(p: int, a: int, g: int, m: int, gpus: int, max_ratio: float) -> int:
+    """Bandwidth: the least q with lambda_L <= max_ratio (lambda_L falls as 1 / q)."""
+    ratio = st.local_ratio(p, a, g, 1, m, gpus)
+    return max(1, math.ceil(ratio / max_ratio * (1 - RATIO_RTOL)))
+
+
+def meets_ratios(c: Candidate, gpus: int, r: Requirements) -> bool:
+    """Bandwidth: lambda_G and lambda_L within max_oversubscription."""
+    limit = r.max_ratio * (1 + RATIO_RTOL)
+    glob = st.global_ratio(c.p, c.a, c.m, gpus) if c.g > 1 else 0.0
+    return glob <= limit and st.local_ratio(c.p, c.a, c.g, c.q, c.m, gpus) <= limit
+
+
+def meets_hops(c: Candidate, r: Requirements) -> bool:
+    """Hops: switches on the longest minimal route within max_switch_hops."""
+    return r.max_switch_hops is None or st.switch_hops(c.a, c.g, c.m) <= r.max_switch_hops
+
+
+def meets_failure(planes: int, r: Requirements) -> bool:
+    """Failure: one switch down cuts its GPUs off one plane: (P - 1) / P >= phi."""
+    phi = r.min_fraction_after_failure
+    return phi is None or (planes - 1) / planes >= phi - RATIO_RTOL
+
+
+def meets_latency(latency_ns: float, r: Requirements) -> bool:
+    """Latency: the longest route within max_latency_ns."""
+    return r.max_latency_ns is None or latency_ns <= r.max_latency_ns + LATENCY_TOL_NS
+
+
+def meets_caps(capex_usd: float, power_w: float, r: Requirements) -> bool:
+    """Budgets: capex and power within their caps."""
+    return (r.max_capex_usd is None or capex_usd <= r.max_capex_usd * (1 + RATIO_RTOL)) and (
+        r.max_power_w is None or power_w <= r.max_power_w * (1 + RATIO_RTOL)
+    )
+
+
+def route_latency_ns(
+    c: Candidate, switch_ns: float, gpu_ns: float, local_ns: float, global_ns: float
+) -> float:
+    """The longest route's latency, every link at its class's worst.
+
+    Between groups: its switches, two GPU links, its local links and one global link; inside a
+    group: two switches, two GPU links and one local link.
+    """
+    links = st.routed_links(c.a, c.g, c.m)
+    inside = 2 * gpu_ns + (switch_ns * 2 + local_ns if c.a > 1 else switch_ns)
+    if c.g < 2:
+        return inside
+    across = (links + 1) * switch_ns + 2 * gpu_ns + global_ns + (links - 1) * local_ns
+    return max(inside, across)
+
+
+# ---- build, price, solve ---------------------------------------------------------------------------
+def build(problem: DragonflyProblem) -> DragonflyModel:
+    """The media tables of every switch: GPU to switch, and switch to switch."""
+    criteria = cb.Criteria(problem.energy_usd_per_w, problem.capex_weight, problem.energy_weight)
+    gpu = tuple(
+        tf.media_table(problem.media, problem.nic, s.engine, criteria) for s in problem.switches
+    )
+    link = tuple(
+        tf.media_table(problem.media, s.engine, s.engine, criteria) for s in problem.switches
+    )
+    return DragonflyModel(problem, gpu, link)
+
+
+def value_usd(p: DragonflyProblem, capex_usd: float, power_w: float) -> float:
+    """The objective of these totals."""
+    return p.capex_weight * capex_usd + p.energy_weight * p.energy_usd_per_w * power_w
+
+
+def candidate_of(
+    pr: DragonflyProblem, s: tf.SwitchChoice, p: int, a: int, g: int
+) -> Candidate | None:
+    """The candidate (s, p, a, g) with its least m and q, None when a rule fails."""
+    r = pr.requirements
+    m = min_global_links(p, a, pr.gpus, r.max_ratio) if g > 1 else 0
+    q = min_local_links(p, a, g, m, pr.gpus, r.max_ratio) if a > 1 else 1
+    c = Candidate(pr.planes, s, p, a, g, m, q)
+    ok = holds_gpus(c, pr.gpus) and fits_radix(c) and within_max_groups(c)
+    return c if ok and meets_ratios(c, pr.gpus, r) and meets_hops(c, r) else None
+
+
+def price(model: DragonflyModel, si: int, c: Candidate) -> Priced | None:
+    """A candidate with its media, totals and longest route; None when a link has no medium."""
+    pr = model.problem
+    lens = ly.lengths(pr.floor, c.p, c.a, c.g, c.m, pr.gpus)
+    gb = tf.bands(model.gpu_tables[si], lens.gpu_m, 1)
+    lb = tf.bands(model.link_tables[si], lens.local_m, c.q)
+    glb = tf.bands(model.link_tables[si], lens.global_m, 1)
+    if gb is None or lb is None or glb is None:
+        return None
+    capex = c.a * c.g * c.switch.cost_usd
+    power = c.a * c.g * c.switch.power_w
+    for b in (*gb, *lb, *glb):
+        medium = next(x for x in pr.media if x.name == b.medium)
+        capex += b.links * (b.ends * medium.end_cost_usd + medium.cable_cost_usd)
+        power += b.links * b.ends * medium.end_power_w
+    capex, power = c.planes * capex, c.planes * power
+
+    def worst(bands: tuple[tf.Band, ...]) -> float:
+        return max((b.latency_ns for b in bands), default=0.0)
+
+    latency = route_latency_ns(c, c.switch.latency_ns, worst(gb), worst(lb), worst(glb))
+    return Priced(c, gb, lb, glb, capex, power, value_usd(pr, capex, power), latency)
+
+
+def lower_bound(model: DragonflyModel, si: int, p: int, a: int, g: int, m: int) -> float:
+    """LB of (s, p, a, g): switches, and every link at its kind's cheapest medium value."""
+    pr = model.problem
+    s = pr.switches[si]
+    v_gpu = min(model.gpu_tables[si].values, default=math.inf)
+    v_link = min(model.link_tables[si].values, default=math.inf)
+    links = st.local_links(a, g, 1) + st.global_links(g, m)
+    v_links = links * v_link if links else 0.0
+    return pr.planes * (a * g * value_usd(pr, s.cost_usd, s.power_w) + pr.gpus * v_gpu + v_links)
+
+
+def _max_groups_of(k: int, p: int, a: int, m: int) -> int:
+    """Most groups the ports leave room for: h <= k - p - (a - 1) gives g - 1 <= a h / m."""
+    free = k - p - (a - 1)
+    return 1 if free < 1 or m < 1 else 1 + a * free // m
+
+
+def better(x: Priced, y: Priced) -> bool:
+    """Lower objective; on a tie (OBJECTIVE_RTOL) fewer switches, then the canonical order."""
+    tol = OBJECTIVE_RTOL * max(1.0, abs(y.objective_usd))
+    if abs(x.objective_usd - y.objective_usd) > tol:
+        return x.objective_usd < y.objective_usd
+    cx, cy = x.candidate, y.candidate
+    return (cx.a * cx.g, cx.switch.name, cx.p, cx.a) < (cy.a * cy.g, cy.switch.name, cy.p, cy.a)
+
+
+def solve(model: DragonflyModel, time_limit_s: float = math.inf) -> DragonflySolution:
+    """Best-first enumeration with the LB stopping rule (see the module docstring)."""
+    start = time.perf_counter()
+    pr, r = model.problem, model.problem.requirements
+    heap: list[tuple[float, int, int, int, int, int]] = []
+    if meets_failure(pr.planes, r):
+        for si, s in enumerate(pr.switches):
+            for p in range(1, s.radix + 1):
+                for a in range(2, s.radix - p + 2):
+                    g = max(2, st.groups_needed(pr.gpus, p, a))
+                    m = min_global_links(p, a, pr.gpus, r.max_ratio) if g > 1 else 0
+                    if g > 1 and g > _max_groups_of(s.radix, p, a, m):
+                        continue
+                    heap.append((lower_bound(model, si, p, a, g, m), si, p, a, g, m))
+    heapq.heapify(heap)
+    best: Priced | None = None
+    examined = 0
+    timed_out = False
+    while heap:
+        lb, si, p, a, g, m = heap[0]
+        if lb == math.inf:
+            break  # no medium cables the GPU or switch links of what is left
+        if best is not None and lb >= best.objective_usd * (1 - OBJECTIVE_RTOL):
+            break
+        if time.perf_counter() - start > time_limit_s:
+            timed_out = True
+            break
+        heapq.heappop(heap)
+        s = pr.switches[si]
+        m_next = m or min_global_links(p, a, pr.gpus, r.max_ratio)
+        if g + 1 <= _max_groups_of(s.radix, p, a, m_next):
+            nxt = lower_bound(model, si, p, a, g + 1, m_next)
+            heapq.heappush(heap, (nxt, si, p, a, g + 1, m_next))
+        c = candidate_of(pr, s, p, a, g)
+        if c is None:
+            continue
+        examined += 1
+        priced = price(model, si, c)
+        if priced is None or not meets_latency(priced.max_latency_ns, r):
+            continue
+        if meets_caps(priced.capex_usd, priced.power_w, r) and (
+            best is None or better(priced, best)
+        ):
+            best = priced
+    wall = time.perf_counter() - start
+    open_bound = heap[0][0] if heap else math.inf
+    if best is None:
+        if timed_out:
+            return DragonflySolution(Status.TIME_LIMIT, None, open_bound, wall, examined)
+        return DragonflySolution(Status.INFEASIBLE, None, None, wall, examined, why_none(pr))
+    bound = min(best.objective_usd, open_bound)
+    status = Status.FEASIBLE if timed_out else Status.OPTIMAL
+    return DragonflySolution(status, best, bound, wall, examined)
+
+
+def why_none(pr: DragonflyProblem) -> str:
+    """In a user's words, the first rule that leaves no dragonfly."""
+    r = pr.requirements
+    if not pr.switches:
+        return f"no allowed switch runs {pr.speed_gbps}G ports"
+    if not meets_failure(pr.planes, r):
+        return (
+            f"a switch failure cuts its GPUs off one of {pr.planes} plane(s); that keeps less "
+            f"than {r.min_fraction_after_failure or 0:.0%} of their bandwidth"
+        )
+    if r.max_switch_hops is not None and r.max_switch_hops < 2:
+        return (
+            f"max_switch_hops = {r.max_switch_hops}: a dragonfly route crosses 2 switches or more"
+        )
+    return (
+        f"no dragonfly of the allowed switches holds {pr.gpus:,} GPUs within their ports with "
+        f"load ratios <= {r.max_ratio:g}, the hop and latency limits and the budgets"
+    )

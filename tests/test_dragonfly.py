@@ -1,0 +1,203 @@
+"""The dragonfly family: published arithmetic, the model against brute force, binding rules."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import replace
+
+import pytest
+
+from models import torus_fabric as tf
+from models.status import Status
+from planner.families.dragonfly import model as dm
+from planner.families.dragonfly import structure as st
+from planner.families.dragonfly.wiring import parse_dragonfly_wiring
+
+#: Relative tolerance between two objectives that must agree.
+OBJECTIVE_RTOL = 1e-9
+
+#: Kim et al. (ISCA 2008): radix-64 routers in a balanced dragonfly reach "over 256K" nodes.
+KIM_RADIX_64_NODES = 256 * 1024
+#: HPE/Cray Slingshot (De Sensi et al., SC20): 64-port Rosetta, 16 endpoints, 31 local and
+#: 17 global ports per switch, 32 switches per group, up to 545 groups, 279,040 endpoints.
+SLINGSHOT_MAX_ENDPOINTS = 279_040
+
+
+def test_balanced_radix_64_reaches_262656_endpoints() -> None:
+    p, a, h = st.balanced(64)
+    assert (p, a, h) == (16, 32, 16)
+    assert st.ports_per_switch(p, a, 1, h) == 63 <= 64
+    assert st.max_endpoints(p, a, h) == 16 * 32 * 513 == 262_656
+    assert st.max_endpoints(p, a, h) > KIM_RADIX_64_NODES
+
+
+def test_slingshot_maximum_is_the_17th_global_port() -> None:
+    # The brief's 16 down + 31 local + 16 global uses 63 of 64 ports: 262,656 endpoints. The
+    # published maximum needs the 64th port as a 17th global link: 545 groups.
+    assert st.max_endpoints(16, 32, 16) == 262_656
+    assert st.ports_per_switch(16, 32, 1, 17) == 64
+    assert st.max_groups(32, 17) == 545
+    assert st.max_endpoints(16, 32, 17) == SLINGSHOT_MAX_ENDPOINTS
+
+
+@pytest.mark.parametrize(("a", "g", "m"), [(4, 5, 1), (4, 9, 1), (3, 4, 2), (2, 3, 4), (8, 3, 8)])
+def test_global_ends_join_every_pair_m_times_within_h_ports(a: int, g: int, m: int) -> None:
+    i, si, j, sj = st.global_ends(a, g, m)
+    assert i.size == st.global_links(g, m)
+    pairs = {(int(x), int(y)) for x, y in zip(i, j, strict=True)}
+    assert pairs == {(x, y) for x in range(g) for y in range(x + 1, g)}
+    per_switch: dict[tuple[int, int], int] = {}
+    for grp, sw in itertools.chain(zip(i, si, strict=True), zip(j, sj, strict=True)):
+        per_switch[int(grp), int(sw)] = per_switch.get((int(grp), int(sw)), 0) + 1
+    assert max(per_switch.values()) == st.global_ports(a, g, m)
+    assert g <= st.max_groups(a, st.global_ports(a, g, m))
+
+
+# ---- the model ------------------------------------------------------------------------------------
+def _problem(gpus: int, radix: int, **req: float | int | None) -> dm.DragonflyProblem:
+    media = (
+        tf.cb.MediumOption("copper", 50.0, 0.1, 0.0, 0, 3.0, copper=True),
+        tf.cb.MediumOption("optic", 400.0, 8.0, 60.0, 100, 500.0),
+    )
+    switches = (
+        tf.SwitchChoice("small", radix, 10_000.0, 300.0, 300),
+        tf.SwitchChoice("big", 2 * radix, 30_000.0, 700.0, 400),
+    )
+    floor = tf.Floor(16, 8, 0.6, 2.4, 2.0, 3.0, 1.1)
+    return dm.DragonflyProblem(
+        gpus, 1, 400, switches, media, floor, dm.Requirements(**req), energy_usd_per_w=5.0
+    )
+
+
+def _brute_force(pr: dm.DragonflyProblem) -> float:
+    """Every (switch, p, a, g) up to the port limits priced: the least objective."""
+    model = dm.build(pr)
+    best = math.inf
+    for si, s in enumerate(pr.switches):
+        for p in range(1, s.radix + 1):
+            for a in range(2, s.radix - p + 2):
+                g0 = max(2, st.groups_needed(pr.gpus, p, a))
+                for g in range(g0, g0 + 6):
+                    c = dm.candidate_of(pr, s, p, a, g)
+                    priced = None if c is None else dm.price(model, si, c)
+                    if priced is None or not dm.meets_latency(
+                        priced.max_latency_ns, pr.requirements
+                    ):
+                        continue
+                    if dm.meets_caps(priced.capex_usd, priced.power_w, pr.requirements):
+                        best = min(best, priced.objective_usd)
+    return best
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("gpus", "radix"), [(40, 12), (96, 16), (150, 12)])
+def test_the_model_finds_the_brute_force_optimum(gpus: int, radix: int) -> None:
+    pr = _problem(gpus, radix)
+    sol = dm.solve(dm.build(pr))
+    assert sol.status is Status.OPTIMAL
+    assert sol.priced is not None
+    assert sol.priced.objective_usd == pytest.approx(_brute_force(pr), rel=OBJECTIVE_RTOL)
+    assert sol.bound_usd == pytest.approx(sol.priced.objective_usd, rel=OBJECTIVE_RTOL)
+
+
+def _solved(pr: dm.DragonflyProblem) -> dm.Candidate:
+    sol = dm.solve(dm.build(pr))
+    assert sol.priced is not None
+    return sol.priced.candidate
+
+
+def test_radix_binds() -> None:
+    c = _solved(_problem(96, 16))
+    assert st.ports_per_switch(c.p, c.a, c.q, c.h) <= c.switch.radix
+    small = _problem(96, 16)
+    only_small = replace(small, switches=small.switches[:1])
+    d = _solved(only_small)
+    assert st.ports_per_switch(d.p, d.a, d.q, d.h) <= 16
+    tiny = replace(small, switches=(tf.SwitchChoice("tiny", 3, 1.0, 1.0, 1),))
+    assert dm.solve(dm.build(tiny)).status is Status.INFEASIBLE
+
+
+def test_endpoints_bind() -> None:
+    for gpus in (40, 41, 97):
+        c = _solved(_problem(gpus, 12))
+        assert c.a * c.p * c.g >= gpus
+
+
+def test_ratio_binds_global_links() -> None:
+    loose = _solved(_problem(96, 16, max_ratio=4.0))
+    tight = _solved(_problem(96, 16, max_ratio=0.5))
+    for c, limit in ((loose, 4.0), (tight, 0.5)):
+        assert st.global_ratio(c.p, c.a, c.m, 96) <= limit * (1 + 1e-9)
+        assert st.local_ratio(c.p, c.a, c.g, c.q, c.m, 96) <= limit * (1 + 1e-9)
+    looser = dm.solve(dm.build(_problem(96, 16, max_ratio=4.0))).priced
+    tighter = dm.solve(dm.build(_problem(96, 16, max_ratio=0.5))).priced
+    assert looser is not None
+    assert tighter is not None
+    assert looser.objective_usd < tighter.objective_usd
+
+
+def test_max_groups_and_global_ports_bind() -> None:
+    c = _solved(_problem(150, 12))
+    assert c.m >= 1
+    assert c.g <= st.max_groups(c.a, c.h)
+    assert dm.within_max_groups(replace(c, g=st.max_groups(c.a, c.h) + 1, m=0)) is False
+
+
+def test_hops_bind() -> None:
+    assert dm.solve(dm.build(_problem(96, 16, max_switch_hops=1))).status is Status.INFEASIBLE
+    c = _solved(_problem(96, 16, max_switch_hops=3))
+    assert st.switch_hops(c.a, c.g, c.m) <= 3
+
+
+@pytest.mark.slow
+def test_latency_and_caps_bind() -> None:
+    free = dm.solve(dm.build(_problem(96, 16))).priced
+    assert free is not None
+    assert (
+        dm.solve(dm.build(_problem(96, 16, max_latency_ns=free.max_latency_ns / 4))).status
+        is Status.INFEASIBLE
+    )
+    assert (
+        dm.solve(dm.build(_problem(96, 16, max_capex_usd=free.capex_usd / 2))).status
+        is Status.INFEASIBLE
+    )
+
+
+def test_failure_binds() -> None:
+    pr = _problem(96, 16, min_fraction_after_failure=0.5)
+    assert dm.solve(dm.build(pr)).status is Status.INFEASIBLE
+    assert dm.solve(dm.build(replace(pr, planes=2))).priced is not None
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"gpus_per_switch": 1},
+        {
+            "gpus_per_switch": 2,
+            "switches_per_group": 1,
+            "groups": 2,
+            "global_links_per_pair": 1,
+            "local_links_per_pair": 1,
+        },
+        {
+            "gpus_per_switch": 2,
+            "switches_per_group": 2,
+            "groups": 2,
+            "global_links_per_pair": 0,
+            "local_links_per_pair": 1,
+        },
+        {
+            "gpus_per_switch": 2,
+            "switches_per_group": 2,
+            "groups": 2,
+            "global_links_per_pair": 1,
+            "local_links_per_pair": 1,
+            "x": 1,
+        },
+    ],
+)
+def test_the_wiring_parser_refuses_bad_parameters(params: dict[str, int]) -> None:
+    with pytest.raises(ValueError, match="dragonfly wiring"):
+        parse_dragonfly_wiring(params)
