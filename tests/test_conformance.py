@@ -83,6 +83,14 @@ CASES: dict[str, tuple[dict[str, Any], str]] = {
         },
         "rail_spine0",
     ),
+    "dragonfly": (
+        {
+            # 64-port switches, so 512 GPUs need several groups (global links to route over).
+            "cluster": {"gpus": 512, "gpus_per_node": 8, "nic_gbps": 400, "nic_ports": [1]},
+            "search": {"families": ["dragonfly"], "switch_models": ["tomahawk4-25t"]},
+        },
+        "switch0",
+    ),
 }
 
 #: Small traffic whose optimal-routing bound LP is built, and the failure of one switch.

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from planner.families.clos import CLOS, Clos
+from planner.families.dragonfly import Dragonfly
 from planner.families.ocs_direct import OCS_DIRECT, OcsDirect
 from planner.families.ocs_torus import OCS_TORUS, OcsTorus
 from planner.families.rail.only import RailOnly
@@ -41,7 +42,8 @@ __all__ = [
 
 #: Every family the planner sizes, by name, in the order the search takes them.
 FAMILIES: dict[str, Family] = {
-    f.name: f for f in (Clos(), OcsDirect(), OcsTorus(), Torus(), RailOptimized(), RailOnly())
+    f.name: f
+    for f in (Clos(), OcsDirect(), OcsTorus(), Torus(), RailOptimized(), RailOnly(), Dragonfly())
 }
 
 
