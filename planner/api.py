@@ -260,10 +260,15 @@ class PlanResult:
         return self.summary.to_pandas()
 
     @property
+    def family(self) -> Family | None:
+        """The design's family, resolved from the registry (None without a design)."""
+        return None if self.design is None else family_of(self.design.family)
+
+    @property
     def family_tables(self) -> dict[str, pl.DataFrame]:
         """The design's family's own tables (``Family.extra_tables``), by name; {} without one."""
-        d = self.design
-        return {} if d is None else family_of(d.family).extra_tables(d)
+        d, family = self.design, self.family
+        return {} if d is None or family is None else family.extra_tables(d)
 
     @property
     def summary(self) -> pl.DataFrame:
@@ -1042,6 +1047,5 @@ def export_htsim(
 
 
 def write_sim_reports(sim: SimResult, outdir: Path, design: Design, **options: Any) -> list[Path]:
-    """``planner.report.write_sim_reports`` with the design's family's own tables."""
-    family_tables = family_of(design.family).extra_tables(design)
-    return _write_sim_reports(sim, outdir, design, family_tables=family_tables, **options)
+    """``planner.report.write_sim_reports`` with the design's family handed in."""
+    return _write_sim_reports(sim, outdir, design, family=family_of(design.family), **options)

@@ -12,7 +12,7 @@ differs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -166,6 +166,22 @@ class PostSolve(Protocol):
         ...
 
 
+class Presentation(Protocol):
+    """How a family's own tables are shown: their headings, their place, the picture's words."""
+
+    def table_titles(self) -> dict[str, str]:
+        """Headings of its tables (``extra_tables``, ``search_tables``) in report.html, by name."""
+        ...
+
+    def design_tables(self) -> tuple[str, ...]:
+        """Its tables shown with the design, right after the links (the others come last)."""
+        ...
+
+    def picture_notes(self, tables: Mapping[str, pl.DataFrame]) -> list[str]:
+        """What its tables add to the topology picture, a few words each ([] if nothing)."""
+        ...
+
+
 class Graph(Protocol):
     """The fabric graph a family builds for the simulator."""
 
@@ -203,7 +219,7 @@ class WiringReader(Protocol):
         ...
 
 
-class Family(Naming, Sizing, PostSolve, Graph, Checks, WiringReader, Protocol):
+class Family(Naming, Sizing, PostSolve, Presentation, Graph, Checks, WiringReader, Protocol):
     """One fabric family: every role (``planner.families.base.FamilyBase`` has the defaults)."""
 
     @property

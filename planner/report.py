@@ -47,6 +47,7 @@ from planner.workload.step import (
 if TYPE_CHECKING:
     from planner.api import PlanResult
     from planner.bandwidth_loop import LoopResult
+    from planner.family_roles import Family, Presentation
     from planner.idle_pricing import PricedSearch
     from planner.sim.sim_tables import SimResult
 
@@ -63,9 +64,6 @@ BANDWIDTH_LOOP_TABLE = "bandwidth_loop"
 IDLE_PRICING_TABLE = "idle_pricing"
 OPTIONAL_TABLES = (
     OPTICS_TABLE,
-    "circuits",
-    "ocs",
-    "reconfiguration",
     "alternatives_sim",
     BANDWIDTH_LOOP_TABLE,
     "workload",
@@ -633,7 +631,9 @@ def picture_files(
     if pictures:
         from planner.pictures import render
 
-        figures = render(tables, plan_result.design)
+        family = plan_result.family
+        notes = [] if family is None else family.picture_notes(tables)
+        figures = render(tables, plan_result.design, notes)
     files, embedded = _figure_writers(figures)
     files["report.html"] = text_writer(solve_html(plan_result, tables, embedded))
     return files
@@ -668,13 +668,16 @@ def _figure_writers(figures: dict[str, bytes]) -> tuple[dict[str, Writer], dict[
 
 
 def sim_picture_files(
-    design: Design, sim: SimResult, tables: dict[str, pl.DataFrame]
+    design: Design, sim: SimResult, tables: dict[str, pl.DataFrame], family: Presentation | None
 ) -> dict[str, Writer]:
-    """The pictures of a simulated design (PNG and SVG) and its ``report.html``."""
+    """The pictures of a simulated design (PNG and SVG) and its ``report.html``.
+
+    ``family`` is the design's (its words on its tables and their titles), handed in.
+    """
     from planner.pictures import render
     from planner.report_html import simulation_page
 
-    figures = render(tables, design)
+    figures = render(tables, design, [] if family is None else family.picture_notes(tables))
     files, embedded = _figure_writers(figures)
     page = simulation_page(
         design,
@@ -683,6 +686,7 @@ def sim_picture_files(
         embedded,
         lines=headline(tables["summary"]),
         tiers=tiers_table(design),
+        family=family,
     )
     files["report.html"] = text_writer(page)
     return files
@@ -731,7 +735,7 @@ def write_sim_reports(
     extra: dict[str, Writer] | None = None,
     instance: Instance | None = None,
     formats: Collection[str] | None = None,
-    family_tables: dict[str, pl.DataFrame] | None = None,
+    family: Family | None = None,
 ) -> list[Path]:
     """Write a simulation of a design as a whole set; returns the files written.
 
@@ -741,8 +745,8 @@ def write_sim_reports(
     solve's), its search tables (``alternatives``, ``optics_comparison``, ``reconfiguration``)
     are carried over unchanged; every other file of the old set is replaced or removed. With
     ``instance`` (``simulate --instance``), its workload's step is in the summary and a
-    ``workload`` table. ``family_tables`` are the design's family's own tables
-    (``Family.extra_tables``), handed in by the caller.
+    ``workload`` table. ``family`` is the design's, handed in by the caller: its own tables
+    (``Family.extra_tables``), their titles and its words on them.
     """
     outdir = Path(outdir)
     tables: dict[str, pl.DataFrame] = {
@@ -754,7 +758,7 @@ def write_sim_reports(
         "sim_link_histogram": sim.link_histogram,
         "sim_failures": sim.failures,
     }
-    tables.update(family_tables or {})
+    tables.update({} if family is None else family.extra_tables(design))
     step = None if instance is None else workload_step(instance, design, sim)
     if step is not None:
         tables["workload"] = step[0]
@@ -764,7 +768,7 @@ def write_sim_reports(
     if "alternatives_sim.parquet" in carried:
         tables["alternatives_sim"] = pl.read_parquet(outdir / "alternatives_sim.parquet")
     files = set_files(tables, design, render_sim_markdown(design, sim, tables))
-    files.update(sim_picture_files(design, sim, tables))
+    files.update(sim_picture_files(design, sim, tables, family))
     files.update(carried)
     files.update(extra or {})
     return write_set(

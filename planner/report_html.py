@@ -24,6 +24,7 @@ from planner.report_text import column_label, column_texts, count_text, figure_t
 if TYPE_CHECKING:
     from planner.api import PlanResult
     from planner.design import Design
+    from planner.family_roles import Presentation
     from planner.schema.instance import Instance
     from planner.sim.sim_tables import SimResult
 
@@ -55,18 +56,14 @@ PAGE_COLUMNS = {
         "winner",
     ),
 }
-#: Headings of the tables a solve writes (a table without one is titled by its name).
+#: Headings of the tables a solve writes (a table without one is titled by its name); a family's
+#: own tables are titled by the family (``Family.table_titles``).
 TABLE_TITLES = {
     "summary": "Summary",
     "tiers": "Design, tier by tier (switches per plane and in all planes)",
     "bom": "Bill of materials (all planes)",
     "price_sources": "Where each price comes from",
     "links": "Links by class and medium",
-    "rails": "Rails",
-    "torus": "Torus",
-    "ocs": "OCS devices",
-    "circuits": "OCS circuits",
-    "reconfiguration": "After an OCS device fails",
     "workload": "Workload: one training iteration",
     "alternatives": "Alternatives: the best design of every switch option",
     "alternatives_sim": "Each family's best design, simulated",
@@ -77,9 +74,6 @@ TABLE_TITLES = {
     "sim_links": "Simulation: link utilisation",
     "sim_link_histogram": "Simulation: links per utilisation bin (summary)",
     "idle_pricing": "Idle GPU time priced: each rung of allowed ratios",
-    "torus_slices": "Torus slices",
-    "torus_circuits": "Torus circuits",
-    "torus_failure": "Torus: after a cube fails",
 }
 #: Tables shown summarised on the page (the file beside it holds them whole).
 SUMMARISED = {"sim_link_histogram": "sim_link_histogram.csv"}
@@ -478,14 +472,10 @@ def per_gpu(summary: pl.DataFrame) -> list[tuple[str, str]]:
     ]
 
 
-#: The order a solve's tables are shown in (others follow in their own order).
+#: The order a solve's tables are shown in: these, with the family's design tables after the
+#: links (``Family.design_tables``); others follow in their own order.
+DESIGN_ORDER = ("summary", "tiers", "bom", "links")
 SOLVE_ORDER = (
-    "summary",
-    "tiers",
-    "bom",
-    "links",
-    "rails",
-    "torus",
     "workload",
     "alternatives",
     "alternatives_sim",
@@ -545,6 +535,11 @@ def histogram_summary(histogram: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _titles(family: Presentation | None) -> dict[str, str]:
+    """Every table's heading: the shared ones and the family's own."""
+    return {**TABLE_TITLES, **({} if family is None else family.table_titles())}
+
+
 def solve_page(
     plan_result: PlanResult,
     tables: Mapping[str, pl.DataFrame],
@@ -566,7 +561,9 @@ def solve_page(
     shown: dict[str, pl.DataFrame] = {"summary": _transposed(summary)}
     if tiers is not None:
         shown["tiers"] = tiers
-    ordered = [n for n in SOLVE_ORDER if n in tables] + [n for n in tables if n not in SOLVE_ORDER]
+    family = plan_result.family
+    order = (*DESIGN_ORDER, *(() if family is None else family.design_tables()), *SOLVE_ORDER)
+    ordered = [n for n in order if n in tables] + [n for n in tables if n not in order]
     for name in ordered:
         if name not in shown:
             shown[name] = histogram_summary(tables[name]) if name in SUMMARISED else tables[name]
@@ -602,7 +599,7 @@ def solve_page(
         cards=per_gpu(summary),
         notes=notes,
         sections=sections,
-        titles=TABLE_TITLES,
+        titles=_titles(family),
         captions=FIGURE_CAPTIONS,
         sources={"tiers": "design.json", "price_sources": "bom.csv", **SUMMARISED},
         whole=("summary", "tiers", *SUMMARISED),
@@ -620,10 +617,12 @@ def simulation_page(
     *,
     lines: Sequence[str],
     tiers: pl.DataFrame,
+    family: Presentation | None = None,
 ) -> str:
     """The page of ``simulate``: the saved design's headline, its verdict, pictures and tables.
 
-    ``lines`` and ``tiers`` are report.md's headline and tiers table (``planner.report``).
+    ``lines`` and ``tiers`` are report.md's headline and tiers table (``planner.report``);
+    ``family`` is the design's, whose tables it titles.
     """
     summary = tables["summary"]
     shown: dict[str, pl.DataFrame] = {"summary": _transposed(summary), "tiers": tiers}
@@ -644,7 +643,7 @@ def simulation_page(
             *sim.notes,
             "Every table is written in full beside this page as CSV (rounded) and Parquet (exact).",
         ],
-        titles=TABLE_TITLES,
+        titles=_titles(family),
         captions=FIGURE_CAPTIONS,
         sources={"tiers": "design.json", **SUMMARISED},
         whole=("summary", "tiers", *SUMMARISED),

@@ -301,7 +301,7 @@ def test_names_from_inputs_are_drawn_as_text(solved: Solved) -> None:
     assert d is not None
     hostile = '<b>$\\frac{1}{0$ & "x"'
     renamed = replace(d, tiers=tuple(replace(t, switch_model=hostile) for t in d.tiers))
-    _png, svg = topology.figure(renamed, plan_tables(solved.result))
+    _png, svg = topology.figure(renamed)
     root = ET.fromstring(svg)
     text = "\n".join("".join(t.itertext()) for t in root.iter(f"{SVG_NS}text"))
     assert f"× {hostile}" in text

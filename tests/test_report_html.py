@@ -171,17 +171,33 @@ SOLVE_TABLES = (
     IDLE_PRICING_TABLE,
     "tiers",
     "price_sources",
-    "rails",
-    "torus",
-    "torus_slices",
-    "torus_circuits",
-    "torus_failure",
 )
+#: The tables each family adds (its ``extra_tables`` and ``search_tables``), titled by it.
+FAMILY_TABLES = {
+    "rail_optimized": ("rails",),
+    "rail_only": ("rails",),
+    "torus": ("torus",),
+    "ocs_direct": ("ocs", "circuits", "reconfiguration"),
+    "ocs_torus": ("torus_slices", "torus_circuits", "torus_failure"),
+    "dragonfly": ("dragonfly",),
+}
 
 
 @pytest.mark.parametrize("name", SOLVE_TABLES)
 def test_every_table_a_solve_may_show_has_a_title(name: str) -> None:
     assert TABLE_TITLES[name]
+
+
+@pytest.mark.parametrize(("family", "tables"), sorted(FAMILY_TABLES.items()))
+def test_every_table_a_family_adds_is_titled_by_the_family(
+    family: str, tables: tuple[str, ...]
+) -> None:
+    from planner.families import family_of
+
+    titles = family_of(family).table_titles()
+    assert all(titles[name] for name in tables)
+    assert set(family_of(family).design_tables()) <= set(titles)
+    assert not set(titles) & set(TABLE_TITLES)  # no family table shadows a shared one
 
 
 def test_every_table_on_the_page_is_titled(page: Path) -> None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from planner.wiring import UP_DOWN, parse_up_down
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     import polars as pl
 
@@ -133,6 +133,18 @@ class FamilyBase:
     def throughput_scale(self, design: Design, inst: Instance, demand_of: DemandOf) -> float | None:
         """Not predicted."""
         return None
+
+    def table_titles(self) -> dict[str, str]:
+        """None: it has no tables of its own."""
+        return {}
+
+    def design_tables(self) -> tuple[str, ...]:
+        """None."""
+        return ()
+
+    def picture_notes(self, tables: Mapping[str, pl.DataFrame]) -> list[str]:
+        """Nothing to add."""
+        return []
 
     def build_fabric(self, design: Design) -> Fabric:
         """The tiered up-down graph (``planner.sim.fabric.clos_fabric``)."""

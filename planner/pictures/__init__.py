@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from planner.design import Design
 
 #: Every picture a report may hold, in the order a page shows them.
@@ -37,16 +39,19 @@ def file_name(picture: str, fmt: str) -> str:
     return f"fig_{picture}.{fmt}"
 
 
-def render(tables: dict[str, pl.DataFrame], design: Design | None) -> dict[str, bytes]:
+def render(
+    tables: dict[str, pl.DataFrame], design: Design | None, family_notes: Sequence[str] = ()
+) -> dict[str, bytes]:
     """Every picture with data for this plan, as file name -> bytes (PNG and SVG each).
 
-    Without a design, only the alternatives can be drawn.
+    Without a design, only the alternatives can be drawn. ``family_notes`` are the design's
+    family's words on its tables, for the topology's title (``Family.picture_notes``).
     """
     from planner.pictures import cables, costs, tco, topology, utilisation
 
     drawn: dict[str, tuple[bytes, bytes] | None] = {}
     if design is not None:
-        drawn["topology"] = topology.figure(design, tables)
+        drawn["topology"] = topology.figure(design, family_notes)
         drawn["costs"] = costs.figure(tables["bom"], tables["summary"])
     if "alternatives" in tables:
         drawn["alternatives"] = tco.alternatives_figure(tables["alternatives"])

@@ -5,7 +5,7 @@ switch model (a shadow behind it when the fabric has several planes), the GPUs a
 scale-up domain sit at the bottom, and the links between two layers are one line labelled with
 every medium they use, its count and its length range. A class whose both ends are the same tier
 (a torus's ring links) is drawn as a loop beside the box. Family details the design alone does
-not show (rails, torus dimensions) come from the family's own tables.
+not show (rails, torus dimensions) are the family's words on its own tables, handed in.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import polars as pl
-
 from planner.pictures.common import COLOURS, new_figure, png_svg, style
 from planner.report_text import count_text
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from matplotlib.axes import Axes
 
     from planner.design import Design, LinkClass
@@ -79,29 +79,9 @@ def layers(d: Design) -> list[Layer]:
     return out
 
 
-def family_note(d: Design, tables: dict[str, pl.DataFrame]) -> str:
-    """What the family's tables add: rails and units, torus dimensions, OCS circuits."""
-    notes = []
-    rails = tables.get("rails")
-    if rails is not None and len(rails) and {"rails", "scalable_units"} <= set(rails.columns):
-        r = rails.row(0, named=True)
-        nodes = f" of {r['su_nodes']:,} nodes" if "su_nodes" in rails.columns else ""
-        notes.append(f"{r['rails']:,} rails × {r['scalable_units']:,} scalable units{nodes}")
-    torus = tables.get("torus")
-    if torus is not None and len(torus) and "ring_switches" in torus.columns:
-        dims = " × ".join(f"{n:,}" for n in torus["ring_switches"].to_list())
-        notes.append(f"switch torus {dims} (ring switches per dimension)")
-    slices = tables.get("torus_slices")
-    if slices is not None and len(slices) and "shape" in slices.columns:
-        shapes = ", ".join(
-            f"{r['shape']}{' twisted' if r.get('twisted') else ''}"
-            for r in slices.head(4).iter_rows(named=True)
-        )
-        more = f" (+{len(slices) - 4:,} more)" if len(slices) > 4 else ""
-        notes.append(f"torus slices {shapes}{more}")
-    circuits = tables.get("circuits")
-    if circuits is not None and len(circuits) and "circuits" in circuits.columns:
-        notes.append(f"{int(circuits['circuits'].sum()):,} OCS circuits per plane between pods")
+def family_note(d: Design, family_notes: Sequence[str]) -> str:
+    """The line under the title: what the family's tables add, then the scale-up domain."""
+    notes = list(family_notes)
     if d.scale_up.gpus > 1:
         notes.append(
             f"scale-up domain: {d.scale_up.gpus} GPUs at {d.scale_up.gbps_per_gpu:,.0f} Gb/s per GPU"
@@ -186,8 +166,12 @@ def _scale_up_box(ax: Axes, d: Design) -> None:
     ax.plot([BOX_X + BOX_W, x], [0, 0], color=COLOURS["scale-up switches"], lw=3, zorder=2)
 
 
-def figure(d: Design, tables: dict[str, pl.DataFrame]) -> tuple[bytes, bytes]:
-    """The diagram of a design as PNG and SVG bytes."""
+def figure(d: Design, family_notes: Sequence[str] = ()) -> tuple[bytes, bytes]:
+    """The diagram of a design as PNG and SVG bytes.
+
+    ``family_notes`` are what the design's family says its tables add (rails and units, torus
+    dimensions, OCS circuits: ``Family.picture_notes``), shown under the title.
+    """
     stack = layers(d)
     index = {layer.role: i for i, layer in enumerate(stack)}
     with style():
@@ -196,7 +180,7 @@ def figure(d: Design, tables: dict[str, pl.DataFrame]) -> tuple[bytes, bytes]:
         ax.set_axis_off()
         ax.set_xlim(0, 1)
         ax.set_ylim(-0.5, len(stack) - 0.5)
-        note = family_note(d, tables)
+        note = family_note(d, family_notes)
         title = (
             f"Topology: {d.family}, {count_text(d.gpus, 'GPU')}, {count_text(d.planes, 'plane')}"
             f" × {count_text(d.num_tiers, 'tier')}"

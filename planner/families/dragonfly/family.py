@@ -17,7 +17,7 @@ from planner.families.dragonfly.wiring import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     import polars as pl
 
@@ -174,9 +174,28 @@ class Dragonfly(FamilyBase):
         """Class 1 joins the switches of a group, class 2 the groups."""
         return {1: " (local, inside a group)", 2: " (global, between groups)"}.get(link_class, "")
 
+    def table_titles(self) -> dict[str, str]:
+        """``dragonfly``."""
+        return {DRAGONFLY: "Dragonfly"}
+
+    def design_tables(self) -> tuple[str, ...]:
+        """``dragonfly``, beside the links it explains."""
+        return (DRAGONFLY,)
+
+    def picture_notes(self, tables: Mapping[str, pl.DataFrame]) -> list[str]:
+        """Groups, switches per group and global links per switch, from ``dragonfly``."""
+        table = tables.get(DRAGONFLY)
+        if table is None or not len(table) or "groups" not in table.columns:
+            return []
+        r = table.row(0, named=True)
+        return [
+            f"{r['groups']:,} groups × {r['switches_per_group']:,} switches, "
+            f"{r['global_ports_per_switch']:,} global links per switch"
+        ]
+
     def extra_tables(self, design: Design) -> dict[str, pl.DataFrame]:
         """``dragonfly``: the structure's counts and closed-form figures, one row."""
-        return {"dragonfly": dragonfly_table(design)}
+        return {DRAGONFLY: dragonfly_table(design)}
 
     def build_fabric(self, design: Design) -> Fabric:
         """One plane, routed minimally (local, global, local)."""

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from planner.families.base import FamilyBase, simulated_verify
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     import polars as pl
 
@@ -158,6 +158,21 @@ class OcsDirect(FamilyBase):
             return {"reconfiguration": ocs.reconfiguration_table(design, 0, deadline=deadline)}
         except DeadlineExpired:
             return {"reconfiguration": None}
+
+    def table_titles(self) -> dict[str, str]:
+        """Its devices, its circuits, and the circuits after a device fails."""
+        return {
+            "ocs": "OCS devices",
+            "circuits": "OCS circuits",
+            "reconfiguration": "After an OCS device fails",
+        }
+
+    def picture_notes(self, tables: Mapping[str, pl.DataFrame]) -> list[str]:
+        """The circuits between pods, from ``circuits``."""
+        circuits = tables.get("circuits")
+        if circuits is None or not len(circuits) or "circuits" not in circuits.columns:
+            return []
+        return [f"{int(circuits['circuits'].sum()):,} OCS circuits per plane between pods"]
 
     def extra_tables(self, design: Design) -> dict[str, pl.DataFrame]:
         """The circuits and the OCS devices."""

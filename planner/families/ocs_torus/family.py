@@ -25,7 +25,7 @@ from models.status import Status
 from planner.families.base import FamilyBase
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     import polars as pl
 
@@ -260,6 +260,26 @@ class OcsTorus(FamilyBase):
     def search_tables(self, design: Design, deadline: Deadline) -> dict[str, pl.DataFrame | None]:
         """None."""
         return {}
+
+    def table_titles(self) -> dict[str, str]:
+        """Its slices, their circuits, and the pod after a cube fails."""
+        return {
+            "torus_slices": "Torus slices",
+            "torus_circuits": "Torus circuits",
+            "torus_failure": "Torus: after a cube fails",
+        }
+
+    def picture_notes(self, tables: Mapping[str, pl.DataFrame]) -> list[str]:
+        """The first slices' shapes, from ``torus_slices``."""
+        slices = tables.get("torus_slices")
+        if slices is None or not len(slices) or "shape" not in slices.columns:
+            return []
+        shapes = ", ".join(
+            f"{r['shape']}{' twisted' if r.get('twisted') else ''}"
+            for r in slices.head(4).iter_rows(named=True)
+        )
+        more = f" (+{len(slices) - 4:,} more)" if len(slices) > 4 else ""
+        return [f"torus slices {shapes}{more}"]
 
     def extra_tables(self, design: Design) -> dict[str, pl.DataFrame]:
         """The slices, their circuits, and a cube failure replaced by a spare."""

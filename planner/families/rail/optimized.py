@@ -17,7 +17,7 @@ from planner.families.base import FamilyBase
 from planner.families.rail.wiring import RAIL_OPTIMIZED, RailOptimizedWiring, parse_rail_params
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     import polars as pl
 
@@ -126,6 +126,23 @@ class RailOptimized(FamilyBase):
     def class_note(self, link_class: int, tiers: int) -> str:
         """The GPU links go to the rail leaves of the node's scalable unit."""
         return " (NIC r of each node to rail leaf r of its unit)" if link_class == 0 else ""
+
+    def table_titles(self) -> dict[str, str]:
+        """``rails``."""
+        return {RAILS_TABLE: "Rails"}
+
+    def design_tables(self) -> tuple[str, ...]:
+        """``rails``, beside the links it explains."""
+        return (RAILS_TABLE,)
+
+    def picture_notes(self, tables: Mapping[str, pl.DataFrame]) -> list[str]:
+        """Rails and scalable units (and their nodes), from ``rails``."""
+        rails = tables.get(RAILS_TABLE)
+        if rails is None or not len(rails) or not {"rails", "scalable_units"} <= set(rails.columns):
+            return []
+        r = rails.row(0, named=True)
+        nodes = f" of {r['su_nodes']:,} nodes" if "su_nodes" in rails.columns else ""
+        return [f"{r['rails']:,} rails × {r['scalable_units']:,} scalable units{nodes}"]
 
     def extra_tables(self, design: Design) -> dict[str, pl.DataFrame]:
         """``rails``: SU size, rails, and the sentence to check against a reference design."""

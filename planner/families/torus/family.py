@@ -27,7 +27,7 @@ from planner.families.torus.wiring import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     import polars as pl
 
@@ -154,6 +154,22 @@ class Torus(FamilyBase):
     def search_tables(self, design: Design, deadline: Deadline) -> dict[str, pl.DataFrame | None]:
         """None."""
         return {}
+
+    def table_titles(self) -> dict[str, str]:
+        """``torus``."""
+        return {TORUS: "Torus"}
+
+    def design_tables(self) -> tuple[str, ...]:
+        """``torus``, beside the links it explains."""
+        return (TORUS,)
+
+    def picture_notes(self, tables: Mapping[str, pl.DataFrame]) -> list[str]:
+        """The ring sizes, from ``torus``."""
+        torus = tables.get(TORUS)
+        if torus is None or not len(torus) or "ring_switches" not in torus.columns:
+            return []
+        dims = " × ".join(f"{n:,}" for n in torus["ring_switches"].to_list())
+        return [f"switch torus {dims} (ring switches per dimension)"]
 
     def extra_tables(self, design: Design) -> dict[str, pl.DataFrame]:
         """``torus``: one row per dimension, with the closed-form figures of the whole torus."""
