@@ -75,7 +75,16 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "report",
         ("planner.report_text", "planner.report", "planner.report_html", "planner.pictures"),
     ),
-    ("api", ("planner.api",)),
+    (
+        "api",
+        (
+            "planner.solver_parts",
+            "planner.plan_result",
+            "planner.planning",
+            "planner.comparisons",
+            "planner.api",
+        ),
+    ),
     ("study", ("planner.study",)),
     ("cli", ("planner.cli", "planner.__main__", "planner.examples", "planner")),
 )
@@ -85,7 +94,15 @@ UPWARD: dict[tuple[str, str], str] = {}
 
 #: The family registry, and what may import it: itself and the layers above it.
 REGISTRY = "planner.families"
-REGISTRY_ABOVE = ("planner.families", "planner.api", "planner.study", "planner.cli")
+REGISTRY_ABOVE = (
+    "planner.families",
+    "planner.solver_parts",
+    "planner.planning",
+    "planner.comparisons",
+    "planner.api",
+    "planner.study",
+    "planner.cli",
+)
 #: The package's own ``__init__`` (it imports nothing of the registry; listed as the top).
 REGISTRY_TOP = ("planner",)
 

@@ -146,7 +146,7 @@ def test_importing_the_cli_loads_no_heavy_library(module: str) -> None:
 def test_a_solver_part_loads_only_what_it_uses(
     parts: tuple[str, ...], absent: tuple[str, ...]
 ) -> None:
-    code = f"import planner.api as api\napi._load_solvers(*{parts!r})"
+    code = f"import planner.solver_parts as solver_parts\nsolver_parts.load_solvers(*{parts!r})"
     probe = f"{code}\nimport sys\nprint(' '.join(m for m in {absent!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.split() == []
@@ -154,5 +154,5 @@ def test_a_solver_part_loads_only_what_it_uses(
 
 @pytest.mark.slow
 def test_ocs_part_loads_the_ocs_models() -> None:
-    code = "import planner.api as api\napi._load_solvers('ocs')"
+    code = "import planner.solver_parts as solver_parts\nsolver_parts.load_solvers('ocs')"
     assert {"models.ocs_assignment", "networkx"} <= set(loaded_after(code))
