@@ -26,6 +26,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from models.status import Status as Status
+from planner.catalog_tables import catalog_csv as catalog_csv
+from planner.catalog_tables import catalog_entries as catalog_entries
+from planner.catalog_tables import catalog_lines as catalog_lines
+from planner.catalog_tables import catalog_table as catalog_table
 from planner.comparisons import FabricComparison as FabricComparison
 from planner.comparisons import OpticsComparison as OpticsComparison
 from planner.comparisons import compare_fabrics as compare_fabrics
@@ -61,18 +65,14 @@ from planner.planning import check_workload_fits as check_workload_fits
 from planner.planning import plan as plan
 from planner.planning import verify_demand as verify_demand
 from planner.planning import verify_for as verify_for
-from planner.report import bandwidth_loop_lines as bandwidth_loop_lines
-from planner.report import catalog_csv as catalog_csv
-from planner.report import catalog_entries as catalog_entries
-from planner.report import catalog_lines as catalog_lines
-from planner.report import catalog_table as catalog_table
-from planner.report import headline as headline
-from planner.report import idle_pricing_lines as idle_pricing_lines
 from planner.report import prepare_outdir as prepare_outdir
-from planner.report import time_limit_advice as time_limit_advice
 from planner.report import write_reports as write_reports
 from planner.report import write_sim_reports as _write_sim_reports
 from planner.report import write_table as write_table
+from planner.report_markdown import bandwidth_loop_lines as bandwidth_loop_lines
+from planner.report_markdown import headline as headline
+from planner.report_markdown import idle_pricing_lines as idle_pricing_lines
+from planner.report_markdown import time_limit_advice as time_limit_advice
 from planner.schema.catalog import Catalog as Catalog
 from planner.schema.instance import DEFAULT_TIME_LIMIT_S as DEFAULT_TIME_LIMIT_S
 from planner.schema.instance import Instance as Instance

@@ -12,9 +12,7 @@ from planner.design import Design
 from planner.loading import (
     changes_text,
 )
-from planner.report import (
-    summary_table,
-)
+from planner.report_tables import summary_table
 from planner.schema.instance import Instance
 from planner.solver_parts import require_extra
 
@@ -153,7 +151,7 @@ class PlanResult:
     @property
     def workload(self) -> pl.DataFrame | None:
         """The collectives of one training iteration on the design (None without a workload)."""
-        from planner.report import workload_step
+        from planner.report_tables import workload_step
 
         step = workload_step(self.instance, self.design, self.sim)
         return None if step is None else step[0]
@@ -161,7 +159,7 @@ class PlanResult:
     @property
     def step(self) -> StepTime | None:
         """The step of the workload on the design, once the simulation timed every collective."""
-        from planner.report import workload_step
+        from planner.report_tables import workload_step
 
         step = workload_step(self.instance, self.design, self.sim)
         return None if step is None else step[1]

@@ -316,7 +316,7 @@ def _plan_priced(
 ) -> PlanResult:
     """``plan`` with idle GPU time priced: the ladder walk, then the chosen rung's tables."""
     from planner.idle_pricing import run_priced
-    from planner.report import workload_step
+    from planner.report_tables import workload_step
 
     plan_once, simulate_once = _plan_and_simulate(
         catalog, time_limit_s, progress, alternatives, sim_progress, deadline

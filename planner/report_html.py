@@ -145,7 +145,7 @@ CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 
 # ---- cells, tables, figures ----------------------------------------------------------------
 def cell(value: Any, column: str = "") -> tuple[str, bool]:
-    """A table cell's text (``planner.report.figure_text``, by its column) and whether a number."""
+    """A table cell's text (``planner.report_text.figure_text``, by its column) and whether a number."""
     number = isinstance(value, int | float) and not isinstance(value, bool)
     return figure_text(column, value), number
 
@@ -156,7 +156,7 @@ def table_html(
     """A table as HTML in its own scrolling box, cut to ``max_rows`` rows.
 
     The note under a cut table names ``source`` for the rest. Headings read as words with
-    units (``planner.report.column_label``).
+    units (``planner.report_text.column_label``).
     """
     if not df.height:
         return '<p class="note">no rows</p>'
@@ -221,7 +221,7 @@ def is_wide(df: pl.DataFrame) -> bool:
 def transposed(df: pl.DataFrame) -> pl.DataFrame:
     """A wide, short table turned: one row per column (its heading), one column per row.
 
-    Each value is formatted by its own column (``planner.report.figure_text``) before turning,
+    Each value is formatted by its own column (``planner.report_text.figure_text``) before turning,
     and each column is headed by its row's first value (a name: the option, the collective).
     """
     first = df.columns[0]
@@ -286,7 +286,7 @@ def render_page(
     title
         The page's title and heading.
     headline_lines
-        The result in a few lines (``planner.report.headline``).
+        The result in a few lines (``planner.report_markdown.headline``).
     assumptions
         (what, value) pairs: prices, lifetime, constraints and how close the result is to them.
     tables

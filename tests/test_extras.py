@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from planner.api import EXTRAS, InputError, PlanResult, plan, require_extra
+from planner.api import InputError, PlanResult, plan, require_extra
+from planner.solver_parts import EXTRAS
 from planner.cli import app
 from tests.conftest import REPO_ROOT
 from tests.study.conftest import tiny

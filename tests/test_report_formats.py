@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from planner.api import load_instance
-from planner.report import workload_assumptions
+from planner.report_tables import workload_assumptions
 from planner.report_text import column_label, column_texts, count_text, figure_text
 from tests.conftest import REPO_ROOT
 

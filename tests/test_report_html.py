@@ -17,14 +17,7 @@ import polars as pl
 import pytest
 
 from planner.api import PlanResult, load_instance, plan
-from planner.report import (
-    IDLE_PRICING_TABLE,
-    OPTIONAL_TABLES,
-    SIM_TABLES,
-    TABLES,
-    headline,
-    write_reports,
-)
+from planner.report import write_reports
 from planner.report_html import (
     MAX_ROWS,
     TABLE_TITLES,
@@ -33,6 +26,8 @@ from planner.report_html import (
     histogram_summary,
     render_page,
 )
+from planner.report_markdown import headline
+from planner.report_tables import IDLE_PRICING_TABLE, OPTIONAL_TABLES, SIM_TABLES, TABLES
 from tests.browser import load, require_chromium
 
 HOSTILE = '<script>alert("x")</script><img src="http://example.invalid/x.png"> & </table>'
