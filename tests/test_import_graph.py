@@ -73,7 +73,15 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("families", ("planner.families",)),
     (
         "report",
-        ("planner.report_text", "planner.report", "planner.report_html", "planner.pictures"),
+        (
+            "planner.report_text",
+            "planner.report_tables",
+            "planner.catalog_tables",
+            "planner.report_markdown",
+            "planner.report",
+            "planner.report_html",
+            "planner.pictures",
+        ),
     ),
     (
         "api",
