@@ -15,8 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from planner.api import InputError, PlanResult, plan, require_extra
-from planner.solver_parts import EXTRAS
 from planner.cli import app
+from planner.solver_parts import EXTRAS
 from tests.conftest import REPO_ROOT
 from tests.study.conftest import tiny
 

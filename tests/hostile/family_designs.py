@@ -38,6 +38,10 @@ FAMILY_INSTANCES: dict[str, dict[str, Any]] = {
         "cluster": {"gpus": 512, "gpus_per_node": 8, "nic_gbps": 400, "nic_ports": [1]},
         "search": {"families": ["rail_only"], "pin": {"tiers": 2}},
     },
+    "dragonfly": {
+        "cluster": {"gpus": 512, "gpus_per_node": 8, "nic_gbps": 400, "nic_ports": [1]},
+        "search": {"families": ["dragonfly"], "switch_models": ["tomahawk4-25t"]},
+    },
 }
 
 

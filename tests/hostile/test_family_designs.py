@@ -16,6 +16,7 @@ import pytest
 from planner.api import validate
 from planner.design_file import DesignFileError
 from planner.errors import InputError
+from planner.families import FAMILIES as REGISTRY
 from planner.families import read_design
 from planner.validation import recompute_modules, recompute_totals
 from tests.hostile.family_designs import FAMILY_INSTANCES, plan_family_designs
@@ -115,11 +116,10 @@ def _foreign_wirings(designs: dict[str, dict[str, Any]], family: str) -> list[di
     return list(out.values())
 
 
-#: Every (family, other wiring kind) pair: the kinds are up_down (clos, ocs_direct), torus,
-#: ocs_torus, rail_optimized and rail_only.
-KINDS = ("up_down", "torus", "ocs_torus", "rail_optimized", "rail_only")
-OWN_KIND = {"clos": "up_down", "ocs_direct": "up_down"}
-MISMATCHES = [(f, k) for f in FAMILIES for k in KINDS if k != OWN_KIND.get(f, f)]
+#: Every (family, other wiring kind) pair, the kinds and each family's own from the registry.
+OWN_KIND = {name: f.wiring_kind for name, f in REGISTRY.items()}
+KINDS = tuple(sorted(set(OWN_KIND.values())))
+MISMATCHES = [(f, k) for f in FAMILIES for k in KINDS if k != OWN_KIND[f]]
 
 
 @pytest.mark.parametrize(("family", "kind"), MISMATCHES, ids=[f"{f}-{k}" for f, k in MISMATCHES])
@@ -131,7 +131,7 @@ def test_family_and_wiring_kind_must_agree(
     data["wiring"] = wiring
     with pytest.raises(DesignFileError) as info:
         read_design(data)
-    own = OWN_KIND.get(family, family)
+    own = OWN_KIND[family]
     assert f"wiring.kind: {kind!r}, but the {family} family is wired {own!r}" in str(info.value)
 
 
@@ -140,7 +140,4 @@ def test_every_mismatched_pair_is_covered() -> None:
 
 
 def test_every_registered_family_has_a_design_here() -> None:
-    from planner.families import FAMILIES as REGISTRY
-
     assert set(FAMILY_INSTANCES) == set(REGISTRY)
-    assert set(KINDS) == {f.wiring_kind for f in REGISTRY.values()}
