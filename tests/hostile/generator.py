@@ -315,7 +315,7 @@ def hostile_instances() -> list[tuple[str, str, Content, tuple[str, ...]]]:
         (
             "bogus-family",
             "bogus family",
-            (s + '\n[search]\nfamilies = ["dragonfly"]\n').encode(),
+            (s + '\n[search]\nfamilies = ["hypercube"]\n').encode(),
             ("search.families",),
         ),
         (
@@ -471,7 +471,7 @@ def design_mutations() -> list[tuple[str, str, DesignEdit, tuple[str, ...]]]:
         ("cpo-string", "wrong type", setter("tiers.0.cpo", "no"), ("tiers.0.cpo",)),
         ("tiers-object", "wrong type", setter("tiers", {"0": {}}), ("tiers",)),
         ("tier-list", "wrong type", setter("tiers.0", [1, 2]), ("tiers.0",)),
-        ("family-bogus", "bogus family", setter("family", "dragonfly"), ("family",)),
+        ("family-bogus", "bogus family", setter("family", "hypercube"), ("family",)),
         ("family-null", "bogus family", setter("family", None), ("family",)),
         ("family-number", "bogus family", setter("family", 7), ("family",)),
         ("status-bogus", "design json", setter("status", "splendid"), ("status",)),
@@ -623,7 +623,7 @@ def hostile_sets() -> list[tuple[str, str, tuple[str, ...], tuple[str, ...]]]:
         ("gpus-zero", "zero count", ("cluster.gpus=0",), ("cluster.gpus",)),
         ("gpus-string", "wrong type", ('cluster.gpus="lots"',), ("cluster.gpus",)),
         ("cluster-scalar", "wrong type", ("cluster=1",), ("cluster",)),
-        ("family-bogus", "bogus family", ('search.families=["dragonfly"]',), ("search.families",)),
+        ("family-bogus", "bogus family", ('search.families=["hypercube"]',), ("search.families",)),
         ("catalog-device", "device", ('search.catalog="/dev/zero"',), ("/dev/zero",)),
         ("seed-negative", "negative count", ("verify.seed=-1",), ("verify.seed",)),
         ("no-equals", "--set values", ("nonsense",), ("path=value",)),
@@ -1240,7 +1240,7 @@ def sweep_grid_cases() -> list[Case]:
         (
             "family-bogus",
             "scenario value",
-            ('search.families=["dragonfly"],["clos"]',),
+            ('search.families=["hypercube"],["clos"]',),
             (),
             ("search.families",),
             BAD,
@@ -1249,7 +1249,7 @@ def sweep_grid_cases() -> list[Case]:
         (
             "family-bare-word",
             "scenario value",
-            ("search.families=clos,dragonfly",),
+            ("search.families=clos,hypercube",),
             (),
             ("search.families",),
             BAD,
@@ -2053,7 +2053,7 @@ def family_design_cases() -> list[Case]:
         ("radix-null", "null", setter("tiers.0.radix", None), ("tiers.0.radix",)),
         ("switches-huge", "huge int", setter("tiers.0.switches", 10**30), ("tiers.0.switches",)),
         ("capex-1e300", "inf budget", setter("capex_usd", 1e300), ("capex_usd",)),
-        ("family-bogus", "bogus family", setter("family", "dragonfly"), ("family",)),
+        ("family-bogus", "bogus family", setter("family", "hypercube"), ("family",)),
         ("name-dotdot", "name with ..", setter("instance", "../../escape"), ("instance",)),
         ("unknown-key", "design json", setter("tiers.0.bogus", 1), ("bogus",)),
         ("planes-17", "huge int", setter("planes", 17), ("planes",)),
@@ -2063,8 +2063,8 @@ def family_design_cases() -> list[Case]:
         (
             "wiring-unknown-kind",
             "wiring",
-            setter("wiring", {"kind": "dragonfly"}),
-            ("wiring", "dragonfly"),
+            setter("wiring", {"kind": "hypercube"}),
+            ("wiring", "hypercube"),
         ),
         (
             "no-module-at-the-nic",
