@@ -323,7 +323,7 @@ def tightened(inst: Instance, cut: Cut) -> Instance:
     """The instance with tier ``cut.level``'s allowed ratio lowered to ``cut.ratio_after``."""
     ratios = list(allowed_ratios(inst))
     ratios[cut.level - 1] = min(ratios[cut.level - 1], cut.ratio_after)
-    return inst.with_changes({"constraints.max_oversubscription": ratios})
+    return inst.with_ratio_caps(ratios)
 
 
 def run_loop(

@@ -123,10 +123,8 @@ def compare_fabrics(
     from planner.sim.simulate import simulate as _simulate
 
     fabrics = {
-        "electrical": inst.with_changes({"search.families": [CLOS]}),
-        OCS_DIRECT: inst.with_changes(
-            {"search.families": [OCS_DIRECT], "search.ocs_demand": "uniform"}
-        ),
+        "electrical": inst.with_families([CLOS]),
+        OCS_DIRECT: inst.with_families([OCS_DIRECT], ocs_demand="uniform"),
     }
     results: dict[str, PlanResult] = {}
     # Heavy steps left: the two searches and the engineering of the circuits.

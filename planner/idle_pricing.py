@@ -160,7 +160,7 @@ def run_priced(
     caps = ladder(inst, steps)
 
     def at(j: int) -> Instance:
-        return inst.with_changes({"constraints.max_oversubscription": list(caps[j])})
+        return inst.with_ratio_caps(caps[j])
 
     def evaluate(j: int, planned: Planned[R], note: str = "") -> Rung[R]:
         d = planned.design

@@ -239,7 +239,7 @@ def load_instance(path: str | Path, families: Sequence[str] | None = None) -> In
     catalog = inst.search.catalog
     if catalog != DEFAULT_CATALOG and not Path(catalog).is_absolute():
         # A relative catalog path is read against the instance's folder, wherever it is run from.
-        inst = inst.with_changes({"search.catalog": str(instance_dir(path) / catalog)})
+        inst = inst.with_catalog(str(instance_dir(path) / catalog))
     return inst
 
 

@@ -58,9 +58,7 @@ def scenario_instance(inst: Instance, scenario: str) -> Instance:
         raise ValueError(f"unknown optics scenario {scenario!r}; expected one of {list(SCENARIOS)}")
     allowed = inst.search.media_kinds or list(get_args(MediumKind))
     kinds = [k for k in allowed if scenario == "lpo" or k not in LPO_KINDS]
-    return inst.with_changes(
-        {"search.media_kinds": kinds, "search.cpo": inst.search.cpo and scenario == "cpo"}
-    )
+    return inst.with_media(kinds, cpo=inst.search.cpo and scenario == "cpo")
 
 
 def _media(d: Design) -> str:

@@ -342,7 +342,7 @@ def _plan_priced(
             idle_pricing=priced,
         )
     result, reconfiguration = chosen.planned.result
-    current = inst.with_changes({"constraints.max_oversubscription": list(chosen.caps)})
+    current = inst.with_ratio_caps(chosen.caps)
     sim, family_sims = _verify(current, catalog, result, sim_progress, deadline, chosen.sim)
     return PlanResult(
         current,

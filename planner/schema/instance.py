@@ -444,6 +444,26 @@ class Instance(Strict):
             )
         return self
 
+    # ---- changes the planner makes itself, by typed fields ------------------------------------
+    def with_ratio_caps(self, caps: Sequence[float]) -> Instance:
+        """The same instance allowing at most these down:up ratios, one per tier (leaf first)."""
+        return self.with_changes({"constraints.max_oversubscription": list(caps)})
+
+    def with_families(self, families: Sequence[str], ocs_demand: str | None = None) -> Instance:
+        """The same instance searching these families (and sizing OCS circuits for a demand)."""
+        changes: dict[str, Any] = {"search.families": list(families)}
+        if ocs_demand is not None:
+            changes["search.ocs_demand"] = ocs_demand
+        return self.with_changes(changes)
+
+    def with_media(self, media_kinds: Sequence[str], cpo: bool) -> Instance:
+        """The same instance allowing these media kinds, and co-packaged optics or not."""
+        return self.with_changes({"search.media_kinds": list(media_kinds), "search.cpo": cpo})
+
+    def with_catalog(self, catalog: str) -> Instance:
+        """The same instance reading this catalog ('default' or a file's path)."""
+        return self.with_changes({"search.catalog": catalog})
+
     def with_changes(self, changes: dict[str, Any]) -> Instance:
         """A new, validated instance with dotted fields replaced: {"cluster.gpus": 65536}.
 

@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING
 from planner.families.base import FamilyBase, simulated_verify
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Mapping
 
     import polars as pl
 
     from models import clos_sizing as cs
     from planner.deadline import Deadline
     from planner.design import Design, TierDesign
-    from planner.family_roles import DemandOf, PerTier, Sized
+    from planner.family_roles import DemandOf, PerTier
     from planner.schema.catalog import Catalog
     from planner.schema.instance import Instance
     from planner.sim.fabric import Fabric
@@ -58,16 +58,6 @@ class OcsDirect(FamilyBase):
             for o in catalog.ocs
         )
         return [(TIERS, (options, options, ocs))]
-
-    def size(
-        self,
-        inst: Instance,
-        catalog: Catalog,
-        switch_models: Sequence[str | None],
-        deadline: Deadline,
-    ) -> list[Sized]:
-        """None: the structures are solved through ``shapes`` and the Clos model."""
-        return []
 
     def label(self, planes: int, tiers: int) -> str:
         """``1 plane x OCS direct-connect``."""

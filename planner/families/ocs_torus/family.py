@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 
     from models import clos_sizing as cs
     from planner.deadline import Deadline
-    from planner.design import Design, TierDesign
-    from planner.family_roles import DemandOf, PerTier, Sized
+    from planner.design import Design
+    from planner.family_roles import PerTier, Sized
     from planner.schema.catalog import Catalog
     from planner.schema.instance import Instance
     from planner.sim.fabric import Fabric
@@ -245,22 +245,6 @@ class OcsTorus(FamilyBase):
         """Face links run through the OCS."""
         return " through the OCS (duplex optics with the loss budget)"
 
-    def tier_design(
-        self, catalog: Catalog, ts: cs.TierSolution, speed_gbps: int
-    ) -> TierDesign | None:
-        """None: the family is not sized by the Clos model."""
-        return None
-
-    def after_solve(
-        self, design: Design, inst: Instance, deadline: Deadline, demand_of: DemandOf
-    ) -> Design:
-        """The pod as sized: its circuits follow from the slices."""
-        return design
-
-    def search_tables(self, design: Design, deadline: Deadline) -> dict[str, pl.DataFrame | None]:
-        """None."""
-        return {}
-
     def table_titles(self) -> dict[str, str]:
         """Its slices, their circuits, and the pod after a cube fails."""
         return {
@@ -288,10 +272,6 @@ class OcsTorus(FamilyBase):
         w = _wiring(design)
         spares = _cubes(design) - _slice_cubes(w)
         return slice_tables(w.cube, [list(s) for s in w.slices], w.twisted, spares)
-
-    def throughput_scale(self, design: Design, inst: Instance, demand_of: DemandOf) -> float | None:
-        """Not predicted."""
-        return None
 
     def build_fabric(self, design: Design) -> Fabric:
         """The largest slice as a torus of chips, each its own router, dimension-order routed.

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from models import clos_sizing as cs
     from planner.deadline import Deadline
-    from planner.design import Design, LinkGroup, TierDesign
+    from planner.design import Design, LinkGroup
     from planner.family_roles import DemandOf, PerTier, Sized
     from planner.schema.catalog import Catalog
     from planner.schema.instance import Instance
@@ -127,33 +127,9 @@ class Torus(FamilyBase):
         """The one switch group."""
         return (ROLE,)
 
-    def circuit_level(self, tiers: int) -> int | None:
-        """None: packet switches only."""
-        return None
-
-    def missing_tier_reason(self, index: int, speed_gbps: int) -> str:
-        """No switch at the plane's port speed."""
-        return f"allowed switch runs {speed_gbps}G ports"
-
     def class_note(self, link_class: int, tiers: int) -> str:
         """The torus links follow folded rings (``models.torus_fabric``)."""
         return " (folded rings)" if link_class == 1 else ""
-
-    def tier_design(
-        self, catalog: Catalog, ts: cs.TierSolution, speed_gbps: int
-    ) -> TierDesign | None:
-        """None: no special tier."""
-        return None
-
-    def after_solve(
-        self, design: Design, inst: Instance, deadline: Deadline, demand_of: DemandOf
-    ) -> Design:
-        """The design as solved."""
-        return design
-
-    def search_tables(self, design: Design, deadline: Deadline) -> dict[str, pl.DataFrame | None]:
-        """None."""
-        return {}
 
     def table_titles(self) -> dict[str, str]:
         """``torus``."""
