@@ -532,3 +532,24 @@ def test_sweep_writes_only_the_chosen_formats(small: Path, tmp_path: Path) -> No
 def test_every_writing_command_offers_formats(command: str) -> None:
     result = invoke(command, "--help")
     assert "--formats" in result.stdout
+
+
+#: Every command, in the order ``--help`` lists them: the order they register in.
+COMMAND_ORDER = [
+    "solve",
+    "torus",
+    "compare-fabrics",
+    "evaluate",
+    "sweep",
+    "validate",
+    "simulate",
+    "catalog",
+    "schema",
+]
+
+
+def test_help_lists_every_command_in_its_order() -> None:
+    result = invoke("--help")
+    assert result.exit_code == 0, result.output
+    listing = result.stdout.split("Commands:\n", 1)[1]
+    assert [line.split()[0] for line in listing.splitlines() if line.strip()] == COMMAND_ORDER

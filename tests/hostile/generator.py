@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from planner.cli import EXIT_FAILS
+from planner.cli.typer_app import EXIT_FAILS
 from tests.hostile.family_designs import FAMILY_INSTANCES
 
 REPO = Path(__file__).resolve().parents[2]

@@ -415,9 +415,9 @@ def test_a_dask_address_that_is_no_scheduler_exits_2_in_time(
     reply: bytes | None,
     words: list[str],
 ) -> None:
-    import planner.cli
+    import planner.cli.study_commands
 
-    monkeypatch.setattr(planner.cli, "DASK_CONNECT_S", DASK_TEST_CONNECT_S)
+    monkeypatch.setattr(planner.cli.study_commands, "DASK_CONNECT_S", DASK_TEST_CONNECT_S)
     out = tmp_path / "o"
     with loopback_server(reply) as address:
         args = [
@@ -441,9 +441,9 @@ def test_a_dask_address_that_is_no_scheduler_exits_2_in_time(
 def test_an_unreachable_dask_scheduler_is_bad_input(
     tiny_toml: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import planner.cli
+    import planner.cli.study_commands
 
-    monkeypatch.setattr(planner.cli, "DASK_CONNECT_S", DASK_TEST_CONNECT_S)
+    monkeypatch.setattr(planner.cli.study_commands, "DASK_CONNECT_S", DASK_TEST_CONNECT_S)
     args = ["sweep", str(tiny_toml), "--grid", "cluster.gpus=16", "--dask", "tcp://127.0.0.1:9"]
     result = invoke_bounded([*args, "-q", "-o", str(tmp_path / "o")])
     assert result.exit_code == 2, result.output

@@ -1,0 +1,89 @@
+"""Commands that print reference information: ``catalog`` and ``schema``."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+from planner.api import (
+    DEFAULT_CATALOG,
+    Catalog,
+    Instance,
+    catalog_csv,
+    catalog_entries,
+    catalog_lines,
+    json_text,
+    load_catalog,
+)
+from planner.cli.typer_app import EXIT_FOUND, app, user_errors
+
+
+class Kind(StrEnum):
+    """Component kinds of the catalog."""
+
+    switch = "switch"
+    medium = "medium"
+    nic = "nic"
+    ocs = "ocs"
+
+
+class Format(StrEnum):
+    """Output formats of ``catalog``."""
+
+    table = "table"
+    csv = "csv"
+    json = "json"
+
+
+CatalogOpt = Annotated[
+    str,
+    typer.Option(
+        "--catalog", help="'default' for the shipped catalog, or the path of a catalog file."
+    ),
+]
+
+
+@app.command("catalog")
+def catalog_cmd(
+    catalog: CatalogOpt = DEFAULT_CATALOG,
+    kind: Annotated[
+        Kind | None, typer.Option("--kind", help="Only this kind of component.")
+    ] = None,
+    fmt: Annotated[
+        Format,
+        typer.Option(
+            "--format",
+            help="table: aligned text; csv: one CSV per kind (with a kind column when several); "
+            "json: every entry with all its figures and sources, by kind.",
+        ),
+    ] = Format.table,
+    as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
+) -> None:
+    """List the catalog's components with their key figures and the source of each price."""
+    with user_errors():
+        cat = load_catalog(catalog)
+        kinds = [kind.value] if kind else [k.value for k in Kind]
+        if as_json or fmt is Format.json:
+            typer.echo(
+                json_text({k: catalog_entries(cat, k) for k in kinds}, indent=2, sort_keys=False)
+            )
+            raise typer.Exit(EXIT_FOUND)
+        if fmt is Format.csv:
+            typer.echo(catalog_csv(cat, kinds), nl=False)
+            raise typer.Exit(EXIT_FOUND)
+        for line in catalog_lines(cat, kinds):
+            typer.echo(line)
+
+
+@app.command()
+def schema(
+    catalog: Annotated[
+        bool, typer.Option("--catalog", help="The catalog file's schema instead.")
+    ] = False,
+) -> None:
+    """Print the JSON Schema of the instance file (or of the catalog file)."""
+    model: type[Instance] | type[Catalog] = Catalog if catalog else Instance
+    typer.echo(json.dumps(model.model_json_schema(), indent=2))

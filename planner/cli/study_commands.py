@@ -1,0 +1,344 @@
+"""The ``sweep`` command: a what-if study, one plan per combination of ``--grid`` values."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from planner import api, study
+from planner.api import (
+    DEFAULT_TIME_LIMIT_S,
+    InputError,
+    claimed,
+    output_formats,
+    parse_formats,
+    parse_override,
+    safe_name,
+)
+from planner.cli.options import (
+    ALL_FORMATS,
+    DEFAULT_REPORTS_DIR,
+    FormatsOpt,
+    InstanceArg,
+    QuietOpt,
+    SetOpt,
+    VerifyOpt,
+    load_with_changes,
+)
+from planner.cli.typer_app import EXIT_FOUND, EXIT_NONE, ProgressLine, app, user_errors
+from planner.study.cluster import connect as connect_scheduler
+
+GridOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--grid",
+        help="A swept field and its values, PATH=V1,V2,... (each value read as TOML, as --set "
+        "reads it), e.g. cluster.gpus=8192,32768. Repeatable: the study is every combination.",
+        show_default=False,
+    ),
+]
+
+
+#: Closes the TOML array a --grid's values are read as: whatever follows the values (a closing
+#: bracket, a comment) shows as this element missing.
+GRID_END = '"fabric-planner:end-of-grid"'
+#: A value given as a bare word (not TOML): letters, digits and ``._-+/:@~``, no spaces.
+BARE_WORD = re.compile(r"[A-Za-z0-9._+/:@~-]+")
+
+
+def parse_grid(items: list[str] | None) -> dict[str, list[Any]]:
+    """``--grid PATH=V1,V2,...`` options as a grid; values are read like ``--set``'s.
+
+    The values are one TOML array's elements (``16,32``, ``"a,b","c"``, ``[1],[1,2]``) or,
+    when they are not TOML, bare words (``clos,rail_only``). Reading is strict: a line break,
+    text after a closing bracket or a comment, or a word with spaces or brackets is an error
+    naming the ``--grid``; nothing is silently dropped. Values that are the same once validated
+    (``1`` and ``1.0`` for an integer field) are merged by the study (``Study.merged``).
+    """
+    if not items:
+        raise InputError(
+            "sweep needs at least one --grid PATH=V1,V2,..., e.g. --grid cluster.gpus=8192,32768"
+        )
+    grid: dict[str, list[Any]] = {}
+    for item in items:
+        if "=" not in item:
+            raise InputError(
+                f"--grid {item[:80]!r}: expected PATH=V1,V2,..., for example cluster.gpus=8192,32768"
+            )
+        key, raw = (part.strip() for part in item.split("=", 1))
+        if key in grid:
+            raise InputError(f"--grid {key[:80]}: given twice; list all its values in one --grid")
+        if "\n" in raw or "\r" in raw:
+            raise InputError(
+                f"--grid {key[:80]}: the values hold a line break; give them on one line, "
+                "separated by commas"
+            )
+        try:
+            # The path's and the values' limits, as --set checks them.
+            parse_override(item)
+            if not raw:
+                grid[key] = []  # the study says "no values"
+                continue
+            # As one TOML array first (values may be lists, quoted strings with commas): the
+            # array must end exactly where the values do.
+            _, values = parse_override(f"{key}=[{raw}, {GRID_END}]")
+            if isinstance(values, list) and values and values[-1] == GRID_END.strip('"'):
+                grid[key] = values[:-1]
+                continue
+            # Else bare words (clos,rail_only), each read as TOML where it is (16,many).
+            words = [word.strip() for word in raw.split(",")]
+            if "" in words:
+                raise InputError(
+                    f"--grid {key[:80]}: an empty value (two commas in a row, or one at an end)"
+                )
+            bad = [word for word in words if not BARE_WORD.fullmatch(word)]
+            if bad:
+                raise InputError(
+                    f"--grid {key[:80]}: cannot read {bad[0][:80]!r}: each value is a TOML "
+                    'value (16, 2.5, true, "text", [1, 2]) or a bare word of letters, digits '
+                    "and ._-+/:@~, separated by commas, with nothing after the last one"
+                )
+            grid[key] = [parse_override(f"{key}={word}")[1] for word in words]
+        except InputError as exc:
+            raise InputError(str(exc).replace("--set", "--grid", 1)) from None
+    return grid
+
+
+@contextmanager
+def study_executor(
+    workers: int | None, dask: str | None, scenarios: int = 1, quiet: bool = False
+) -> Iterator[Any]:
+    """The executor of a study: Dask's, local processes, or this process alone.
+
+    Local processes are capped at ``min(--workers, scenarios, cores)`` (and
+    ``planner.study.run.MAX_WORKERS``); a cap below what ``--workers`` asked is said on stderr.
+    One process is this process (no pool). ``--dask`` connects within ``DASK_CONNECT_S``
+    seconds, or exits 2 saying why (``planner.study.cluster.connect``).
+    """
+    if dask is not None and workers is not None:
+        raise InputError("--dask and --workers: choose one (a Dask cluster has its own workers)")
+    if dask is None:
+        count, why = study.worker_count(workers, scenarios)
+        if why and not quiet:
+            typer.echo(
+                f"--workers {workers}: {count} process{'es' if count != 1 else ''}, since {why}",
+                err=True,
+            )
+        if count == 1:
+            yield study.SerialExecutor()
+            return
+        pool = study.process_pool(count)
+        try:
+            yield pool
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+        return
+    api.require_extra("distributed", "--dask")
+    client = connect_scheduler(dask, DASK_CONNECT_S)
+    try:
+        yield client.get_executor()
+    finally:
+        client.close()
+
+
+#: How long ``--dask`` waits for the scheduler, in seconds.
+DASK_CONNECT_S = 20.0
+#: Most rows of the study table printed (the rest are in study.csv).
+MAX_PRINTED_ROWS = 40
+#: Columns of the study table printed, when the table has them.
+PRINTED_COLUMNS = (
+    "scenario",
+    "status",
+    "plan_status",
+    "family",
+    "capex_usd",
+    "power_kw",
+    "verdict",
+    "step_time_s",
+    "pareto",
+)
+
+
+@app.command("sweep")
+def sweep_cmd(
+    instance: InstanceArg,
+    grid: GridOpt = None,
+    set_: SetOpt = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            min=1,
+            help="Processes that plan scenarios side by side (default: one per core; at most "
+            "one per scenario, one per core and 64, the cap said on stderr; 1: this process "
+            "alone).",
+            show_default=False,
+        ),
+    ] = None,
+    dask: Annotated[
+        str | None,
+        typer.Option(
+            "--dask",
+            help="Plan the scenarios on a running Dask cluster: its scheduler's address, e.g. "
+            "tcp://10.0.0.5:8786.",
+            show_default=False,
+        ),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Study folder (default: reports/<instance name>-study/).",
+            show_default=False,
+        ),
+    ] = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Write into a folder that holds other files, another study or another "
+            "command's output.",
+        ),
+    ] = False,
+    quiet: QuietOpt = False,
+    verify: VerifyOpt = True,
+    time_limit: Annotated[
+        float,
+        typer.Option("--time-limit", min=0.1, help="Time limit of each scenario, in seconds."),
+    ] = DEFAULT_TIME_LIMIT_S,
+    formats: FormatsOpt = ALL_FORMATS,
+) -> None:
+    """Plan an instance once per combination of --grid values; write the study and its Pareto front.
+
+    Every scenario is checked before the first one runs (as solve checks its instance). Only
+    designs that meet their [verify] requirements are ranked (per GPU when the GPU count varies).
+    A study killed midway resumes when the same command runs again: finished scenarios are kept
+    in the folder's parts/ and not planned again; scenarios in error are planned again.
+    """
+    with user_errors():
+        # The study's sets (study.json first, then its tables and figures) are written by
+        # planner.study; they take the formats from here.
+        with output_formats(parse_formats(formats)):
+            code = run_study(
+                instance, grid, set_, workers, dask, output, force, quiet, verify, time_limit
+            )
+    raise typer.Exit(code)
+
+
+def run_study(
+    instance: Path,
+    grid: list[str] | None,
+    changes: list[str] | None,
+    workers: int | None,
+    dask: str | None,
+    output: Path | None,
+    force: bool,
+    quiet: bool,
+    verify: bool,
+    time_limit: float,
+) -> int:
+    """Load, validate every scenario, run the study into its folder, print it; the exit status."""
+    inst = load_with_changes(instance, changes)
+    # Every scenario checked as solve checks its instance (schema, catalog, components, NIC
+    # speeds, parallelism) before anything runs or is written.
+    the_study = study.study_of(inst, parse_grid(grid), verify, time_limit)
+    if dask is not None and workers is not None:
+        raise InputError("--dask and --workers: choose one (a Dask cluster has its own workers)")
+    if not quiet:
+        for note in the_study.merged:
+            typer.echo(f"merged: {note}", err=True)
+    outdir = output if output is not None else DEFAULT_REPORTS_DIR / f"{safe_name(inst.name)}-study"
+    # Connect to Dask (or make the pool) before the folder is touched: a wrong address is bad
+    # input that leaves nothing behind.
+    with (
+        study_executor(workers, dask, len(the_study.scenarios), quiet) as executor,
+        claimed(outdir, force=force),
+    ):
+        resuming = study.open_study(outdir, inst.name, the_study, force=force)
+        progress = None if quiet else ProgressLine()
+        try:
+            run = study.run_sweep(
+                inst,
+                {},
+                executor,
+                verify=verify,
+                time_limit_s=time_limit,
+                results=outdir,
+                progress=progress,
+                study=the_study,
+            )
+        except KeyboardInterrupt:
+            if progress is not None:
+                progress.close()
+            typer.echo(
+                f"\nthe finished scenarios are kept in {outdir / 'parts'}: run the same "
+                "command again to resume",
+                err=True,
+            )
+            raise
+        finally:
+            if progress is not None:
+                progress.close()
+        table = study.write_study(outdir, inst.name, the_study, run, force=force)
+    # The headline (the scenario names the keys' values); columns with no value left out.
+    columns = [*PRINTED_COLUMNS]
+    if study.sizes_vary(table):  # the front compares capex and power per GPU: show them
+        at = columns.index("power_kw") + 1
+        columns[at:at] = ["capex_usd_per_gpu", "power_w_per_gpu"]
+    printed = table.select(
+        c for c in columns if c in table.columns and table[c].null_count() < table.height
+    )
+    with pl_config():
+        typer.echo(str(printed.head(MAX_PRINTED_ROWS)))
+    if table.height > MAX_PRINTED_ROWS:
+        typer.echo(f"... {table.height - MAX_PRINTED_ROWS} more scenarios in study.csv")
+    typer.echo(study.ranking_note(table))
+    front = table.filter(table["pareto"])["scenario"].to_list()
+    typer.echo(f"pareto front: {', '.join(front) if front else 'none'}")
+    typer.echo(
+        f"scenarios: {run.computed} computed, {run.reused} reused"
+        + (" (resumed)" if resuming and run.reused else "")
+        + (
+            f", {run.stale} part(s) that were not their scenario's planned again"
+            if run.stale
+            else ""
+        )
+    )
+    typer.echo(f"reports: {outdir}")
+    errors = table.filter(table["status"] != "ok")
+    if errors.is_empty():
+        return EXIT_FOUND
+    typer.echo(f"{errors.height} of {table.height} scenarios ended in error:", err=True)
+    for r in errors.head(5).iter_rows(named=True):
+        typer.echo(f"  - {r['scenario']}: {r['error']}", err=True)
+    typer.echo(
+        "scenarios in error are not kept: run the same command again to plan them again"
+        + (f" ({run.lost} of them were lost by the executor)" if run.lost else ""),
+        err=True,
+    )
+    return EXIT_NONE
+
+
+@contextmanager
+def pl_config() -> Iterator[None]:
+    """Polars' table printing for the study: every column, no type row, long enough strings."""
+    import polars as pl
+
+    with pl.Config(
+        tbl_cols=-1,
+        tbl_rows=-1,
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+        fmt_str_lengths=60,
+        tbl_width_chars=200,
+        fmt_float="full",
+        float_precision=3,
+        thousands_separator=",",
+    ):
+        yield
