@@ -53,7 +53,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-FAMILIES = ("clos", "rail_optimized", "rail_only", "torus", "ocs_direct", "ocs_torus")
+from planner.families import FAMILIES as REGISTRY
+
+#: Every registered family, in the registry's order.
+FAMILIES = tuple(REGISTRY)
 #: Ports of the catalog's OCS (``palomar-136``), as the default catalog states them.
 CATALOG_OCS_PORTS = 136
 #: Address space of each case, GiB (the machine has 24; other work shares it).

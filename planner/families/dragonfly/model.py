@@ -29,15 +29,17 @@ Rules, not decisions: ``m`` and ``q`` are the least that meet the ratios (``min_
 ``min_local_links``): more of either adds links of the same lengths and changes nothing else, so
 only the least can be optimal; ``h`` is the global ports the links need.
 
-Exactness (best-first enumeration). The candidates ``(s, p, a, g)`` are finite: ``1 <= p``,
-``2 <= a``, ``p + (a - 1) <= k``, ``max(2, ceil(E / (a p))) <= g <= 1 + a (k - p - (a - 1)) / m``. For
-each, ``LB = P (a g v_s + E v_gpu + a (a - 1) g / 2 v_link + m g (g - 1) / 2 v_link)`` with the
-cheapest medium value of each kind over any length is at most its objective, and ``m`` does not
-depend on ``g``, so ``LB`` rises with ``g``. A heap holds, per ``(s, p, a)``, its next ``g``;
-candidates are priced in order of ``LB`` (the next ``g`` pushed when one is popped) until the
-least ``LB`` left reaches the best objective: every candidate not priced costs at least the
-optimum, so the best priced is optimal and the least ``LB`` left is the bound. A deadline that
-stops it early leaves that bound and status ``FEASIBLE`` (``TIME_LIMIT`` with no design).
+Exactness (best-first enumeration). The candidates ``(s, p, a)`` are finite: ``1 <= p``,
+``2 <= a``, ``p + (a - 1) <= k``. For each, only the least ``g = max(2, ceil(E / (a p)))`` can be
+optimal: ``m`` does not depend on ``g``, while ``h``, the local ratio, the longest route, the
+switches, the links and their lengths (one row of racks more per group) all grow with ``g``, so a
+larger ``g`` meets a rule only if the least does, and costs at least as much. For each,
+``LB = P (a g v_s + E v_gpu + a (a - 1) g / 2 v_link + m g (g - 1) / 2 v_link)`` with the
+cheapest medium value of each kind over any length is at most its objective. Candidates are
+priced in order of ``LB`` until the least ``LB`` left reaches the best objective: every candidate
+not priced costs at least the optimum, so the best priced is optimal and the least ``LB`` left
+is the bound. A deadline that stops it early leaves that bound and status ``FEASIBLE``
+(``TIME_LIMIT`` with no design).
 """
 
 from __future__ import annotations
@@ -324,10 +326,6 @@ def solve(model: DragonflyModel, time_limit_s: float = math.inf) -> DragonflySol
             break
         heapq.heappop(heap)
         s = pr.switches[si]
-        m_next = m or min_global_links(p, a, pr.gpus, r.max_ratio)
-        if g + 1 <= _max_groups_of(s.radix, p, a, m_next):
-            nxt = lower_bound(model, si, p, a, g + 1, m_next)
-            heapq.heappush(heap, (nxt, si, p, a, g + 1, m_next))
         c = candidate_of(pr, s, p, a, g)
         if c is None:
             continue
