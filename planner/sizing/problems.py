@@ -103,7 +103,7 @@ def allowed_media(inst: Instance, catalog: Catalog) -> list[Medium]:
     return [m for m in catalog.medium if kinds is None or m.kind in kinds]
 
 
-def _engine(s: Switch) -> cb.PortKind:
+def engine_of(s: Switch) -> cb.PortKind:
     """What a switch's ports take: its module cage, or its co-packaged engine."""
     if s.cpo_optics is not None:
         o = s.cpo_optics
@@ -121,7 +121,7 @@ def _switch_option(s: Switch, speed_gbps: int) -> cs.SwitchOption | None:
     if radix is None:
         return None
     return cs.SwitchOption(
-        s.name, radix, s.cost_usd, s.power_w, s.latency_ns, _engine(s), s.protocol
+        s.name, radix, s.cost_usd, s.power_w, s.latency_ns, engine_of(s), s.protocol
     )
 
 

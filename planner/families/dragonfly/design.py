@@ -26,67 +26,30 @@ def problem_of(
     inst: Instance, catalog: Catalog, planes: int, switch_model: str | None
 ) -> dm.DragonflyProblem:
     """The model's data for one plane count and switch restriction (None: any allowed)."""
-    from models import cabling as cb
-    from models import torus_fabric as tf
-    from planner.sizing import (
-        allowed_media,
-        allowed_switches,
-        cage_of,
-        medium_option,
-        nic_of,
-        nic_port,
-    )
+    from planner.sizing import nic_of, nic_port
+    from planner.sizing.one_group import failure_fraction, floor_of, media_options, switch_choices
 
-    cl, c, lay = inst.cluster, inst.constraints, inst.layout
+    cl, c, obj = inst.cluster, inst.constraints, inst.objective
     speed = cl.nic_gbps // planes
-    nic = nic_of(inst, catalog)
-    pinned = inst.search.pin.model_for(1)
-    choices = []
-    for s in allowed_switches(inst, catalog):
-        radix = s.radix_at(speed)
-        if radix is None or (nic is not None and s.protocol not in nic.protocols):
-            continue
-        if switch_model not in (None, s.name) or pinned not in (None, s.name):
-            continue
-        engine: cb.PortKind = (
-            cb.CpoEngine(s.cpo_optics.lane_gbps, s.cpo_optics.connector, s.cpo_optics.reach_m)
-            if s.cpo_optics is not None
-            else cage_of(s.cage)
-        )
-        choices.append(tf.SwitchChoice(s.name, radix, s.cost_usd, s.power_w, s.latency_ns, engine))
-    media = tuple(medium_option(m) for m in allowed_media(inst, catalog) if m.speed_gbps == speed)
-    survive = c.survive
-    phi = None
-    if survive is not None and survive.switch_failures > 0:
-        phi = survive.min_bandwidth_fraction
-    obj = inst.objective
     return dm.DragonflyProblem(
         gpus=cl.gpus,
         planes=planes,
         speed_gbps=speed,
-        switches=tuple(choices),
-        media=media,
-        floor=tf.Floor(
-            gpus_per_rack=lay.nodes_per_rack * cl.gpus_per_node,
-            racks_per_row=lay.racks_per_row,
-            rack_width_m=lay.rack_width_m,
-            row_pitch_m=lay.row_pitch_m,
-            in_rack_m=lay.in_rack_cable_m,
-            slack_m=lay.cable_slack_m,
-            run_factor=1.0 + lay.routing_overhead,
-        ),
+        switches=switch_choices(inst, catalog, speed, switch_model),
+        media=media_options(inst, catalog, speed),
+        floor=floor_of(inst),
         requirements=dm.Requirements(
             max_ratio=c.oversubscription(1),
             max_switch_hops=c.max_switch_hops,
             max_latency_ns=c.max_latency_ns,
-            min_fraction_after_failure=phi,
+            min_fraction_after_failure=failure_fraction(inst),
             max_power_w=None if c.max_power_kw is None else c.max_power_kw * 1000.0,
             max_capex_usd=c.max_capex_usd,
         ),
         energy_usd_per_w=obj.energy_usd_per_w,
         capex_weight=obj.capex_weight,
         energy_weight=obj.energy_weight,
-        nic=nic_port(nic),
+        nic=nic_port(nic_of(inst, catalog)),
     )
 
 

@@ -96,65 +96,33 @@ def problem_of(
     """The torus model's data for the instance: planes, allowed switches (or one), media, rules."""
     from fractions import Fraction
 
-    from models import cabling as cb
     from models import torus_fabric as tf
-    from planner.sizing import (
-        RATIO_DENOMINATOR,
-        allowed_media,
-        allowed_switches,
-        cage_of,
-        medium_option,
-        nic_of,
-        nic_port,
-    )
+    from planner.sizing import RATIO_DENOMINATOR, nic_of, nic_port
+    from planner.sizing.one_group import failure_fraction, floor_of, media_options, switch_choices
 
-    cl, c, lay = inst.cluster, inst.constraints, inst.layout
+    cl, c, obj = inst.cluster, inst.constraints, inst.objective
     speed = cl.nic_gbps // planes
-    nic = nic_of(inst, catalog)
-    pinned = inst.search.pin.model_for(1)
-    choices = []
-    for s in allowed_switches(inst, catalog):
-        radix = s.radix_at(speed)
-        if radix is None or (nic is not None and s.protocol not in nic.protocols):
-            continue
-        if switch_model not in (None, s.name) or pinned not in (None, s.name):
-            continue
-        engine: cb.PortKind = (
-            cb.CpoEngine(s.cpo_optics.lane_gbps, s.cpo_optics.connector, s.cpo_optics.reach_m)
-            if s.cpo_optics is not None
-            else cage_of(s.cage)
-        )
-        choices.append(tf.SwitchChoice(s.name, radix, s.cost_usd, s.power_w, s.latency_ns, engine))
-    media = tuple(medium_option(m) for m in allowed_media(inst, catalog) if m.speed_gbps == speed)
-    survive = c.survive
-    phi = None
-    if survive is not None and survive.switch_failures > 0:
-        phi = Fraction(survive.min_bandwidth_fraction).limit_denominator(RATIO_DENOMINATOR)
-    obj = inst.objective
+    choices = switch_choices(inst, catalog, speed, switch_model)
+    media = media_options(inst, catalog, speed)
+    phi = failure_fraction(inst)
     return tf.TorusProblem(
         gpus=cl.gpus,
-        options=(tf.PlaneOption(planes, speed, tuple(choices), media),),
-        floor=tf.Floor(
-            gpus_per_rack=lay.nodes_per_rack * cl.gpus_per_node,
-            racks_per_row=lay.racks_per_row,
-            rack_width_m=lay.rack_width_m,
-            row_pitch_m=lay.row_pitch_m,
-            in_rack_m=lay.in_rack_cable_m,
-            slack_m=lay.cable_slack_m,
-            run_factor=1.0 + lay.routing_overhead,
-        ),
+        options=(tf.PlaneOption(planes, speed, choices, media),),
+        floor=floor_of(inst),
         requirements=tf.Requirements(
             max_load_ratio=Fraction(c.oversubscription(1)).limit_denominator(RATIO_DENOMINATOR),
             max_switch_hops=c.max_switch_hops,
             max_latency_ns=c.max_latency_ns,
-            min_fraction_after_failure=phi,
+            min_fraction_after_failure=None
+            if phi is None
+            else Fraction(phi).limit_denominator(RATIO_DENOMINATOR),
             max_power_w=None if c.max_power_kw is None else c.max_power_kw * 1000.0,
             max_capex_usd=c.max_capex_usd,
         ),
         energy_usd_per_w=obj.energy_usd_per_w,
         capex_weight=obj.capex_weight,
         energy_weight=obj.energy_weight,
-        nic=nic_port(nic),
+        nic=nic_port(nic_of(inst, catalog)),
     )
 
 
