@@ -19,8 +19,11 @@ OBJECTIVE_RTOL = 1e-9
 
 #: Kim et al. (ISCA 2008): radix-64 routers in a balanced dragonfly reach "over 256K" nodes.
 KIM_RADIX_64_NODES = 256 * 1024
-#: HPE/Cray Slingshot (De Sensi et al., SC20): 64-port Rosetta, 16 endpoints, 31 local and
-#: 17 global ports per switch, 32 switches per group, up to 545 groups, 279,040 endpoints.
+#: HPE/Cray Slingshot: 64-port Rosetta, 16 endpoints, 31 local and 17 global ports per switch,
+#: 32 switches per group, "a maximum scale of 545 groups, each with 512 endpoints"
+#: (https://glennklockwood.com/garden/slingshot; De Sensi et al., "An In-Depth Analysis of the
+#: Slingshot Interconnect", SC20). The same page also says 278,528 endpoints, which is 544
+#: groups of 512: the 545 groups it states are the wiring rule's a h + 1 = 32 x 17 + 1.
 SLINGSHOT_MAX_ENDPOINTS = 279_040
 
 
