@@ -139,7 +139,7 @@ def test_the_choice_of_rails_is_the_brute_force_optimum(
     feasible = {r: v for r, v in per_rails.items() if v is not None}
     assert feasible
     best = min(feasible.values())
-    (sized,) = size_rail(inst, catalog, "rail_only", None, TIME_LIMIT_S, rail_only=True)
+    (sized,) = size_rail(inst, catalog, family_of("rail_only"), None, TIME_LIMIT_S, rail_only=True)
     assert sized.status is Status.OPTIMAL
     assert sized.design is not None
     assert sized.objective_usd == pytest.approx(best, rel=OBJECTIVE_RTOL)

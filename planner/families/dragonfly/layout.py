@@ -50,6 +50,14 @@ def _length(floor: Floor, a_rack: IntArray, b_rack: IntArray) -> FloatArray:
     return np.ceil(m * 100.0 - ROUND_TOL_CM) / 100.0
 
 
+def min_global_m(floor: Floor) -> float:
+    """The shortest a cable between two different racks can be (before rounding up: a bound).
+
+    The neighbouring rack in a row, or the rack across in the next row, whichever is nearer.
+    """
+    return floor.run_factor * min(floor.rack_width_m, floor.row_pitch_m) + floor.slack_m
+
+
 def racks_per_group(floor: Floor, p: int, a: int) -> int:
     """Racks a group takes: ceil(a p / gpus_per_rack)."""
     return -(-a * p // floor.gpus_per_rack)

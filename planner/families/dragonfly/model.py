@@ -34,8 +34,10 @@ Exactness (best-first enumeration). The candidates ``(s, p, a)`` are finite: ``1
 optimal: ``m`` does not depend on ``g``, while ``h``, the local ratio, the longest route, the
 switches, the links and their lengths (one row of racks more per group) all grow with ``g``, so a
 larger ``g`` meets a rule only if the least does, and costs at least as much. For each,
-``LB = P (a g v_s + E v_gpu + a (a - 1) g / 2 v_link + m g (g - 1) / 2 v_link)`` with the
-cheapest medium value of each kind over any length is at most its objective. Candidates are
+``LB = P (a g v_s + E v_gpu + a (a - 1) g / 2 v_local + m g (g - 1) / 2 v_global)`` is at most
+its objective: ``v_gpu`` and ``v_local`` are the cheapest medium values over any length, and
+``v_global`` the cheapest over the lengths a global link can have (two groups never share a rack,
+so a global link is at least one rack apart: ``layout.min_global_m``). Candidates are
 priced in order of ``LB`` until the least ``LB`` left reaches the best objective: every candidate
 not priced costs at least the optimum, so the best priced is optimal and the least ``LB`` left
 is the bound. A deadline that stops it early leaves that bound and status ``FEASIBLE``
@@ -272,14 +274,32 @@ def price(model: DragonflyModel, si: int, c: Candidate) -> Priced | None:
 
 
 def lower_bound(model: DragonflyModel, si: int, p: int, a: int, g: int, m: int) -> float:
-    """LB of (s, p, a, g): switches, and every link at its kind's cheapest medium value."""
+    """LB of (s, p, a, g): switches, and every link at the least medium value it may take.
+
+    A GPU or local link may be short enough for the cheapest medium; a global link joins two
+    groups, which never share a rack (``layout``), so it is at least one rack apart
+    (``min_global_m``) and takes no medium cheaper than the best that reaches that far.
+    """
     pr = model.problem
     s = pr.switches[si]
     v_gpu = min(model.gpu_tables[si].values, default=math.inf)
-    v_link = min(model.link_tables[si].values, default=math.inf)
-    links = st.local_links(a, g, 1) + st.global_links(g, m)
-    v_links = links * v_link if links else 0.0
+    v_local = min(model.link_tables[si].values, default=math.inf)
+    v_global = value_beyond(model.link_tables[si], ly.min_global_m(pr.floor))
+    local, glob = st.local_links(a, g, 1), st.global_links(g, m)
+    v_links = (local * v_local if local else 0.0) + (glob * v_global if glob else 0.0)
     return pr.planes * (a * g * value_usd(pr, s.cost_usd, s.power_w) + pr.gpus * v_gpu + v_links)
+
+
+def value_beyond(table: tf.MediaTable, length_m: float) -> float:
+    """The least value of a medium for a link at least ``length_m`` long (inf: none reaches).
+
+    A link of length l >= ``length_m`` takes the entry of the first reach at or beyond l, whose
+    reach is then at least ``length_m``: the least value among those entries bounds it.
+    """
+    return min(
+        (v for r, v in zip(table.reach_m, table.values, strict=True) if r >= length_m),
+        default=math.inf,
+    )
 
 
 def _max_groups_of(k: int, p: int, a: int, m: int) -> int:
