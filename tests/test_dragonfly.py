@@ -10,6 +10,7 @@ import pytest
 
 from models import torus_fabric as tf
 from models.status import Status
+from planner.families.dragonfly import layout as ly
 from planner.families.dragonfly import model as dm
 from planner.families.dragonfly import structure as st
 from planner.families.dragonfly.wiring import parse_dragonfly_wiring
@@ -165,6 +166,25 @@ def test_latency_and_caps_bind() -> None:
         dm.solve(dm.build(_problem(96, 16, max_capex_usd=free.capex_usd / 2))).status
         is Status.INFEASIBLE
     )
+
+
+@pytest.mark.parametrize(("p", "a", "g"), [(2, 4, 5), (4, 8, 9), (3, 6, 40), (8, 4, 30)])
+def test_the_longest_global_link_bound_is_below_the_laid_out_one(p: int, a: int, g: int) -> None:
+    floor = _problem(96, 16).floor
+    longest = ly.lengths(floor, p, a, g, 1, a * p * g).global_m.max()
+    assert ly.min_longest_global_m(floor, p, a, g) <= longest
+
+
+def test_reach_binds() -> None:
+    """Rows 2.4 m apart and 6 groups of one rack a row: the first and last are 5 rows apart."""
+    pr = _problem(96, 16)
+    far = replace(pr, floor=replace(pr.floor, racks_per_row=1))
+    assert dm.solve(dm.build(far)).priced is not None  # the 500 m optic reaches
+    short = replace(far, media=far.media[:1])  # copper alone, 3 m: no global link reaches
+    sol = dm.solve(dm.build(short))
+    assert sol.status is Status.INFEASIBLE
+    assert "no medium reaches across the floor" in sol.reason
+    assert _brute_force(short) == math.inf
 
 
 def test_failure_binds() -> None:

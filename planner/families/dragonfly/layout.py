@@ -58,6 +58,18 @@ def min_global_m(floor: Floor) -> float:
     return floor.run_factor * min(floor.rack_width_m, floor.row_pitch_m) + floor.slack_m
 
 
+def min_longest_global_m(floor: Floor, p: int, a: int, g: int) -> float:
+    """A bound below the longest global link: the one joining the first group to the last.
+
+    Group 0's racks end in row ``(r_g - 1) // R`` and group ``g - 1``'s begin in row
+    ``(g - 1) r_g // R`` (``r_g`` racks a group, ``R`` racks a row); every pair of groups is
+    joined, so some global link crosses at least the rows between them (before rounding up).
+    """
+    r_g, per_row = racks_per_group(floor, p, a), floor.racks_per_row
+    rows = max(0, (g - 1) * r_g // per_row - (r_g - 1) // per_row)
+    return floor.run_factor * rows * floor.row_pitch_m + floor.slack_m
+
+
 def racks_per_group(floor: Floor, p: int, a: int) -> int:
     """Racks a group takes: ceil(a p / gpus_per_rack)."""
     return -(-a * p // floor.gpus_per_rack)

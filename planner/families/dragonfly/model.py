@@ -20,6 +20,8 @@ Constraints (``lambda`` = ``max_oversubscription``):
   longest route, each at its class's worst <= max_latency_ns
 * ``meets_failure``:   a switch failure cuts its p GPUs off one plane: (P - 1) / P >= phi
 * ``meets_caps``:      capex and power within their caps.
+* ``reaches_across``:  some medium reaches the longest global link, at least the rows between
+  the first group and the last (``layout.min_longest_global_m``).
 
 Objective: ``P (a g v_s + sum over links of v_medium)``, ``v(capex, power) = capex_weight capex
 + energy_weight energy_usd_per_w power``; every link takes the medium of least ``v`` that
@@ -290,6 +292,17 @@ def lower_bound(model: DragonflyModel, si: int, p: int, a: int, g: int, m: int) 
     return pr.planes * (a * g * value_usd(pr, s.cost_usd, s.power_w) + pr.gpus * v_gpu + v_links)
 
 
+def reaches_across(model: DragonflyModel, si: int, p: int, a: int, g: int) -> bool:
+    """Cabling: some medium reaches the longest global link (``layout.min_longest_global_m``).
+
+    When none does, the candidate has a link without a medium (``price`` would say so after
+    laying out every cable), so it is left out before it is priced.
+    """
+    table = model.link_tables[si]
+    longest = ly.min_longest_global_m(model.problem.floor, p, a, g)
+    return bool(table.reach_m) and table.reach_m[-1] >= longest
+
+
 def value_beyond(table: tf.MediaTable, length_m: float) -> float:
     """The least value of a medium for a link at least ``length_m`` long (inf: none reaches).
 
@@ -330,6 +343,8 @@ def solve(model: DragonflyModel, time_limit_s: float = math.inf) -> DragonflySol
                     m = min_global_links(p, a, pr.gpus, r.max_ratio) if g > 1 else 0
                     if g > 1 and g > _max_groups_of(s.radix, p, a, m):
                         continue
+                    if not reaches_across(model, si, p, a, g):
+                        continue
                     heap.append((lower_bound(model, si, p, a, g, m), si, p, a, g, m))
     heapq.heapify(heap)
     best: Priced | None = None
@@ -362,14 +377,15 @@ def solve(model: DragonflyModel, time_limit_s: float = math.inf) -> DragonflySol
     if best is None:
         if timed_out:
             return DragonflySolution(Status.TIME_LIMIT, None, open_bound, wall, examined)
-        return DragonflySolution(Status.INFEASIBLE, None, None, wall, examined, why_none(pr))
+        return DragonflySolution(Status.INFEASIBLE, None, None, wall, examined, why_none(model))
     bound = min(best.objective_usd, open_bound)
     status = Status.FEASIBLE if timed_out else Status.OPTIMAL
     return DragonflySolution(status, best, bound, wall, examined)
 
 
-def why_none(pr: DragonflyProblem) -> str:
+def why_none(model: DragonflyModel) -> str:
     """In a user's words, the first rule that leaves no dragonfly."""
+    pr = model.problem
     r = pr.requirements
     if not pr.switches:
         return f"no allowed switch runs {pr.speed_gbps}G ports"
@@ -381,6 +397,18 @@ def why_none(pr: DragonflyProblem) -> str:
     if r.max_switch_hops is not None and r.max_switch_hops < 2:
         return (
             f"max_switch_hops = {r.max_switch_hops}: a dragonfly route crosses 2 switches or more"
+        )
+    if not any(
+        reaches_across(model, si, p, a, max(2, st.groups_needed(pr.gpus, p, a)))
+        for si, s in enumerate(pr.switches)
+        for p in range(1, s.radix + 1)
+        for a in range(2, s.radix - p + 2)
+    ):
+        reach = max((t.reach_m[-1] for t in model.link_tables if t.reach_m), default=0.0)
+        return (
+            f"no medium reaches across the floor a dragonfly of {pr.gpus:,} GPUs spans: every "
+            f"pair of groups is joined, and the first and last group stand further apart than "
+            f"the longest reach, {reach:,.0f} m (groups stand in consecutive rows of racks)"
         )
     return (
         f"no dragonfly of the allowed switches holds {pr.gpus:,} GPUs within their ports with "
