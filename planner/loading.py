@@ -255,7 +255,10 @@ def load_catalog(
     if not path.is_absolute() and relative_to is not None:
         path = relative_to / path
     data, text = _read_toml(path)
-    return validate_data(Catalog, data, text=text, source=str(path))
+    catalog = validate_data(Catalog, data, text=text, source=str(path))
+    if catalog.reliability is None:
+        catalog = catalog.model_copy(update={"reliability": load_catalog().reliability})
+    return catalog
 
 
 def parse_override(item: str) -> tuple[str, Any]:

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from planner.bandwidth_loop import LoopResult
     from planner.family_roles import Family
     from planner.idle_pricing import PricedSearch
+    from planner.reliability import Assessment
+    from planner.reliability.options import OptionSearch
     from planner.sim.sim_tables import SimResult
     from planner.sizing import SizingResult
     from planner.workload.step import StepTime
@@ -53,6 +55,12 @@ class PlanResult:
     """Under ``objective.idle_gpu_weight > 0``: every rung of the ladder of allowed ratios, planned
     and simulated, and the one of least network + idle GPU cost (``planner.idle_pricing``);
     ``instance`` is then the chosen rung's."""
+    reliability: Assessment | None = None
+    """With a ``[reliability]`` section: the design's interruptions a day, goodput and their Monte
+    Carlo check (``planner.reliability``)."""
+    reliability_options: OptionSearch[Any] | None = None
+    """With failures priced or capped: every option of planes and optics, planned and assessed,
+    and the one chosen (``planner.reliability.options``)."""
 
     #: Summary columns of the notebook views (``__repr__``, ``_repr_html_``), when not null.
     HEADLINE_COLUMNS = (

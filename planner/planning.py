@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from models.status import Status
 from planner.checks import check_instance, check_run
 from planner.deadline import Deadline, cut_note
 from planner.design import Design
@@ -122,6 +123,97 @@ def plan(
     verifying = inst.verify.enabled if verify is None else verify
     load_solvers(*parts_for(inst, verifying))
     check_run(inst, verifying)
+    steps = (catalog, verifying, time_limit_s, progress, alternatives, sim_progress, deadline)
+    if failures_priced(inst):
+        return _plan_options(inst, *steps)
+    return with_reliability(_plan_core(inst, *steps), catalog)
+
+
+def failures_priced(inst: Instance) -> bool:
+    """Whether the options walk runs: [reliability] with GPU time priced, or an interruption cap."""
+    if inst.reliability is None:
+        return False
+    priced = inst.objective.idle_gpu_weight > 0 and inst.workload is not None
+    return priced or inst.constraints.max_interruptions_per_day is not None
+
+
+def with_reliability(result: PlanResult, catalog: Catalog) -> PlanResult:
+    """The result with its design's reliability assessed, when the instance asks for it."""
+    from planner.reliability import assess
+    from planner.report_tables import workload_step
+
+    inst = result.instance
+    if inst.reliability is None or result.design is None:
+        return result
+    rates = catalog.reliability or load_catalog().reliability
+    assert rates is not None
+    step = workload_step(inst, result.design, result.sim)
+    idle = None if step is None or step[1] is None else step[1].idle_fraction
+    return replace(result, reliability=assess(result.design, rates, inst.reliability, idle))
+
+
+def _plan_options(
+    inst: Instance,
+    catalog: Catalog,
+    verifying: bool,
+    time_limit_s: float,
+    progress: Progress | None,
+    alternatives: bool,
+    sim_progress: SimProgress | None,
+    deadline: Deadline,
+) -> PlanResult:
+    """``plan`` with failures priced or capped: every option planned, the best one's result."""
+    from planner.reliability.options import Evaluated, Option, choose, failure_value_usd, meets_cap
+
+    steps = (catalog, verifying, time_limit_s, progress, alternatives, sim_progress, deadline)
+
+    def evaluate(sub: Instance, option: Option) -> Evaluated[PlanResult]:
+        found = with_reliability(_plan_core(sub, *steps), catalog)
+        d, a = found.design, found.reliability
+        if d is None or a is None:
+            why = "; ".join(found.explanation) or "the search found no design"
+            return Evaluated(option, found, None, None, None, None, False, f"no design: {why}")
+        network = d.objective_usd
+        priced = found.idle_pricing
+        if priced is not None and priced.chosen is not None and priced.chosen.total_usd is not None:
+            network = priced.chosen.total_usd
+        fails = found.sim is not None and found.sim.verdict == "fails"
+        capped = not meets_cap(sub, a)
+        note = "over the interruption cap" if capped else ("fails [verify]" if fails else "")
+        return Evaluated(
+            option, found, d, network, a, failure_value_usd(sub, a), not (capped or fails), note
+        )
+
+    search = choose(inst, catalog, evaluate)
+    if search.chosen is None or search.chosen.result is None:
+        base = next((e.result for e in search.evaluated if e.result is not None), None)
+        assert base is not None
+        return replace(
+            base,
+            instance=inst,
+            status=Status.INFEASIBLE,
+            design=None,
+            explanation=(search.message,),
+            sim=None,
+            family_sims={},
+            reliability=None,
+            reliability_options=search,
+            family=None,
+        )
+    return replace(search.chosen.result, reliability_options=search)
+
+
+def _plan_core(
+    inst: Instance,
+    catalog: Catalog,
+    verifying: bool,
+    time_limit_s: float,
+    progress: Progress | None,
+    alternatives: bool,
+    sim_progress: SimProgress | None,
+    deadline: Deadline,
+) -> PlanResult:
+    """``plan`` after its checks: the priced walk, the bandwidth loop, or one search."""
     if inst.objective.idle_gpu_weight > 0:
         return _plan_priced(
             inst, catalog, time_limit_s, progress, alternatives, sim_progress, deadline

@@ -89,6 +89,15 @@ def plan_tables(plan_result: PlanResult) -> dict[str, pl.DataFrame]:
     step = workload_step(plan_result.instance, plan_result.design, plan_result.sim)
     if step is not None:
         tables["workload"] = step[0]
+    if plan_result.reliability is not None:
+        from planner.reliability.tables import classes_table, goodput_table
+
+        tables["reliability"] = classes_table(plan_result.reliability)
+        tables["goodput"] = goodput_table(plan_result.reliability)
+    if plan_result.reliability_options is not None:
+        from planner.reliability.options import options_table
+
+        tables["reliability_options"] = options_table(plan_result.reliability_options)
     return tables
 
 

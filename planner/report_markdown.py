@@ -356,6 +356,8 @@ def render_markdown(plan_result: PlanResult, tables: dict[str, pl.DataFrame]) ->
         out += _bandwidth_loop_section(plan_result.bandwidth_loop, tables)
     if plan_result.idle_pricing is not None:
         out += _idle_pricing_section(plan_result.idle_pricing, tables)
+    if plan_result.reliability is not None or plan_result.reliability_options is not None:
+        out += _failures_section(plan_result, tables)
     if OPTICS_TABLE in tables:
         cols = [
             "scenario",
@@ -499,4 +501,22 @@ def _alternatives_section(tables: dict[str, pl.DataFrame]) -> list[str]:
             markdown_table(sims, sims.columns),
             "",
         ]
+    return out
+
+
+def _failures_section(plan_result: PlanResult, tables: dict[str, pl.DataFrame]) -> list[str]:
+    """Interruptions, goodput and (when failures are priced) the options walked."""
+    from planner.reliability.text import failure_lines, options_lines
+
+    out = ["## Failures and goodput", ""]
+    if plan_result.reliability is not None:
+        out += [f"- {line}" for line in failure_lines(plan_result.reliability)] + [""]
+    for name in ("goodput", "reliability"):
+        if name in tables:
+            out += [markdown_table(tables[name]), ""]
+    if plan_result.reliability_options is not None:
+        out += ["### Options walked (`planner/reliability/options.py`)", ""]
+        out += [f"- {line}" for line in options_lines(plan_result.reliability_options)] + [""]
+        if "reliability_options" in tables:
+            out += [markdown_table(tables["reliability_options"]), ""]
     return out

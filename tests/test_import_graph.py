@@ -54,6 +54,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "planner.validation",
             "planner.design_file",
             "planner.workload",
+            "planner.reliability",
         ),
     ),
     (

@@ -96,6 +96,11 @@ def run_plan(
     else:
         for line in headline(summary):
             typer.echo(line)
+        if result.reliability is not None:
+            from planner.reliability.text import failure_lines
+
+            for line in failure_lines(result.reliability):
+                typer.echo(line)
         if result.optics_comparison is not None:
             for line in optics_lines(result.optics_comparison):
                 typer.echo(line)
@@ -106,6 +111,11 @@ def run_plan(
     if result.idle_pricing is not None and not quiet:
         for line in idle_pricing_lines(result.idle_pricing):
             typer.echo(f"idle GPUs priced: {line}", err=True)
+    if result.reliability_options is not None and not quiet:
+        from planner.reliability.text import options_lines
+
+        for line in options_lines(result.reliability_options):
+            typer.echo(f"failures priced: {line}", err=True)
     if result.found:
         assert result.design is not None
         for note in cut_notes(result.design.notes):

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from planner.schema.instance_base import Strict
+from planner.schema.reliability import ComponentRates
 
 MediumKind = Literal["dac", "aec", "sr", "dr", "fr", "lpo"]
 #: The link protocol a switch speaks; one plane speaks one protocol end to end, NIC included.
@@ -445,6 +446,9 @@ class Catalog(Strict):
     nic: list[Nic] = Field(default_factory=list)
     ocs: list[Ocs] = Field(default_factory=list)
     scale_up_switch: list[ScaleUpSwitch] = Field(default_factory=list)
+    reliability: ComponentRates | None = None
+    """Failure rates and repair times by component class (``planner.reliability``); a catalog
+    without them takes the shipped catalog's when it is loaded."""
 
     @model_validator(mode="after")
     def _unique(self) -> Catalog:

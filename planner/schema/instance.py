@@ -17,6 +17,7 @@ from planner.errors import InputError
 from planner.schema.catalog import MediumKind
 from planner.schema.input_errors import validate_data
 from planner.schema.instance_base import Strict
+from planner.schema.reliability import Reliability
 from planner.schema.verify import Verify
 from planner.schema.workload import Workload
 
@@ -218,6 +219,10 @@ class Constraints(Strict):
     max_capex_usd: float | None = Field(None, gt=0, le=MAX_CAPEX_CAP_USD)
     """Cap on network capex, in US dollars. A finite number of at most 1e13 (ten trillion
     dollars, which CP-SAT's 64-bit cents hold); leave the field out for no cap (inf is refused)."""
+    max_interruptions_per_day: float | None = Field(None, gt=0, le=1e4)
+    """Cap on the job interruptions a day the network causes (its NICs, links, switches and
+    OCS devices, ``planner.reliability``): the planner chooses planes and co-packaged optics
+    that meet it, or says none does. Needs a ``[reliability]`` section."""
 
     @model_validator(mode="after")
     def _check(self) -> Constraints:
@@ -411,6 +416,9 @@ class Instance(Strict):
     """Simulation of the chosen design: traffic, routing, failures and the verdict's threshold."""
     torus: Torus | None = None
     """A TPU-style torus pod planned with 'fabric-planner torus' (cluster is then ignored)."""
+    reliability: Reliability | None = None
+    """What a failure costs the job (restart, checkpoints, failures outside the network); with it
+    the report gives interruptions a day and goodput (``planner.reliability``)."""
     workload: Workload | None = None
     """What the cluster trains (a preset or a model, its parallelism and GPU); its parallel
     degrees multiply to cluster.gpus. None: the fabric is planned for the [verify] traffic alone."""
@@ -432,6 +440,15 @@ class Instance(Strict):
     def derived_from(self) -> tuple[str, tuple[tuple[str, Any], ...]] | None:
         """The base instance's name and the changes (dotted path, value) this one was made with."""
         return self._derived_from
+
+    @model_validator(mode="after")
+    def _check_reliability(self) -> Instance:
+        if self.constraints.max_interruptions_per_day is not None and self.reliability is None:
+            raise ValueError(
+                "constraints.max_interruptions_per_day needs a [reliability] section (it may be "
+                "empty: its defaults then apply)"
+            )
+        return self
 
     @model_validator(mode="after")
     def _check_hall(self) -> Instance:

@@ -1,0 +1,160 @@
+"""A month of training, drawn many times: interruptions, restarts, checkpoints and repairs.
+
+Each trial runs the job for ``reliability.monte_carlo_days``:
+
+* **Interruptions** arrive as a Poisson process of rate Λ (``planner.reliability.goodput``).
+  After each one the job restarts for R seconds (an interruption during a restart starts it
+  again), then alternates τ seconds of work and δ seconds of checkpoint; an interruption loses
+  everything since the last finished checkpoint. At the end of the trial the work since the last
+  checkpoint counts (the job goes on). Each interruption's origin (network, scale-up, outside,
+  planned) is drawn in proportion to its rate.
+* **Degraded time**: the failures of each degrading class arrive as a Poisson process from well
+  before the trial starts (so the trial begins in the steady state) and each lasts an
+  exponential repair time of mean r_c; the share of the trial with at least one unit down is
+  p_c, and the trial's speed is Π_c (1 - p_c (1 - v_c)).
+
+A trial's goodput is its committed work over its length times its speed. The trials' mean and
+a 95 % confidence interval (1.96 standard errors) are reported beside the closed form, which
+they check: the closed form's E(τ) is Daly's expectation for the same process.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from planner.reliability.classes import ComponentClass
+from planner.reliability.goodput import SECONDS_PER_DAY, Goodput, class_speed
+from planner.schema.reliability import Reliability
+
+#: Standard errors either side of the mean in a 95 % confidence interval (normal).
+Z95 = 1.96
+#: Repair times before a trial from which its degrading failures are drawn (steady state).
+WARMUP_REPAIRS = 20.0
+
+
+@dataclass(frozen=True)
+class MonteCarlo:
+    """The trials' means and 95 % half-widths."""
+
+    trials: int
+    days: float
+    goodput_fraction: float
+    goodput_ci95: float
+    checkpoint_efficiency: float
+    checkpoint_efficiency_ci95: float
+    degraded_speed: float
+    degraded_speed_ci95: float
+    interruptions_per_day: float
+    interruptions_ci95: float
+    network_interruptions_per_day: float
+    network_interruptions_ci95: float
+
+
+def _mean_ci(x: np.ndarray) -> tuple[float, float]:
+    if len(x) < 2:
+        return float(x.mean()), math.inf
+    return float(x.mean()), float(Z95 * x.std(ddof=1) / math.sqrt(len(x)))
+
+
+def _committed_work_s(
+    rng: np.random.Generator,
+    horizon_s: float,
+    rate_per_s: float,
+    tau: float,
+    delta: float,
+    r: float,
+) -> tuple[float, int]:
+    """Committed work of one trial and the interruptions in it."""
+    t = 0.0
+    work = 0.0
+    failures = 0
+    period = tau + delta
+    while t < horizon_s:
+        gap = rng.exponential(1.0 / rate_per_s) if rate_per_s > 0 else math.inf
+        end = min(t + gap, horizon_s)
+        if t + r >= end:  # the restart does not finish before the next failure (or the end)
+            if t + gap < horizon_s:
+                failures += 1
+            t = t + gap
+            continue
+        available = end - (t + r)
+        done = math.floor(available / period)
+        work += done * tau
+        if end >= horizon_s:  # the last, unfinished stretch counts: the job goes on
+            work += min(available - done * period, tau)
+        else:
+            failures += 1
+        t = t + gap
+    return work, failures
+
+
+def _covered_share(
+    rng: np.random.Generator, horizon_s: float, per_day: float, mean_s: float
+) -> float:
+    """Share of [0, horizon] with at least one of the class's units down."""
+    warmup = WARMUP_REPAIRS * mean_s
+    span = horizon_s + warmup
+    count = rng.poisson(per_day * span / SECONDS_PER_DAY)
+    if count == 0:
+        return 0.0
+    start = np.sort(rng.uniform(-warmup, horizon_s, count))
+    end = start + rng.exponential(mean_s, count)
+    start = np.clip(start, 0.0, horizon_s)
+    end = np.clip(end, 0.0, horizon_s)
+    # Union of the intervals: the running maximum of the ends decides where a new piece starts.
+    reach = np.maximum.accumulate(end)
+    previous = np.concatenate(([0.0], reach[:-1]))
+    covered = np.clip(end - np.maximum(start, previous), 0.0, None)
+    return float(covered.sum() / horizon_s)
+
+
+def monte_carlo(
+    classes: Sequence[ComponentClass],
+    reliability: Reliability,
+    closed: Goodput,
+    *,
+    trials: int | None = None,
+) -> MonteCarlo | None:
+    """The trials of the module docstring (None when ``monte_carlo_trials`` is 0)."""
+    n = reliability.monte_carlo_trials if trials is None else trials
+    if n <= 0:
+        return None
+    rng = np.random.default_rng(reliability.seed)
+    horizon = reliability.monte_carlo_days * SECONDS_PER_DAY
+    rate = closed.total_interruptions_per_day / SECONDS_PER_DAY
+    network_share = (
+        closed.network_interruptions_per_day / closed.total_interruptions_per_day
+        if closed.total_interruptions_per_day > 0
+        else 0.0
+    )
+    tau = closed.checkpoint_interval_s
+    if math.isinf(tau):
+        tau = horizon
+    degrading = [c for c in classes if c.degradations_per_day > 0 and c.bandwidth_loss > 0]
+    efficiency = np.empty(n)
+    speed = np.empty(n)
+    interruptions = np.empty(n)
+    network = np.empty(n)
+    for k in range(n):
+        work, failures = _committed_work_s(
+            rng, horizon, rate, tau, reliability.checkpoint_write_s, reliability.restart_s
+        )
+        efficiency[k] = work / horizon
+        s = 1.0
+        for c in degrading:
+            p = _covered_share(rng, horizon, c.degradations_per_day, c.mttr_hours * 3600.0)
+            s *= 1.0 - p * (1.0 - class_speed(c.bandwidth_loss, closed.idle_fraction))
+        speed[k] = s
+        interruptions[k] = failures / reliability.monte_carlo_days
+        network[k] = rng.binomial(failures, network_share) / reliability.monte_carlo_days
+    good = efficiency * speed
+    g, g_ci = _mean_ci(good)
+    e, e_ci = _mean_ci(efficiency)
+    d, d_ci = _mean_ci(speed)
+    i, i_ci = _mean_ci(interruptions)
+    w, w_ci = _mean_ci(network)
+    return MonteCarlo(n, reliability.monte_carlo_days, g, g_ci, e, e_ci, d, d_ci, i, i_ci, w, w_ci)

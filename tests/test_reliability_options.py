@@ -1,0 +1,166 @@
+"""The time lost to failures chooses the planes and the optics (planner.reliability.options).
+
+Each test plans the same instance twice, changing only what a failure costs or how often a part
+fails, and shows the choice flip while the network-cheapest option stays the same: the failure
+term, not the network's cost, decides. A third shows the interruption cap refusing every option
+with the fewest interruptions named.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from planner.api import load_catalog, load_instance, plan
+from planner.schema.catalog import Catalog
+
+PLANES_INSTANCE = """
+name = "planes-choice"
+[cluster]
+gpus = 4096
+gpus_per_node = 8
+nic_gbps = 400
+nic_ports = [1, 2]
+nic = "connectx-7"
+[layout]
+nodes_per_rack = 4
+racks_per_row = 16
+[constraints]
+max_oversubscription = 1.0
+max_switch_hops = 5
+[objective]
+idle_gpu_weight = 1.0
+[search.pin]
+leaf_placement = "end_of_row"
+[reliability]
+restart_minutes = RESTART
+checkpoint_write_s = 30.0
+other_interruptions_per_gpu_year = 0.0
+monte_carlo_trials = 0
+[workload]
+preset = "gpt3-175b"
+parallelism = { tensor = 8, pipeline = 8, data = 64 }
+gpu = { peak_flops = 989e12, utilisation = 0.4, price_usd_per_hour = 2.0 }
+[verify]
+traffic = [{ kind = "all_reduce_ring", size_bytes = 1e6 }]
+routing = ["spray"]
+"""
+
+CPO_INSTANCE = """
+name = "cpo-choice"
+[cluster]
+gpus = 1024
+gpus_per_node = 8
+nic_gbps = 800
+nic_ports = [1]
+nic = "connectx-8"
+[layout]
+nodes_per_rack = 4
+racks_per_row = 16
+[constraints]
+max_oversubscription = 1.0
+max_switch_hops = 5
+[objective]
+idle_gpu_weight = 1.0
+[search]
+switch_models = ["spectrum-x-photonics-102t", "tomahawk6-102t", "sn5600"]
+[reliability]
+restart_minutes = 10.0
+checkpoint_write_s = 30.0
+other_interruptions_per_gpu_year = 0.0
+monte_carlo_trials = 0
+[workload]
+preset = "gpt3-175b"
+parallelism = { tensor = 8, pipeline = 8, data = 16 }
+gpu = { peak_flops = 2250e12, utilisation = 0.4, price_usd_per_hour = 4.0 }
+[verify]
+traffic = [{ kind = "all_reduce_ring", size_bytes = 1e6 }]
+routing = ["spray"]
+"""
+
+
+def _instance(tmp_path: Path, text: str, name: str):
+    path = tmp_path / f"{name}.toml"
+    path.write_text(text)
+    return load_instance(path)
+
+
+def _uniform_media(afr: float) -> Catalog:
+    """The shipped catalog with every module and cable end failing at one rate.
+
+    With the shipped rates a 2 x 200G NIC's short-reach optics fail more often than the
+    1 x 400G active copper they replace, and the module at the NIC serves both planes: two
+    planes then cause more interruptions than one and are never chosen for failures. Equal
+    media rates isolate what planes change: the leaves and the leaves' ends.
+    """
+    catalog = load_catalog()
+    media = [
+        m.model_copy(
+            update={"afr": afr, "modules": [x.model_copy(update={"afr": afr}) for x in m.modules]}
+        )
+        for m in catalog.medium
+    ]
+    return catalog.model_copy(update={"medium": media})
+
+
+def _choice(result) -> tuple[int, str, int, str]:
+    """(chosen planes, chosen optics, network-cheapest planes, network-cheapest optics)."""
+    search = result.reliability_options
+    assert search is not None
+    assert search.chosen is not None
+    cheapest = min(
+        (e for e in search.evaluated if e.network_usd is not None), key=lambda e: e.network_usd
+    )
+    return (
+        search.chosen.option.planes,
+        search.chosen.option.optics,
+        cheapest.option.planes,
+        cheapest.option.optics,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("restart_minutes", "planes"), [(10.0, 1), (720.0, 2)])
+def test_planes_follow_the_cost_of_a_restart(
+    tmp_path: Path, restart_minutes: float, planes: int
+) -> None:
+    """Cheap restarts keep one plane; a 12-hour restart (no spare nodes) buys a second."""
+    text = PLANES_INSTANCE.replace("RESTART", f"{restart_minutes}")
+    inst = _instance(tmp_path, text, "planes")
+    result = plan(inst, catalog=_uniform_media(0.005), time_limit_s=120, alternatives=False)
+    chosen_planes, _, cheapest_planes, _ = _choice(result)
+    assert cheapest_planes == 1
+    assert chosen_planes == planes
+    assert result.design is not None
+    assert result.design.planes == planes
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("cpo_port_afr", "optics"), [(0.0034, "cpo"), (0.05, "pluggable")])
+def test_cpo_follows_its_failure_rate(tmp_path: Path, cpo_port_afr: float, optics: str) -> None:
+    """Co-packaged ports at Meta's measured rate are chosen; at 5 %/year pluggables win."""
+    catalog = load_catalog()
+    assert catalog.reliability is not None
+    rates = catalog.reliability.model_copy(update={"cpo_port_afr": cpo_port_afr})
+    catalog = catalog.model_copy(update={"reliability": rates})
+    inst = _instance(tmp_path, CPO_INSTANCE, "cpo")
+    result = plan(inst, catalog=catalog, time_limit_s=120, alternatives=False)
+    _, chosen_optics, _, cheapest_optics = _choice(result)
+    assert cheapest_optics == "cpo"
+    assert chosen_optics == optics
+    assert result.design is not None
+    assert all(t.cpo for t in result.design.tiers) == (optics == "cpo")
+
+
+@pytest.mark.slow
+def test_interruption_cap_refuses_every_option(tmp_path: Path) -> None:
+    """A cap below every option's interruptions: no design, and the best option is named."""
+    text = CPO_INSTANCE.replace(
+        "max_switch_hops = 5", "max_switch_hops = 5\nmax_interruptions_per_day = 0.001"
+    ).replace("idle_gpu_weight = 1.0", "idle_gpu_weight = 0.0")
+    inst = _instance(tmp_path, text, "capped")
+    result = plan(inst, time_limit_s=120, alternatives=False, verify=False)
+    assert result.design is None
+    assert "max_interruptions_per_day = 0.001" in result.explanation[0]
+    assert "fewest network interruptions" in result.explanation[0]
