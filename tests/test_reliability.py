@@ -203,6 +203,11 @@ def test_llama3_cluster_matches_the_paper() -> None:
     assert 0.5 <= a.closed.network_interruptions_per_day / published_network <= 2.0
     assert 0.5 <= a.closed.total_interruptions_per_day / (466 / 54) <= 2.0
     assert a.closed.checkpoint_efficiency > 0.90
+    # The README's table ("Failures and goodput").
+    assert a.closed.network_interruptions_per_day == pytest.approx(0.915, abs=0.005)
+    assert a.closed.total_interruptions_per_day == pytest.approx(9.0, abs=0.05)
+    assert a.closed.checkpoint_efficiency == pytest.approx(0.926, abs=0.001)
+    assert a.closed.goodput_fraction == pytest.approx(0.914, abs=0.001)
     assert a.monte_carlo is not None
     assert abs(a.monte_carlo.goodput_fraction - a.closed.goodput_fraction) <= (
         1.5 * a.monte_carlo.goodput_ci95 + 1e-4
