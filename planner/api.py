@@ -56,6 +56,8 @@ from planner.output import Writer, text_writer
 from planner.output import claimed as claimed
 from planner.output import json_text as json_text
 from planner.output import output_formats as output_formats
+from planner.reliability.text import failure_lines as failure_lines
+from planner.reliability.text import options_lines as options_lines
 from planner.output import parse_formats as parse_formats
 from planner.output import safe_name as safe_name
 from planner.output import write_set as write_set

@@ -36,6 +36,15 @@ def check_references(inst: Instance, catalog: Catalog) -> None:
             raise InputError(
                 f"cluster.nic_ports: NIC {nic_name} splits into {nic.port_splits} ports, not {bad}"
             )
+    nics = {n.name: n for n in catalog.nic}
+    for name in [] if inst.reliability is None else inst.reliability.nic_models:
+        if name not in nics:
+            raise _known("NIC", name, list(nics), "reliability.nic_models")
+        if nics[name].speed_gbps != inst.cluster.nic_gbps:
+            raise InputError(
+                f"reliability.nic_models: NIC {name} runs at {nics[name].speed_gbps}G, the "
+                f"cluster's NICs at {inst.cluster.nic_gbps}G (cluster.nic_gbps)"
+            )
 
 
 def check_scale_up(inst: Instance, catalog: Catalog) -> None:

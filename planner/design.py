@@ -418,6 +418,8 @@ class Design:
     nic_lane_gbps: int | None = None
     nics_per_cage: int = 1
     """NICs sharing one cage at the GPU end (a module there carries ``nics_per_cage x planes``)."""
+    nic_cages: int = 1
+    """Cages of one NIC: a module at the GPU end carries ``nics_per_cage x planes / nic_cages``."""
     protocol: str = ""
     """The protocol every plane speaks end to end: 'infiniband' or 'ethernet'."""
     wiring: Wiring = UP_DOWN_WIRING

@@ -379,6 +379,7 @@ class DesignFile(_Part):
     nic_form_factor: str = Field("", max_length=50)
     nic_lane_gbps: int | None = Field(None, ge=1, le=400)
     nics_per_cage: int = Field(1, ge=1, le=8)
+    nic_cages: int = Field(1, ge=1, le=8)
     protocol: Literal["", "infiniband", "ethernet"] = ""
     circuits: list[list[int]] = Field(default_factory=list, max_length=10_000_000)
     wiring: dict[str, Any] = Field(default_factory=lambda: {"kind": "up_down"})

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from planner.api import load_catalog, load_instance, plan
-from planner.schema.catalog import Catalog
 
 PLANES_INSTANCE = """
 name = "planes-choice"
@@ -21,7 +20,7 @@ name = "planes-choice"
 gpus = 4096
 gpus_per_node = 8
 nic_gbps = 400
-nic_ports = [1, 2]
+nic_ports = [1]
 nic = "connectx-7"
 [layout]
 nodes_per_rack = 4
@@ -31,9 +30,8 @@ max_oversubscription = 1.0
 max_switch_hops = 5
 [objective]
 idle_gpu_weight = 1.0
-[search.pin]
-leaf_placement = "end_of_row"
 [reliability]
+nic_models = ["connectx-7-2p"]
 restart_minutes = RESTART
 checkpoint_write_s = 30.0
 other_interruptions_per_gpu_year = 0.0
@@ -86,24 +84,6 @@ def _instance(tmp_path: Path, text: str, name: str):
     return load_instance(path)
 
 
-def _uniform_media(afr: float) -> Catalog:
-    """The shipped catalog with every module and cable end failing at one rate.
-
-    With the shipped rates a 2 x 200G NIC's short-reach optics fail more often than the
-    1 x 400G active copper they replace, and the module at the NIC serves both planes: two
-    planes then cause more interruptions than one and are never chosen for failures. Equal
-    media rates isolate what planes change: the leaves and the leaves' ends.
-    """
-    catalog = load_catalog()
-    media = [
-        m.model_copy(
-            update={"afr": afr, "modules": [x.model_copy(update={"afr": afr}) for x in m.modules]}
-        )
-        for m in catalog.medium
-    ]
-    return catalog.model_copy(update={"medium": media})
-
-
 def _choice(result) -> tuple[int, str, int, str]:
     """(chosen planes, chosen optics, network-cheapest planes, network-cheapest optics)."""
     search = result.reliability_options
@@ -122,18 +102,30 @@ def _choice(result) -> tuple[int, str, int, str]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("restart_minutes", "planes"), [(10.0, 1), (720.0, 2)])
-def test_planes_follow_the_cost_of_a_restart(
+def test_dual_tor_follows_the_cost_of_a_restart(
     tmp_path: Path, restart_minutes: float, planes: int
 ) -> None:
-    """Cheap restarts keep one plane; a 12-hour restart (no spare nodes) buys a second."""
+    """Cheap restarts keep one 400G port per GPU; a 12-hour restart (no spare nodes) buys the
+    dual-port NIC, each GPU on two leaves, which halves the network's interruptions."""
     text = PLANES_INSTANCE.replace("RESTART", f"{restart_minutes}")
     inst = _instance(tmp_path, text, "planes")
-    result = plan(inst, catalog=_uniform_media(0.005), time_limit_s=120, alternatives=False)
+    result = plan(inst, time_limit_s=120, alternatives=False)
     chosen_planes, _, cheapest_planes, _ = _choice(result)
     assert cheapest_planes == 1
     assert chosen_planes == planes
     assert result.design is not None
     assert result.design.planes == planes
+    search = result.reliability_options
+    assert search is not None
+    by_planes = {
+        e.option.planes: e.assessment.closed.network_interruptions_per_day
+        for e in search.evaluated
+        if e.assessment is not None
+    }
+    assert by_planes[2] < 0.6 * by_planes[1]
+    if planes == 2:
+        assert result.design.nic == "connectx-7-2p"
+        assert result.design.nic_cages == 2
 
 
 @pytest.mark.slow

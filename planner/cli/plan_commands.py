@@ -97,9 +97,7 @@ def run_plan(
         for line in headline(summary):
             typer.echo(line)
         if result.reliability is not None:
-            from planner.reliability.text import failure_lines
-
-            for line in failure_lines(result.reliability):
+            for line in api.failure_lines(result.reliability):
                 typer.echo(line)
         if result.optics_comparison is not None:
             for line in optics_lines(result.optics_comparison):
@@ -112,9 +110,7 @@ def run_plan(
         for line in idle_pricing_lines(result.idle_pricing):
             typer.echo(f"idle GPUs priced: {line}", err=True)
     if result.reliability_options is not None and not quiet:
-        from planner.reliability.text import options_lines
-
-        for line in options_lines(result.reliability_options):
+        for line in api.options_lines(result.reliability_options):
             typer.echo(f"failures priced: {line}", err=True)
     if result.found:
         assert result.design is not None

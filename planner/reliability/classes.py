@@ -9,9 +9,11 @@ follows from the design:
 class                  units                                          a failure
 =====================  ============================================  ===========================
 nic                    GPUs (one scale-out NIC each)                  interrupts
-gpu_link_nic_end       access links x planes: the module (or cable    interrupts: one module or
-                       end) at the NIC                                NIC serves every plane
-                                                                      of its GPU (shared risk)
+gpu_link_nic_end       access links x planes: the module (or cable    interrupts: one module
+                       end) at the NIC                                serves every plane of its
+                                                                      GPU (shared risk), unless
+                                                                      the NIC has a cage per
+                                                                      port (then 1 - 1/cages left)
 gpu_link_leaf_end      access links x planes: the leaf's end (its     interrupts with 1 plane;
                        module, cable end or co-packaged port)        with P planes the GPU runs
                                                                       on 1 - 1/P of its bandwidth
@@ -162,9 +164,21 @@ def component_classes(
     if classes and classes[0].lower_role == GPU_ROLE:
         access = classes.pop(0)
         leaf_cpo = cpo_at.get(access.upper_role, False)
+        # A module at the NIC serves the planes of its cage: all of them (it stops the job) unless
+        # the NIC spreads its ports over several cages (a dual-port NIC: it degrades the job).
+        cages = min(design.nic_cages, planes)
+        nic_end_interrupts = 1.0 if cages == 1 else 0.0
         out.append(
             _links_class(
-                "gpu_link_nic_end", access.groups, False, False, leaf_cpo, planes, rates, 1.0, 1.0
+                "gpu_link_nic_end",
+                access.groups,
+                False,
+                False,
+                leaf_cpo,
+                planes,
+                rates,
+                nic_end_interrupts,
+                1.0 / cages,
             )
         )
         out.append(

@@ -375,6 +375,10 @@ class Nic(Strict):
     """The module cage the NIC's lanes leave through."""
     nics_per_cage: int = Field(1, ge=1, le=8)
     """NICs sharing one cage (two on a DGX H100's twin-port OSFP network cages)."""
+    cages: int = Field(1, ge=1, le=8)
+    """Cages of one NIC (2 on a dual-port adapter): its ports are spread over them evenly, so a
+    module at the NIC serves only its cage's share of the planes (and its failure leaves the
+    GPU the other cages' planes)."""
     protocols: list[Protocol] = Field(min_length=1)
     """The protocols the NIC speaks (a VPI adapter speaks both)."""
     source: dict[str, str]
@@ -384,20 +388,28 @@ class Nic(Strict):
         _require_sources(
             self.source, ("cost_usd", "power_w", "ports", "cage", "protocols"), f"nic {self.name}"
         )
-        lanes, rest = divmod(self.cage.lanes, self.nics_per_cage)
+        if self.cages > 1 and self.nics_per_cage > 1:
+            raise ValueError(
+                f"nic {self.name}: a NIC with several cages (cages = {self.cages}) shares none "
+                "with another NIC (nics_per_cage must be 1)"
+            )
+        lanes, rest = divmod(self.cage.lanes * self.cages, self.nics_per_cage)
         if rest or lanes * self.cage.lane_gbps != self.speed_gbps:
             raise ValueError(
-                f"nic {self.name}: {self.nics_per_cage} NIC(s) of {self.speed_gbps}G do not fill a "
-                f"cage of {self.cage.lanes} x {self.cage.lane_gbps}G lanes"
+                f"nic {self.name}: {self.nics_per_cage} NIC(s) of {self.speed_gbps}G do not fill "
+                f"{self.cages} cage(s) of {self.cage.lanes} x {self.cage.lane_gbps}G lanes"
             )
-        bad = [p for p in self.port_splits if p < 1 or lanes % p]
+        bad = [p for p in self.port_splits if p < 1 or lanes % p or p % self.cages]
         if bad:
-            raise ValueError(f"nic {self.name}: port_splits {bad} do not divide its {lanes} lanes")
+            raise ValueError(
+                f"nic {self.name}: port_splits {bad} do not divide its {lanes} lanes into whole "
+                f"ports over its {self.cages} cage(s)"
+            )
         return self
 
     def ports_per_cage(self, planes: int) -> int:
         """Logical ports one module (or plug) at the NIC carries when split into ``planes``."""
-        return self.nics_per_cage * planes
+        return self.nics_per_cage * planes // self.cages
 
 
 class ScaleUpSwitch(Strict):

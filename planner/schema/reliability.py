@@ -107,6 +107,10 @@ class Reliability(Strict):
     silent drops, slow convergence). Estimate: Wetherall et al., SIGCOMM 2023 ('Improving
     network availability with Protective ReRoute') report a non-negligible share of faults that
     routing does not quickly repair; 0 trusts routing fully, 1 trusts it not at all."""
+    nic_models: list[str] = Field(default_factory=list, max_length=16)
+    """Other catalog NICs the failure-priced walk may plan with, each at every split it allows
+    (``planner.reliability.options``): a dual-port NIC such as 'connectx-7-2p' puts each GPU on
+    two leaves (dual-ToR) where the cluster's NIC may not."""
     monte_carlo_trials: int = Field(200, ge=0, le=100_000)
     """Trials of the month-long Monte Carlo (0: the closed form alone)."""
     monte_carlo_days: float = Field(30.0, gt=0, le=3650)

@@ -136,10 +136,11 @@ def _check_nic_catalog(d: Design, catalog: Catalog) -> list[Violation]:
     except KeyError:
         return [Violation("catalog", f"NIC {d.nic!r} is not in the catalog")]
     out = []
-    if (nic.cage.form_factor, nic.cage.lane_gbps, nic.nics_per_cage) != (
+    if (nic.cage.form_factor, nic.cage.lane_gbps, nic.nics_per_cage, nic.cages) != (
         d.nic_form_factor,
         d.nic_lane_gbps,
         d.nics_per_cage,
+        d.nic_cages,
     ):
         out.append(Violation("catalog", f"NIC {nic.name}: its cage differs from the catalog"))
     if d.protocol and d.protocol not in nic.protocols:

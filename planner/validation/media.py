@@ -35,7 +35,7 @@ def check_ports_fit(d: Design) -> list[Violation]:
         ends: list[tuple[str, str, int | None, int, bool, bool]] = []
         if lower is None:
             if d.nic_form_factor:
-                k = d.nics_per_cage * d.planes
+                k = d.nics_per_cage * d.planes // d.nic_cages
                 ends.append((f"NIC {d.nic}", d.nic_form_factor, d.nic_lane_gbps, k, False, True))
         elif lower.cage_form_factor:
             ends.append(

@@ -151,6 +151,7 @@ def design_of(
         nic_form_factor="" if nic is None else nic.cage.form_factor,
         nic_lane_gbps=None if nic is None else nic.cage.lane_gbps,
         nics_per_cage=1 if nic is None else nic.nics_per_cage,
+        nic_cages=1 if nic is None else nic.cages,
         protocol=sw.protocol,
         wiring=DragonflyWiring(c.p, c.a, c.g, c.m, c.q),
     )

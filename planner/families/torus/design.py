@@ -240,6 +240,7 @@ def torus_design_of(
         nic_form_factor="" if nic is None else nic.cage.form_factor,
         nic_lane_gbps=None if nic is None else nic.cage.lane_gbps,
         nics_per_cage=1 if nic is None else nic.nics_per_cage,
+        nic_cages=1 if nic is None else nic.cages,
         protocol=sw.protocol,
         wiring=TorusWiring(cand.dims, cand.gpus_per_switch, cand.parallel_links),
     )
