@@ -208,7 +208,7 @@ def workload_step(
     pairs = workload_traffic(w, design.scale_up.gpus)
     times = call_times(pairs, None if sim is None else sim.collectives, inst.verify.verdict_routing)
     step = step_time(w, times)
-    return workload_table(times, step), step
+    return workload_table(times, step, w), step
 
 
 def design_summary(
