@@ -429,8 +429,8 @@ class MemoryPerGpu:
         return (
             f"parameters {gib(self.parameters_bytes)} + gradients {gib(self.gradients_bytes)} "
             f"+ optimizer {gib(self.optimizer_bytes)} + activations "
-            f"{gib(self.activations_bytes)} GiB ({gib(self.activations_per_layer_bytes)} GiB a "
-            f"layer and microbatch x {self.layers} layers x {self.microbatches_in_flight:g} "
+            f"{gib(self.activations_bytes)} GiB "
+            f"({self.activations_per_layer_bytes / 2**20:,.0f} MiB a layer and microbatch x {self.layers} layers x {self.microbatches_in_flight:g} "
             "microbatches in flight)"
         )
 
