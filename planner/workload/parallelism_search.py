@@ -36,6 +36,7 @@ from typing import Any
 
 import polars as pl
 
+from planner.schema.instance import Instance
 from planner.schema.workload import (
     BYTES_PER_GIB,
     RECOMPUTE_MODES,
@@ -46,7 +47,7 @@ from planner.schema.workload import (
     ZeroStage,
     memory_per_gpu,
 )
-from planner.workload.analytic import Bandwidths, analytic_times
+from planner.workload.analytic import Bandwidths, analytic_times, bandwidths
 from planner.workload.iteration import EXECUTED_FLOPS_PER_PARAMETER_TOKEN, flops_per_gpu
 from planner.workload.step import StepTime, step_time
 
@@ -294,3 +295,37 @@ def choose_parallelism(w: Workload, bw: Bandwidths) -> tuple[Workload, pl.DataFr
         return w, pl.DataFrame(rows, schema=CHOICE_SCHEMA)
     rows.append(choice_row("chosen", found.workload, found.step))
     return found.workload, pl.DataFrame(rows, schema=CHOICE_SCHEMA)
+
+
+def instance_bandwidths(inst: Instance) -> Bandwidths:
+    """The bandwidths the search times collectives with, from the instance's cluster.
+
+    Scale-up: ``cluster.scale_up.gbps_per_gpu`` inside domains of ``cluster.scale_up.gpus``;
+    fabric: ``cluster.nic_gbps`` / the largest ``constraints.max_oversubscription`` (the most
+    oversubscribed design the planner may choose); latency: ``[workload.search] latency_s``.
+    """
+    w = inst.workload
+    latency = w.search.latency_s if w is not None and w.search is not None else None
+    cluster = inst.cluster
+    return bandwidths(
+        cluster.scale_up.gpus,
+        cluster.scale_up.gbps_per_gpu,
+        cluster.nic_gbps,
+        inst.constraints.max_oversubscription,
+        **({} if latency is None else {"latency_s": latency}),
+    )
+
+
+def with_chosen_parallelism(inst: Instance) -> Instance:
+    """``inst`` with its workload's searched layout when ``[workload.search]`` asks for one.
+
+    Unchanged without a workload, without a search, or when no layout fits (the given one
+    then stands, and has passed its own memory check).
+    """
+    w = inst.workload
+    if w is None or w.search is None:
+        return inst
+    found = search(w, w.parallelism.gpus, instance_bandwidths(inst))
+    if found is None:
+        return inst
+    return inst.model_copy(update={"workload": found.workload})
