@@ -298,7 +298,9 @@ def _summary(
     if step is not None:
         row.update(
             step_time_s=step.step_s,
-            compute_s=step.compute_s,
+            # The pipeline bubble counts as compute time here, so step = compute + exposed
+            # communication still reads true; planner.workload.step keeps the two apart.
+            compute_s=step.compute_s + step.bubble_s,
             comm_s=step.comm_s,
             exposed_comm_s=step.exposed_comm_s,
             idle_fraction=step.idle_fraction,
