@@ -112,7 +112,8 @@ def test_more_memory_never_slows_the_best_layout() -> None:
     tight = Workload.model_validate(SMALL)
     roomy = Workload.model_validate(SMALL | {"gpu": H100 | {"memory_gib": 80}})
     a, b = search(tight, 32, NVLINK4_400G), search(roomy, 32, NVLINK4_400G)
-    assert a is not None and b is not None
+    assert a is not None
+    assert b is not None
     assert b.step.step_s <= a.step.step_s
 
 
@@ -175,7 +176,8 @@ def test_a_searched_instance_plans_with_the_chosen_layout() -> None:
     inst = api.load_instance(INSTANCES / "workload-gpt3-175b.toml")
     asked = inst.with_changes({"workload.search": {}})
     chosen = with_chosen_parallelism(asked)
-    assert chosen.workload is not None and asked.workload is not None
+    assert chosen.workload is not None
+    assert asked.workload is not None
     found = search(asked.workload, 128, instance_bandwidths(asked))
     assert found is not None
     assert chosen.workload.parallelism == found.workload.parallelism
