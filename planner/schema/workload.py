@@ -163,7 +163,9 @@ class Gpu(Strict):
     peak_flops: float = Field(gt=0, le=1e18)
     """Peak dense FLOP/s at the training precision (H100 SXM bf16: 989e12, without sparsity)."""
     utilisation: float = Field(0.4, gt=0, le=1)
-    """Model FLOPs utilisation: achieved / peak FLOP/s over the compute of an iteration."""
+    """Achieved / peak FLOP/s while the GPU computes (recomputed FLOPs included; the pipeline
+    bubble and exposed communication excluded: ``planner.workload.step`` adds those, and its
+    ``mfu`` is the whole step's). The same figure as a published MFU only for a run with neither."""
     price_usd_per_hour: float = Field(ge=0, le=1e4)
     """Price of one GPU for one hour, in US dollars (rented, or amortised with its power)."""
     memory_gib: float | None = Field(None, gt=0, le=1e6)
