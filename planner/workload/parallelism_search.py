@@ -8,6 +8,8 @@ sequences a step and the bounds of ``[workload.search]`` (``ParallelismSearch``)
     T | G,  T <= max_tensor (default: the scale-up domain),  T | a
     P | G / T,  P <= min(max_pipeline, L)
     D = G / (T P),  D | B                        (each replica runs whole sequences)
+    n | T D when P > 1                           (a stage is whole nodes of n GPUs, as the
+                                                  simulator places stages)
     E | D,  E | experts                          (E = 1 for a dense model)
     b in bounds,  b | B / D,  m = B / (b D)
     v in bounds,  v = 1 or (P > 1 and P v <= L)
@@ -119,7 +121,7 @@ def _fast(w: Workload, layout: Layout) -> Workload:
     )
 
 
-def layouts(w: Workload, gpus: int, domain_gpus: int) -> Iterator[Layout]:
+def layouts(w: Workload, gpus: int, domain_gpus: int, node_gpus: int = 1) -> Iterator[Layout]:
     """Every layout of the bounds that fits the GPU's memory (the module docstring's sets).
 
     For each degree and setting, recomputation modes are tried lightest first and only the
@@ -139,7 +141,7 @@ def layouts(w: Workload, gpus: int, domain_gpus: int) -> Iterator[Layout]:
             continue
         for p in divisors(gpus // t):
             d = gpus // (t * p)
-            if p > max_p or batch % d:
+            if p > max_p or batch % d or (p > 1 and (t * d) % node_gpus):
                 continue
             experts = (
                 [e for e in divisors(d) if model.experts % e == 0] if model.moe_layers else [1]
@@ -199,11 +201,14 @@ def _key(layout: Layout, step: StepTime, memory_bytes: float) -> tuple[Any, ...]
     )
 
 
-def search(w: Workload, gpus: int, bw: Bandwidths) -> SearchResult | None:
-    """The layout with the shortest analytic step that fits memory; None when none fits."""
+def search(w: Workload, gpus: int, bw: Bandwidths, node_gpus: int = 1) -> SearchResult | None:
+    """The layout with the shortest analytic step that fits memory; None when none fits.
+
+    ``node_gpus``: GPUs a node, so that pipeline stages are whole nodes (``layouts``).
+    """
     best: tuple[tuple[Any, ...], Layout, StepTime] | None = None
     timed = 0
-    for layout in layouts(w, gpus, bw.domain_gpus):
+    for layout in layouts(w, gpus, bw.domain_gpus, node_gpus):
         candidate = _fast(w, layout)
         step = step_time(candidate, analytic_times(candidate, bw))
         assert step is not None, "every analytic time is known"
@@ -274,7 +279,9 @@ def choice_row(label: str, w: Workload, step: StepTime) -> dict[str, Any]:
     }
 
 
-def choose_parallelism(w: Workload, bw: Bandwidths) -> tuple[Workload, pl.DataFrame]:
+def choose_parallelism(
+    w: Workload, bw: Bandwidths, node_gpus: int = 1
+) -> tuple[Workload, pl.DataFrame]:
     """The searched layout for ``w`` on bandwidths ``bw``, and the table setting it beside ``w``'s.
 
     The table has the given layout (``given``: the published or current one) and the chosen
@@ -290,7 +297,7 @@ def choose_parallelism(w: Workload, bw: Bandwidths) -> tuple[Workload, pl.DataFr
         raise ValueError("the parallelism search needs gpu.memory_gib")
     gpus = w.parallelism.gpus
     rows = [choice_row("given", w, analytic_step(w, bw))]
-    found = search(w, gpus, bw)
+    found = search(w, gpus, bw, node_gpus)
     if found is None:
         return w, pl.DataFrame(rows, schema=CHOICE_SCHEMA)
     rows.append(choice_row("chosen", found.workload, found.step))
@@ -325,7 +332,7 @@ def with_chosen_parallelism(inst: Instance) -> Instance:
     w = inst.workload
     if w is None or w.search is None:
         return inst
-    found = search(w, w.parallelism.gpus, instance_bandwidths(inst))
+    found = search(w, w.parallelism.gpus, instance_bandwidths(inst), inst.cluster.gpus_per_node)
     if found is None:
         return inst
     return inst.model_copy(update={"workload": found.workload})
