@@ -24,9 +24,9 @@ bandwidth at the collective's placement, plus a latency a call); the best minimi
 
 (ties: less memory, then the smaller T, P, v, ZeRO stage and recomputation, in that order).
 The full simulator then verifies the chosen layout only (it simulates the chosen workload's
-traffic). Pruning: a recomputation mode that executes no more FLOPs than a lighter one that
-already fits is skipped (``selective`` costs what ``none`` costs), and the memory check runs
-before any timing, so only fitting layouts are timed.
+traffic). Pruning: only the lightest recomputation mode that fits is timed (a heavier one sends
+the same traffic and executes at least as many FLOPs), and the memory check runs before any
+timing, so only fitting layouts are timed.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from planner.schema.workload import (
     memory_per_gpu,
 )
 from planner.workload.analytic import Bandwidths, analytic_times, bandwidths
-from planner.workload.iteration import EXECUTED_FLOPS_PER_PARAMETER_TOKEN, flops_per_gpu
+from planner.workload.iteration import flops_per_gpu
 from planner.workload.step import StepTime, step_time
 
 #: Recomputation modes, lightest first.
@@ -124,9 +124,9 @@ def _fast(w: Workload, layout: Layout) -> Workload:
 def layouts(w: Workload, gpus: int, domain_gpus: int, node_gpus: int = 1) -> Iterator[Layout]:
     """Every layout of the bounds that fits the GPU's memory (the module docstring's sets).
 
-    For each degree and setting, recomputation modes are tried lightest first and only the
-    first that fits, and any heavier one executing more FLOPs, are yielded (``selective`` is
-    dropped when ``none`` fits: same FLOPs, more memory saved for nothing).
+    For each degree and setting only the lightest recomputation mode that fits is yielded: a
+    heavier one sends the same traffic and executes at least as many FLOPs, so it is never
+    faster (``tests/test_parallelism_search.py`` checks the optimum against brute force).
     """
     bounds = w.search or ParallelismSearch()
     model = w.spec
@@ -164,16 +164,10 @@ def layouts(w: Workload, gpus: int, domain_gpus: int, node_gpus: int = 1) -> Ite
                                 sequence_parallel=t > 1,
                                 zero_stage=z,
                             )
-                            fitted_flops: float | None = None
                             for r in modes:
-                                flops = EXECUTED_FLOPS_PER_PARAMETER_TOKEN[r]
-                                if fitted_flops is not None and flops <= fitted_flops:
-                                    continue
-                                if memory_per_gpu(model, par, b, m, r).total_bytes > capacity:
-                                    continue
-                                fitted_flops = flops if fitted_flops is None else fitted_flops
-                                yield Layout(t, p, d, e, b, v, z, r)
-                                break
+                                if memory_per_gpu(model, par, b, m, r).total_bytes <= capacity:
+                                    yield Layout(t, p, d, e, b, v, z, r)
+                                    break
 
 
 @dataclass(frozen=True)

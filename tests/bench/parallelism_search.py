@@ -67,9 +67,9 @@ def main() -> None:
             best = float("inf")
             for _ in range(args.repeat):
                 start = time.perf_counter()
-                _, table = choose_parallelism(w, bw)
+                _, table = choose_parallelism(w, bw, node_gpus=8)
                 best = min(best, time.perf_counter() - start)
-            found = search(w, w.parallelism.gpus, bw)
+            found = search(w, w.parallelism.gpus, bw, node_gpus=8)
             timed = 0 if found is None else found.timed
             given, chosen = table.to_dicts()
             cells = [
