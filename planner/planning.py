@@ -28,6 +28,7 @@ from planner.schema.catalog import Catalog
 from planner.schema.instance import DEFAULT_TIME_LIMIT_S, Instance
 from planner.schema.verify import Verify
 from planner.solver_parts import instance_families, load_solvers, parts_for
+from planner.workload.parallelism_search import with_chosen_parallelism
 from planner.workload.step import verify_with_workload
 
 if TYPE_CHECKING:
@@ -120,6 +121,8 @@ def plan(
     deadline = deadline or Deadline.after(time_limit_s)
     catalog = catalog or catalog_for(inst)
     check_instance(inst, catalog)
+    # A [workload.search] plans, and is verified, with the layout it chooses for the cluster.
+    inst = with_chosen_parallelism(inst)
     verifying = inst.verify.enabled if verify is None else verify
     load_solvers(*parts_for(inst, verifying))
     check_run(inst, verifying)

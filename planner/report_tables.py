@@ -208,7 +208,7 @@ def workload_step(
     pairs = workload_traffic(w, design.scale_up.gpus)
     times = call_times(pairs, None if sim is None else sim.collectives, inst.verify.verdict_routing)
     step = step_time(w, times)
-    return workload_table(times, step), step
+    return workload_table(times, step, w), step
 
 
 def design_summary(
@@ -298,7 +298,9 @@ def _summary(
     if step is not None:
         row.update(
             step_time_s=step.step_s,
-            compute_s=step.compute_s,
+            # The pipeline bubble counts as compute time here, so step = compute + exposed
+            # communication still reads true; planner.workload.step keeps the two apart.
+            compute_s=step.compute_s + step.bubble_s,
             comm_s=step.comm_s,
             exposed_comm_s=step.exposed_comm_s,
             idle_fraction=step.idle_fraction,
@@ -382,6 +384,27 @@ def workload_assumptions(inst: Instance) -> list[tuple[str, str]]:
         split += "; sequence parallel"
     if par.zero_stage:
         split += f"; ZeRO stage {par.zero_stage}"
+    if par.virtual_stages > 1:
+        split += f"; interleaved, {par.virtual_stages} model chunks a stage"
+    batch = (
+        f"{count_text(w.micro_batch_sequences, 'sequence')}; "
+        f"{count_text(w.microbatches, 'microbatch')} per iteration"
+    )
+    if w.recompute != "none":
+        batch += f"; {w.recompute} activation recomputation"
+    if w.gpu.memory_gib is not None:
+        batch += (
+            f"; {w.memory().total_bytes / 2**30:,.1f} GiB a GPU of {w.gpu.memory_gib:g} "
+            "(first stage)"
+        )
+    hidden = "the data-parallel" + "".join(
+        f", {name}"
+        for name, on in (
+            ("tensor-parallel", w.overlap_tensor_parallel),
+            ("pipeline", w.overlap_pipeline_parallel),
+        )
+        if on
+    )
     gpu = (
         f"{w.gpu.peak_flops / 1e12:,.4g} TFLOP/s peak at "
         f"{100 * w.gpu.utilisation:.4g} % model FLOPs utilisation (MFU)"
@@ -392,11 +415,7 @@ def workload_assumptions(inst: Instance) -> list[tuple[str, str]]:
     return [
         ("workload model", f"{name}: {size}; {shape}"),
         ("parallelism", split),
-        (
-            "microbatch",
-            f"{count_text(w.micro_batch_sequences, 'sequence')}; "
-            f"{count_text(w.microbatches, 'microbatch')} per iteration",
-        ),
+        ("microbatch", batch),
         ("GPU", gpu),
         (
             "GPU price",
@@ -404,8 +423,7 @@ def workload_assumptions(inst: Instance) -> list[tuple[str, str]]:
         ),
         (
             "overlap",
-            f"{100 * w.overlap_fraction:.4g} % of the data-parallel communication "
-            "hidden under compute",
+            f"{100 * w.overlap_fraction:.4g} % of {hidden} communication hidden under compute",
         ),
     ]
 

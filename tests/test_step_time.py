@@ -1,7 +1,9 @@
 """Step time from the workload: the arithmetic of ``planner.workload.step``, and plan + simulate.
 
-The hand-made case's figures are worked out next to each assertion; the acceptance tests of
-issue 13 plan and simulate small clusters (64 GPUs) at two NIC speeds.
+The hand-made case's figures are worked out next to each assertion (one pipeline stage: no
+bubble; ``tests/test_pipeline_schedule.py`` checks the bubble, recomputation and the overlap
+options); the acceptance tests of issue 13 plan and simulate small clusters (64 GPUs) at two NIC
+speeds.
 """
 
 from __future__ import annotations
@@ -339,6 +341,21 @@ def test_gpu_power_sits_beside_the_network_power(repo_root: Path) -> None:
     assert s["facility_power_kw"] == pytest.approx((89.6 + network_kw) * inst.objective.pue)
     # Not verified: no simulated times, so no step.
     assert s["step_time_s"] is None
+
+
+@pytest.mark.slow
+def test_summary_compute_includes_the_pipeline_bubble(repo_root: Path) -> None:
+    """The GPT-3 example runs P = 4 stages with m = 1,536 / 4 = 384 microbatches (1F1B)."""
+    inst = api.load_instance(repo_root / "instances" / "workload-gpt3-175b.toml")
+    result = api.plan(inst, alternatives=False)
+    step = result.step
+    assert step is not None
+    # Bubble = (P - 1) / m of compute = 3 / 384; the summary counts it as compute, so the
+    # printed step = compute + exposed communication holds.
+    assert step.bubble_s == pytest.approx(step.compute_s * 3 / 384, rel=REL)
+    s = result.summary.row(0, named=True)
+    assert s["compute_s"] == pytest.approx(step.compute_s + step.bubble_s, rel=REL)
+    assert s["step_time_s"] == pytest.approx(s["compute_s"] + s["exposed_comm_s"], rel=REL)
 
 
 @pytest.mark.parametrize(

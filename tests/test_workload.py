@@ -290,6 +290,16 @@ _MOE = {
         ({"model": _MOE | {"capacity_factor": 0.5}}, "capacity_factor"),
         ({"model": _MOE, "overlap_fraction": 1.5}, "overlap_fraction"),
         ({"model": _MOE, "gpu": {"peak_flops": 0, "price_usd_per_hour": 2}}, "peak_flops"),
+        (
+            {"preset": "gpt3-175b", "parallelism": {"data": 8, "virtual_stages": 2}},
+            "give pipeline > 1",
+        ),
+        (
+            {"preset": "gpt3-175b", "parallelism": {"pipeline": 16, "virtual_stages": 8}},
+            "pipeline x virtual_stages (16 x 8) exceeds the model's layers (96)",
+        ),
+        ({"preset": "gpt3-175b", "recompute": "some"}, "recompute"),
+        ({"preset": "gpt3-175b", "search": {}}, "give gpu.memory_gib"),
     ],
 )
 def test_schema_refuses_inconsistent_workloads(workload: dict[str, Any], expected: str) -> None:

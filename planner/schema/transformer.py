@@ -10,6 +10,10 @@ from pydantic import Field, model_validator
 
 from planner.schema.instance_base import Strict
 
+#: Head dimension h / a assumed when a model gives no ``attention_heads``: 128, the head size of
+#: GPT-3 175B (12,288 / 96), Llama 3 (16,384 / 128) and Mixtral (4,096 / 32).
+DEFAULT_HEAD_DIM = 128
+
 
 class Model(Strict):
     """A transformer to train: its size, shape, batch and precision; mixture-of-experts if any.
@@ -27,6 +31,9 @@ class Model(Strict):
     """Transformer layers (blocks)."""
     hidden_size: int = Field(ge=1, le=1_000_000)
     """Model (residual stream) width h: the activations between layers are b x s x h values."""
+    attention_heads: int | None = Field(None, ge=1, le=100_000)
+    """Attention (query) heads a; the activations' 5 a s / h term per layer (Korthikanti et al.
+    2022) grows with it. Default: h / 128 (``DEFAULT_HEAD_DIM``), at least 1."""
     sequence_length_tokens: int = Field(ge=1, le=10_000_000)
     """Tokens per training sequence s."""
     global_batch_sequences: int = Field(ge=1, le=100_000_000)
@@ -78,6 +85,13 @@ class Model(Strict):
     def active(self) -> float:
         """Parameters used per token (the total for a dense model)."""
         return self.parameters if self.active_parameters is None else self.active_parameters
+
+    @property
+    def heads(self) -> int:
+        """Attention heads a: those given, else h / ``DEFAULT_HEAD_DIM`` (at least 1)."""
+        if self.attention_heads is not None:
+            return self.attention_heads
+        return max(1, self.hidden_size // DEFAULT_HEAD_DIM)
 
     @property
     def expert_parameters(self) -> float:

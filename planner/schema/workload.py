@@ -6,6 +6,10 @@ sending the message per call that :meth:`Workload.messages` sizes here. Rules be
 and the parallelism, and the size of every message, are checked here; the rule that the parallel
 degrees multiply to the cluster's GPUs is checked where the workload meets the cluster
 (``planner.checks.check_workload``).
+
+Memory per GPU is checked here too when the GPU gives ``memory_gib`` (:func:`memory_per_gpu`):
+a layout whose weights, gradients, optimizer states and activations do not fit is refused with
+the arithmetic.
 """
 
 from __future__ import annotations
@@ -20,6 +24,33 @@ from planner.schema.instance_base import Strict
 from planner.schema.presets import preset
 from planner.schema.transformer import Model
 from planner.schema.verify import TrafficSpec
+
+#: Activation recomputation (Korthikanti et al. 2022, https://arxiv.org/abs/2205.05198): none,
+#: selective (the attention core is recomputed in the backward pass), full (each layer's forward
+#: pass is rerun from its stored input).
+Recompute = Literal["none", "selective", "full"]
+
+#: Bytes per parameter of mixed-precision Adam (Rajbhandari et al. 2020, ZeRO,
+#: https://arxiv.org/abs/1910.02054, section 3.1): bf16 parameters (2) and gradients (2), and the
+#: fp32 master weights, momentum and variance (4 + 4 + 4 = 12) of the optimizer.
+PARAMETER_BYTES = 2.0
+GRADIENT_BYTES = 2.0
+OPTIMIZER_BYTES = 12.0
+#: Activation bytes per layer over s b h (Korthikanti et al. 2022, section 4.1, equation 1):
+#: 34 for the linear parts and 5 a s / h for the attention core's scores, softmax and dropout.
+ACTIVATION_BYTES_LINEAR = 34.0
+ACTIVATION_BYTES_ATTENTION = 5.0
+#: Of the 34 linear bytes, those not split by tensor parallelism without sequence parallelism
+#: (the layer norms' and dropouts' inputs: Korthikanti et al. 2022, equation 2: 10 + 24 / t).
+ACTIVATION_BYTES_REPLICATED = 10.0
+#: Bytes per s b h each layer keeps under full recomputation: its bf16 input (Korthikanti 2022).
+ACTIVATION_BYTES_FULL_RECOMPUTE = 2.0
+BYTES_PER_GIB = float(2**30)
+
+ZeroStage = Literal[0, 1, 2, 3]
+#: Every recomputation mode and ZeRO stage, lightest first (the search's defaults).
+RECOMPUTE_MODES: tuple[Recompute, ...] = ("none", "selective", "full")
+ZERO_STAGES: tuple[ZeroStage, ...] = (0, 1, 2, 3)
 
 #: Names of the documented presets in ``planner.schema.presets`` (a test keeps the two equal).
 PresetName = Literal["gpt3-175b", "llama3.1-405b", "mixtral-8x7b", "kimi-k2-1t"]
@@ -94,10 +125,14 @@ class Parallelism(Strict):
     """Data-parallel degree D (model replicas)."""
     expert: int = Field(1, ge=1, le=100_000)
     """Expert-parallel degree E (GPUs the experts of a layer are spread over); divides data."""
+    virtual_stages: int = Field(1, ge=1, le=1024)
+    """Model chunks per pipeline stage v (Narayanan et al. 2021, section 2.2.2): 1 is the 1F1B
+    schedule (bubble (P - 1) / m); more is the interleaved schedule (bubble (P - 1) / (v m),
+    v times the pipeline sends, (1 + (P - 1) / (P v)) times the first stage's activations)."""
     sequence_parallel: bool = False
     """Megatron sequence parallelism (Korthikanti et al. 2022): each tensor all-reduce becomes a
     reduce-scatter and an all-gather of the same size, and each tensor rank holds s / T tokens."""
-    zero_stage: Literal[0, 1, 2, 3] = 0
+    zero_stage: ZeroStage = 0
     """Sharded data parallelism (ZeRO): 0 all-reduces gradients; 1 and 2 reduce-scatter them and
     all-gather the updated parameters once per iteration; 3 (FSDP) also all-gathers parameters
     before each microbatch's forward and backward pass and reduce-scatters per microbatch."""
@@ -109,6 +144,11 @@ class Parallelism(Strict):
 
     @model_validator(mode="after")
     def _check(self) -> Parallelism:
+        if self.virtual_stages > 1 and self.pipeline == 1:
+            raise ValueError(
+                f"virtual_stages ({self.virtual_stages}) interleaves pipeline stages: give "
+                "pipeline > 1, or leave virtual_stages at 1"
+            )
         if self.data % self.expert:
             raise ValueError(
                 f"expert ({self.expert}) must divide data ({self.data}): expert-parallel groups "
@@ -123,12 +163,47 @@ class Gpu(Strict):
     peak_flops: float = Field(gt=0, le=1e18)
     """Peak dense FLOP/s at the training precision (H100 SXM bf16: 989e12, without sparsity)."""
     utilisation: float = Field(0.4, gt=0, le=1)
-    """Model FLOPs utilisation: achieved / peak FLOP/s over the compute of an iteration."""
+    """Achieved / peak FLOP/s while the GPU computes (recomputed FLOPs included; the pipeline
+    bubble and exposed communication excluded: ``planner.workload.step`` adds those, and its
+    ``mfu`` is the whole step's). The same figure as a published MFU only for a run with neither."""
     price_usd_per_hour: float = Field(ge=0, le=1e4)
     """Price of one GPU for one hour, in US dollars (rented, or amortised with its power)."""
+    memory_gib: float | None = Field(None, gt=0, le=1e6)
+    """Memory (HBM) of one GPU in GiB, optional: with it a layout that does not fit is refused
+    (:func:`memory_per_gpu`). The datasheets' GB are binary-sized stacks, taken as GiB: H100 SXM
+    80 (5 x 16 GiB HBM3; nvidia-smi shows 81,559 MiB), H200 141, B200 180 (NVIDIA datasheets:
+    https://www.nvidia.com/en-us/data-center/h100/, .../h200/, .../dgx-b200/)."""
     power_w: float | None = Field(None, gt=0, le=1e5)
     """Power of one GPU in watts (its board power, e.g. H100 SXM 700 W), optional: with it the
     report sets the GPUs' power beside the network's (``network_power_share``)."""
+
+
+class ParallelismSearch(Strict):
+    """Bounds of the parallelism search (``planner.workload.parallelism_search``).
+
+    With a ``[workload.search]`` the planner chooses tensor, pipeline, data and expert degrees,
+    the microbatch, the interleaving and the recomputation that fit the GPU's memory and give the
+    shortest step on the cluster's bandwidths; the ``parallelism`` given stays the baseline the
+    choice is reported beside (a published layout, or the one in use).
+    """
+
+    max_tensor: int | None = Field(None, ge=1, le=1024)
+    """Largest tensor degree; default: the scale-up domain's GPUs (tensor stays inside it)."""
+    max_pipeline: int | None = Field(None, ge=1, le=100_000)
+    """Largest pipeline degree; default: the model's layers."""
+    micro_batch_sequences: list[int] = Field(
+        default_factory=lambda: [1, 2, 4, 8], min_length=1, max_length=16
+    )
+    """Microbatch sizes b to try (each must divide the sequences of a data-parallel replica)."""
+    virtual_stages: list[int] = Field(default_factory=lambda: [1, 2, 4, 8], min_length=1)
+    """Interleaving degrees v to try (1: plain 1F1B)."""
+    recompute: list[Recompute] = Field(default_factory=lambda: list(RECOMPUTE_MODES), min_length=1)
+    """Recomputation modes to try."""
+    zero_stages: list[ZeroStage] = Field(default_factory=lambda: list(ZERO_STAGES), min_length=1)
+    """ZeRO stages to try."""
+    latency_s: float = Field(10e-6, ge=0, le=1)
+    """Latency of one call of a collective in the search's analytic model (NCCL's order of
+    magnitude across nodes: ~10 us)."""
 
 
 class Workload(Strict):
@@ -145,7 +220,23 @@ class Workload(Strict):
     micro_batch_sequences: int = Field(1, ge=1, le=100_000)
     """Sequences per microbatch b; global batch = b x data x microbatches."""
     overlap_fraction: float = Field(0.0, ge=0, le=1)
-    """Fraction of communication time hidden under compute (0: none; 1: all of it)."""
+    """Fraction of the overlappable communication time hidden under compute (0: none; 1: all of
+    it). Data-parallel gradient synchronisation is overlappable; tensor- and pipeline-parallel
+    traffic only with ``overlap_tensor_parallel`` / ``overlap_pipeline_parallel``."""
+    overlap_tensor_parallel: bool = False
+    """Tensor-parallel collectives may hide under the neighbouring matrix multiplies (MegaScale's
+    decomposed all-gather / reduce-scatter, Jiang et al. 2024, https://arxiv.org/abs/2402.15627)."""
+    overlap_pipeline_parallel: bool = False
+    """Pipeline sends may hide under compute (MegaScale's decoupled send/receive in the
+    interleaved schedule, https://arxiv.org/abs/2402.15627 section 3.3)."""
+    recompute: Recompute = "none"
+    """Activation recomputation: ``none``; ``selective`` (drops the 5 a s / h term of the stored
+    activations, and recomputes only attention-core FLOPs, which the 6 N count leaves out);
+    ``full`` (keeps 2 s b h bytes per layer and reruns the forward pass: 8 N instead of 6 N FLOPs
+    per token)."""
+    search: ParallelismSearch | None = None
+    """Ask the planner to choose the parallelism (``[workload.search]``); needs
+    ``gpu.memory_gib``."""
 
     @model_validator(mode="after")
     def _check(self) -> Workload:
@@ -169,8 +260,45 @@ class Workload(Strict):
                 f"micro_batch_sequences x parallelism.data ({self.micro_batch_sequences} x "
                 f"{par.data} = {replicas}): each replica runs whole microbatches"
             )
+        par = self.parallelism
+        if par.pipeline * par.virtual_stages > model.layers:
+            raise ValueError(
+                f"parallelism.pipeline x virtual_stages ({par.pipeline} x {par.virtual_stages}) "
+                f"exceeds the model's layers ({model.layers}): every model chunk holds a layer"
+            )
+        if self.search is not None and self.gpu.memory_gib is None:
+            raise ValueError(
+                "workload.search chooses among layouts that fit the GPU's memory: give "
+                "gpu.memory_gib"
+            )
         self._check_message_sizes()
+        self._check_memory()
         return self
+
+    def _check_memory(self) -> None:
+        """The layout fits the GPU's memory: ``memory_per_gpu(...).total_bytes <= memory_gib``."""
+        if self.gpu.memory_gib is None:
+            return
+        need = self.memory()
+        have = self.gpu.memory_gib * BYTES_PER_GIB
+        if need.total_bytes > have:
+            raise ValueError(
+                f"the layout does not fit the GPU's memory: {need.explain()} = "
+                f"{need.total_bytes / BYTES_PER_GIB:,.1f} GiB per GPU > gpu.memory_gib "
+                f'({self.gpu.memory_gib:g}); recompute activations (recompute = "selective" or '
+                '"full"), shard more (zero_stage), lower micro_batch_sequences, or split the '
+                "model further (tensor, pipeline, sequence_parallel)"
+            )
+
+    def memory(self) -> MemoryPerGpu:
+        """Memory of the busiest GPU (the first pipeline stage's): :func:`memory_per_gpu`."""
+        return memory_per_gpu(
+            self.spec,
+            self.parallelism,
+            self.micro_batch_sequences,
+            self.microbatches,
+            self.recompute,
+        )
 
     def _check_message_sizes(self) -> None:
         """Every collective sends more than nothing and at most ``MAX_MESSAGE_BYTES`` a call.
@@ -267,3 +395,125 @@ class Workload(Strict):
             size_from = EP_SIZE_FROM_SP if par.sequence_parallel else EP_SIZE_FROM
             out["ep"] = Message(("ep_dispatch", "ep_combine"), size, size_from)
         return out
+
+
+@dataclass(frozen=True)
+class MemoryPerGpu:
+    """Memory of the busiest GPU, in bytes (:func:`memory_per_gpu` gives the arithmetic)."""
+
+    parameters_bytes: float
+    gradients_bytes: float
+    optimizer_bytes: float
+    activations_bytes: float
+    activations_per_layer_bytes: float
+    """Activations of one layer for one microbatch (before pipelining)."""
+    layers: int
+    """Layers on the first stage, L_s."""
+    microbatches_in_flight: float
+    """Microbatches whose activations the first stage holds, interleaving factor included."""
+
+    @property
+    def total_bytes(self) -> float:
+        """Parameters + gradients + optimizer states + activations."""
+        return (
+            self.parameters_bytes
+            + self.gradients_bytes
+            + self.optimizer_bytes
+            + self.activations_bytes
+        )
+
+    def explain(self) -> str:
+        """The sum in GiB, with the activations' factors (for a refusal)."""
+
+        def gib(x: float) -> str:
+            return f"{x / BYTES_PER_GIB:,.1f}"
+
+        return (
+            f"parameters {gib(self.parameters_bytes)} + gradients {gib(self.gradients_bytes)} "
+            f"+ optimizer {gib(self.optimizer_bytes)} + activations "
+            f"{gib(self.activations_bytes)} GiB "
+            f"({self.activations_per_layer_bytes / 2**20:,.0f} MiB a layer and microbatch x {self.layers} layers x {self.microbatches_in_flight:g} "
+            "microbatches in flight)"
+        )
+
+
+def activation_bytes_per_layer(
+    model: Model, par: Parallelism, micro_batch_sequences: int, recompute: Recompute
+) -> float:
+    """Activations one layer stores for one microbatch (Korthikanti et al. 2022, section 4).
+
+    With s b h the microbatch's tokens times the hidden size, a heads and t = tensor degree:
+
+        none:       s b h (34 + 5 a s / h) / t                  (tensor + sequence parallel)
+                    s b h (10 + 24 / t + 5 a s / (h t))         (tensor parallel only)
+        selective:  the same without the 5 a s / h term
+        full:       2 s b h / t   (2 s b h without sequence parallelism)
+
+    (t = 1 gives the unparallelised s b h (34 + 5 a s / h).) Dense-layer figures; an MoE layer
+    is counted as a dense one (its routed tokens' buffers are not counted).
+    """
+    s, h, t = model.sequence_length_tokens, model.hidden_size, par.tensor
+    sbh = float(s) * micro_batch_sequences * h
+    sp = par.sequence_parallel or t == 1
+    if recompute == "full":
+        return sbh * ACTIVATION_BYTES_FULL_RECOMPUTE / (t if sp else 1)
+    attention = (
+        0.0 if recompute == "selective" else ACTIVATION_BYTES_ATTENTION * model.heads * s / h
+    )
+    if sp:
+        return sbh * (ACTIVATION_BYTES_LINEAR + attention) / t
+    split = ACTIVATION_BYTES_LINEAR - ACTIVATION_BYTES_REPLICATED
+    return sbh * (ACTIVATION_BYTES_REPLICATED + (split + attention) / t)
+
+
+def memory_per_gpu(
+    model: Model,
+    par: Parallelism,
+    micro_batch_sequences: int,
+    microbatches: int,
+    recompute: Recompute,
+) -> MemoryPerGpu:
+    """Memory of the first pipeline stage's GPU: weights, gradients, optimizer and activations.
+
+    Weights per GPU (the busiest stage's share; Rajbhandari et al. 2020 mixed-precision Adam):
+
+        phi_d = D_w x (L_s / L) / T              dense weights
+        phi_x = X x (L_moe,s / L_moe) / (T E)    expert weights (replicated over D / E ranks)
+        parameters = 2 phi / Z3,  gradients = 2 phi / Z2,  optimizer = 12 phi / Z1
+
+    where Z_k is the weights' data-parallel group (D for dense, D / E for expert weights) when
+    zero_stage >= k, else 1. Activations (Korthikanti et al. 2022, section 4.2.3)::
+
+        A = a_layer x L_s x min(P, m) x (1 + (P - 1) / (P v) if v > 1 else 1)
+
+    with a_layer = :func:`activation_bytes_per_layer`: under 1F1B the first stage holds the
+    activations of min(P, m) microbatches for its L_s layers; interleaving adds the factor.
+    Not counted: embeddings and the output layer, framework buffers and fragmentation, so the
+    total is a lower bound and a refusal is certain.
+    """
+    t, p, d, e, v = par.tensor, par.pipeline, par.data, par.expert, par.virtual_stages
+    layers = math.ceil(model.layers / p)
+    phi_d = model.dense_parameters * (layers / model.layers) / t
+    phi_x = 0.0
+    if model.moe_layers:
+        moe_layers = math.ceil(model.moe_layers / p)
+        phi_x = model.expert_parameters * (moe_layers / model.moe_layers) / (t * e)
+
+    def sharded(per_parameter: float, stage: int) -> float:
+        dense = d if par.zero_stage >= stage else 1
+        expert = d // e if par.zero_stage >= stage else 1
+        return per_parameter * (phi_d / dense + phi_x / expert)
+
+    in_flight = float(min(p, microbatches))
+    if v > 1:
+        in_flight *= 1 + (p - 1) / (p * v)
+    per_layer = activation_bytes_per_layer(model, par, micro_batch_sequences, recompute)
+    return MemoryPerGpu(
+        parameters_bytes=sharded(PARAMETER_BYTES, 3),
+        gradients_bytes=sharded(GRADIENT_BYTES, 2),
+        optimizer_bytes=sharded(OPTIMIZER_BYTES, 1),
+        activations_bytes=per_layer * layers * in_flight,
+        activations_per_layer_bytes=per_layer,
+        layers=layers,
+        microbatches_in_flight=in_flight,
+    )

@@ -18,8 +18,11 @@ Sources: Narayanan et al. 2021 (https://arxiv.org/abs/2104.04473) for TP, PP and
 the 6 N tokens FLOPs; Korthikanti et al. 2022 (https://arxiv.org/abs/2205.05198) for sequence
 parallelism; Rajbhandari et al. 2020 (ZeRO, https://arxiv.org/abs/1910.02054) for sharded data
 parallelism; Lepikhin et al. 2020 (GShard, https://arxiv.org/abs/2006.16668) for the MoE
-all-to-all. Not counted: activation recomputation, interleaved stages, context parallelism,
-embedding-table imbalance between stages and the attention term of the FLOPs.
+all-to-all. Full activation recomputation reruns the forward pass (8 N instead of 6 N FLOPs per
+token, Korthikanti et al. 2022 section 5); the interleaved schedule (v model chunks a stage,
+Narayanan 2021 section 2.2.2) sends v times as often between stages. Not counted: context
+parallelism, embedding-table imbalance between stages and the attention term of the FLOPs
+(which is also what selective recomputation recomputes, so it costs nothing here).
 """
 
 from __future__ import annotations
@@ -31,6 +34,10 @@ from planner.schema.workload import Message, Workload
 
 #: FLOPs per parameter per token of one training step: 2 forward + 4 backward (Narayanan 2021).
 FLOPS_PER_PARAMETER_TOKEN = 6.0
+#: FLOPs per parameter per token the GPUs execute, by recomputation: full recomputation reruns
+#: the 2 N forward FLOPs (Korthikanti et al. 2022, https://arxiv.org/abs/2205.05198, section 5);
+#: selective recomputation reruns only the attention core, outside the 6 N count.
+EXECUTED_FLOPS_PER_PARAMETER_TOKEN = {"none": 6.0, "selective": 6.0, "full": 8.0}
 #: TP collectives per layer per microbatch: 2 forward (after attention, after the MLP) + 2 backward.
 TP_CALLS_PER_LAYER = 4
 
@@ -182,8 +189,10 @@ def pipeline_parallel(w: Workload, domain_gpus: int) -> list[Collective]:
     """Activations forward and gradients backward between neighbouring stages.
 
     S = b s h a / T (each of the T ranks of a stage sends its 1/T: Megatron's scatter-gather
-    optimisation, Narayanan 2021 section 4.1); calls = 2 m on a middle stage (m activations to the
-    next stage, m gradients to the previous one). Pairs: (P - 1) T D, members T D apart.
+    optimisation, Narayanan 2021 section 4.1); calls = 2 m v on a middle stage (m activations to
+    the next stage, m gradients to the previous one, for each of its v model chunks: the
+    interleaved schedule's extra communication, Narayanan 2021 section 2.2.2). Pairs:
+    (P - 1) T D, members T D apart.
     """
     par, message = w.parallelism, w.messages().get("pp")
     if message is None:
@@ -199,7 +208,7 @@ def pipeline_parallel(w: Workload, domain_gpus: int) -> list[Collective]:
             groups=(p - 1) * stride,
             stride_gpus=stride,
             size_bytes=message.size_bytes,
-            calls=2 * w.microbatches,
+            calls=2 * w.microbatches * par.virtual_stages,
             placement=where,
             size_from=message.size_from,
         )
@@ -238,15 +247,28 @@ def collectives(w: Workload, domain_gpus: int) -> list[Collective]:
 
 
 def flops_per_gpu(w: Workload) -> float:
-    """Training FLOPs of one iteration on one GPU: 6 N_a B s / (T P D) (attention term omitted)."""
+    """Model FLOPs of one iteration on one GPU: 6 N_a B s / (T P D) (attention term omitted).
+
+    The model's FLOPs, whatever is recomputed: the numerator of MFU.
+    """
     model = w.spec
     total = FLOPS_PER_PARAMETER_TOKEN * model.active * model.global_batch_tokens
     return total / w.parallelism.gpus
 
 
+def executed_flops_per_gpu(w: Workload) -> float:
+    """FLOPs one GPU executes per iteration: 6 N_a B s / G, or 8 N_a B s / G under full recompute."""
+    factor = EXECUTED_FLOPS_PER_PARAMETER_TOKEN[w.recompute] / FLOPS_PER_PARAMETER_TOKEN
+    return flops_per_gpu(w) * factor
+
+
 def compute_time_s(w: Workload) -> float:
-    """Compute time of one iteration: FLOPs per GPU / (peak FLOP/s x utilisation)."""
-    return flops_per_gpu(w) / (w.gpu.peak_flops * w.gpu.utilisation)
+    """Compute time of one iteration: executed FLOPs per GPU / (peak FLOP/s x utilisation).
+
+    ``utilisation`` is the achieved fraction of peak while computing (recomputed FLOPs included),
+    so full recomputation takes 8/6 as long; the pipeline bubble is ``planner.workload.step``'s.
+    """
+    return executed_flops_per_gpu(w) / (w.gpu.peak_flops * w.gpu.utilisation)
 
 
 def to_verify_traffic(rows: list[Collective], pipeline_stages: int) -> list[TrafficSpec]:

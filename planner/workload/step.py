@@ -21,29 +21,37 @@ counts only as far as the simulator's fidelity charges it.
 
 The step model
 --------------
-For collective i with simulated time per call t_i (healthy fabric, the verdict's routing) and
-c_i calls per iteration::
+For collective i with time per call t_i (simulated: healthy fabric, the verdict's routing; or the
+analytic model of ``planner.workload.analytic``) and c_i calls per iteration::
 
     T_i      = t_i c_i                                 time per iteration
     C        = Σ_i T_i                                 communication
-    C_o      = Σ_{i ∈ DP} T_i                          communication that can overlap compute
+    C_o      = Σ_{i overlappable} T_i                  communication that can overlap compute
     H        = min(f C_o, T_comp)                      communication hidden under compute
     E        = C - H                                   exposed communication
-    T_step   = T_comp + E
+    β        = (P - 1) / (v m)                         pipeline bubble (1F1B: v = 1)
+    T_bubble = β T_comp
+    T_step   = T_comp + T_bubble + E
     idle     = E / T_step                              fraction of the step the GPUs wait
+    bubble   = T_bubble / T_step                       fraction of the step in the bubble
     tok/s    = B s / T_step
+    MFU      = 6 N_a B s / (G T_step peak)             model FLOPs utilisation of the step
     $/Mtok   = G p / 3600 x T_step / (B s) x 1e6
 
-with T_comp = ``compute_time_s`` (6 N_a tokens over the achieved FLOP/s), f the workload's
-``overlap_fraction`` (its schema meaning: the fraction of communication time hidden under
-compute), G the GPUs and p their price per hour. Only data-parallel gradient synchronisation
-(``dp_*``, ``edp_*``: bucketed and issued during the backward pass, or prefetched under ZeRO 3)
-may overlap; tensor-parallel collectives sit between a layer's matrix multiplies, the expert
-all-to-alls between the router and the experts, and Megatron's default 1F1B schedule waits on
-its pipeline sends: all three are exposed in full. Hidden communication can never exceed the
-compute it hides under (the ``min``). Not modelled: the pipeline bubble ((P - 1) / m of the
-compute), activation recomputation and stragglers; the step time is therefore a lower bound on
-what the cluster reaches, and the communication part is the network's share of it.
+with T_comp = ``compute_time_s`` (6 N_a tokens, 8 N_a under full recomputation, over the achieved
+FLOP/s), f the workload's ``overlap_fraction``, m the microbatches per pipeline, v the model
+chunks per stage, G the GPUs and p their price per hour. The bubble is Narayanan et al. 2021's
+(https://arxiv.org/abs/2104.04473, section 2.2): (P - 1) microbatch slots of the stage's compute
+at the start and end of the schedule, (P - 1) / v with the interleaved schedule. Data-parallel
+gradient synchronisation (``dp_*``, ``edp_*``: bucketed and issued during the backward pass, or
+prefetched under ZeRO 3) may always overlap; tensor-parallel collectives and pipeline sends only
+when the workload says so (``overlap_tensor_parallel``, ``overlap_pipeline_parallel``: MegaScale,
+https://arxiv.org/abs/2402.15627, hides both); the expert all-to-alls sit between the router and
+the experts and are exposed in full. Hidden communication can never exceed the compute it hides
+under (the ``min``). The bubble is charged on compute only (the exposed communication of the
+in-pipeline collectives is not stretched by it). Not modelled: stragglers, imbalance between
+stages, and contention between collectives; the step time is therefore a lower bound on what the
+cluster reaches, and the communication part is the network's share of it.
 """
 
 from __future__ import annotations
@@ -57,10 +65,19 @@ import polars as pl
 
 from planner.schema.verify import TrafficSpec, Verify
 from planner.schema.workload import Workload
-from planner.workload.iteration import Collective, collectives, compute_time_s, to_verify_traffic
+from planner.workload.iteration import (
+    Collective,
+    collectives,
+    compute_time_s,
+    flops_per_gpu,
+    to_verify_traffic,
+)
 
-#: Collective names that may overlap compute (data-parallel gradient synchronisation).
+#: Collective names that may always overlap compute (data-parallel gradient synchronisation).
 OVERLAPPABLE_PREFIXES = ("dp_", "edp_")
+#: Prefixes that may overlap when the workload says so (``overlap_tensor_parallel``, ...).
+TENSOR_PREFIX = "tp_"
+PIPELINE_PREFIX = "pp_"
 #: Relative tolerance matching a simulated row's size to its spec's (sizes pass through floats).
 SIZE_REL_TOL = 1e-9
 #: The simulation scenario step times are read from.
@@ -86,9 +103,23 @@ WORKLOAD_SCHEMA: dict[str, Any] = {
 }
 
 
-def overlappable(c: Collective) -> bool:
-    """Whether a collective may hide under compute: data-parallel gradient synchronisation only."""
-    return c.name.startswith(OVERLAPPABLE_PREFIXES)
+def overlappable(c: Collective, w: Workload | None = None) -> bool:
+    """Whether a collective may hide under compute.
+
+    Data-parallel gradient synchronisation always; tensor-parallel collectives and pipeline sends
+    when ``w`` allows it (without a workload, only the data-parallel ones).
+    """
+    prefixes: tuple[str, ...] = OVERLAPPABLE_PREFIXES
+    if w is not None and w.overlap_tensor_parallel:
+        prefixes += (TENSOR_PREFIX,)
+    if w is not None and w.overlap_pipeline_parallel:
+        prefixes += (PIPELINE_PREFIX,)
+    return c.name.startswith(prefixes)
+
+
+def bubble_fraction(pipeline: int, microbatches: int, virtual_stages: int = 1) -> float:
+    """Pipeline bubble over compute, β = (P - 1) / (v m) (Narayanan et al. 2021, section 2.2)."""
+    return (pipeline - 1) / (virtual_stages * microbatches)
 
 
 def workload_traffic(w: Workload, domain_gpus: int) -> list[tuple[Collective, TrafficSpec]]:
@@ -186,15 +217,21 @@ class StepTime:
     comm_s: float
     """C: every collective's time per iteration, summed."""
     overlappable_comm_s: float
-    """C_o: the data-parallel part of C, which may hide under compute."""
+    """C_o: the part of C that may hide under compute (data-parallel, and TP / PP if allowed)."""
     hidden_comm_s: float
     """H = min(f C_o, T_comp)."""
     exposed_comm_s: float
     """E = C - H: communication the GPUs wait for."""
+    bubble_s: float
+    """T_bubble = β T_comp, β = (P - 1) / (v m)."""
     step_s: float
-    """T_step = T_comp + E."""
+    """T_step = T_comp + T_bubble + E."""
     idle_fraction: float
-    """E / T_step."""
+    """E / T_step: the share of the step the GPUs wait on the network."""
+    bubble_fraction: float
+    """T_bubble / T_step."""
+    mfu: float
+    """Model FLOPs utilisation of the whole step: 6 N_a B s / (G T_step peak)."""
     tokens_per_s: float
     """Global batch tokens / T_step."""
     usd_per_million_tokens: float
@@ -210,12 +247,14 @@ def step_time(w: Workload, times: Sequence[CollectiveTime]) -> StepTime | None:
     over = sum(
         t.time_per_iteration_s
         for t in times
-        if overlappable(t.collective) and t.time_per_iteration_s is not None
+        if overlappable(t.collective, w) and t.time_per_iteration_s is not None
     )
     compute = compute_time_s(w)
     hidden = min(w.overlap_fraction * over, compute)
     exposed = comm - hidden
-    step = compute + exposed
+    par = w.parallelism
+    bubble = bubble_fraction(par.pipeline, w.microbatches, par.virtual_stages) * compute
+    step = compute + bubble + exposed
     tokens = w.spec.global_batch_tokens
     gpu_usd_per_s = w.parallelism.gpus * w.gpu.price_usd_per_hour / SECONDS_PER_HOUR
     return StepTime(
@@ -224,18 +263,24 @@ def step_time(w: Workload, times: Sequence[CollectiveTime]) -> StepTime | None:
         overlappable_comm_s=over,
         hidden_comm_s=hidden,
         exposed_comm_s=exposed,
+        bubble_s=bubble,
         step_s=step,
         idle_fraction=exposed / step,
+        bubble_fraction=bubble / step,
+        mfu=flops_per_gpu(w) / (step * w.gpu.peak_flops),
         tokens_per_s=tokens / step,
         usd_per_million_tokens=gpu_usd_per_s * step / tokens * TOKENS_PER_MILLION,
     )
 
 
-def workload_table(times: Sequence[CollectiveTime], step: StepTime | None) -> pl.DataFrame:
+def workload_table(
+    times: Sequence[CollectiveTime], step: StepTime | None, w: Workload | None = None
+) -> pl.DataFrame:
     """One row per collective: its bytes, time per call and per iteration, and share of the step.
 
-    ``share_of_step`` = T_i / T_step (before overlap: the shares of data-parallel collectives that
-    hide under compute may add up to more than they cost the step).
+    ``share_of_step`` = T_i / T_step (before overlap: the shares of collectives that hide under
+    compute may add up to more than they cost the step). ``overlappable`` follows ``w``'s options
+    (data-parallel collectives only without it).
     """
     rows = []
     for t in times:
@@ -254,7 +299,7 @@ def workload_table(times: Sequence[CollectiveTime], step: StepTime | None) -> pl
                 "time_per_call_s": t.time_per_call_s,
                 "calls": c.calls,
                 "time_per_iteration_s": per_iteration,
-                "overlappable": overlappable(c),
+                "overlappable": overlappable(c, w),
                 "share_of_step": (
                     None if step is None or per_iteration is None else per_iteration / step.step_s
                 ),
