@@ -56,8 +56,6 @@ from planner.output import Writer, text_writer
 from planner.output import claimed as claimed
 from planner.output import json_text as json_text
 from planner.output import output_formats as output_formats
-from planner.reliability.text import failure_lines as failure_lines
-from planner.reliability.text import options_lines as options_lines
 from planner.output import parse_formats as parse_formats
 from planner.output import safe_name as safe_name
 from planner.output import write_set as write_set
@@ -67,6 +65,8 @@ from planner.planning import check_workload_fits as check_workload_fits
 from planner.planning import plan as plan
 from planner.planning import verify_demand as verify_demand
 from planner.planning import verify_for as verify_for
+from planner.reliability.text import failure_lines as failure_lines
+from planner.reliability.text import options_lines as options_lines
 from planner.report import prepare_outdir as prepare_outdir
 from planner.report import write_reports as write_reports
 from planner.report import write_sim_reports as _write_sim_reports
