@@ -55,6 +55,9 @@ class PlanResult:
     """Under ``objective.idle_gpu_weight > 0``: every rung of the ladder of allowed ratios, planned
     and simulated, and the one of least network + idle GPU cost (``planner.idle_pricing``);
     ``instance`` is then the chosen rung's."""
+    parallelism: pl.DataFrame | None = None
+    """With ``[workload.search]``: the given layout beside the chosen one, in Megatron's terms
+    (``planner.workload.parallelism_search.choose_parallelism``)."""
     reliability: Assessment | None = None
     """With a ``[reliability]`` section: the design's interruptions a day, goodput and their Monte
     Carlo check (``planner.reliability``)."""

@@ -28,7 +28,11 @@ from planner.schema.catalog import Catalog
 from planner.schema.instance import DEFAULT_TIME_LIMIT_S, Instance
 from planner.schema.verify import Verify
 from planner.solver_parts import instance_families, load_solvers, parts_for
-from planner.workload.parallelism_search import with_chosen_parallelism
+from planner.workload.parallelism_search import (
+    choose_parallelism,
+    instance_bandwidths,
+    with_chosen_parallelism,
+)
 from planner.workload.step import verify_with_workload
 
 if TYPE_CHECKING:
@@ -122,14 +126,25 @@ def plan(
     catalog = catalog or catalog_for(inst)
     check_instance(inst, catalog)
     # A [workload.search] plans, and is verified, with the layout it chooses for the cluster.
-    inst = with_chosen_parallelism(inst)
+    inst, choice = _chosen_parallelism(inst)
     verifying = inst.verify.enabled if verify is None else verify
     load_solvers(*parts_for(inst, verifying))
     check_run(inst, verifying)
     steps = (catalog, verifying, time_limit_s, progress, alternatives, sim_progress, deadline)
     if failures_priced(inst):
-        return _plan_options(inst, *steps)
-    return with_reliability(_plan_core(inst, *steps), catalog)
+        result = _plan_options(inst, *steps)
+    else:
+        result = with_reliability(_plan_core(inst, *steps), catalog)
+    return result if choice is None else replace(result, parallelism=choice)
+
+
+def _chosen_parallelism(inst: Instance) -> tuple[Instance, pl.DataFrame | None]:
+    """The instance with its [workload.search]'s layout, and the table of given and chosen."""
+    w = inst.workload
+    if w is None or w.search is None:
+        return inst, None
+    chosen, table = choose_parallelism(w, instance_bandwidths(inst), inst.cluster.gpus_per_node)
+    return inst.model_copy(update={"workload": chosen}), table
 
 
 def failures_priced(inst: Instance) -> bool:
@@ -341,6 +356,8 @@ def _plan_and_simulate(
         return Planned(found, found[0].design, found[0].explanation)
 
     def simulate_once(current: Instance, design: Design) -> SimResult:
+        # Each rung or iteration allows other ratios: its layout is chosen for them.
+        current = with_chosen_parallelism(current)
         try:
             verify = verify_for(current, design)
             return _simulate(
@@ -374,7 +391,7 @@ def _plan_until_verified(
 
     loop = run_loop(inst, plan_once, simulate_once)
     result, reconfiguration = loop.planned.result
-    last = loop.instance
+    last = with_chosen_parallelism(loop.instance)
     sim: SimResult | None = None
     family_sims: dict[str, SimResult] = {}
     if result.design is not None:
@@ -418,7 +435,7 @@ def _plan_priced(
     )
 
     def step_of(current: Instance, design: Design, sim: SimResult) -> StepTime | None:
-        found = workload_step(current, design, sim)
+        found = workload_step(with_chosen_parallelism(current), design, sim)
         return None if found is None else found[1]
 
     priced = run_priced(inst, plan_once, simulate_once, step_of)
@@ -437,7 +454,7 @@ def _plan_priced(
             idle_pricing=priced,
         )
     result, reconfiguration = chosen.planned.result
-    current = inst.with_ratio_caps(chosen.caps)
+    current = with_chosen_parallelism(inst.with_ratio_caps(chosen.caps))
     sim, family_sims = _verify(current, catalog, result, sim_progress, deadline, chosen.sim)
     return PlanResult(
         current,

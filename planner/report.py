@@ -89,6 +89,8 @@ def plan_tables(plan_result: PlanResult) -> dict[str, pl.DataFrame]:
     step = workload_step(plan_result.instance, plan_result.design, plan_result.sim)
     if step is not None:
         tables["workload"] = step[0]
+    if plan_result.parallelism is not None:
+        tables["parallelism"] = plan_result.parallelism
     if plan_result.reliability is not None:
         from planner.reliability.tables import classes_table, goodput_table
 

@@ -322,6 +322,16 @@ def render_sim_markdown(design: Design, sim: SimResult, tables: dict[str, pl.Dat
     out += _sim_section(sim, tables)
     if "workload" in tables:
         out += _workload_section(tables["workload"])
+    if "parallelism" in tables:
+        out += [
+            "## Parallelism: the given layout and the one chosen",
+            "",
+            "Both timed by the analytic model of `planner/workload/analytic.py`; the simulation "
+            "above verifies the chosen one.",
+            "",
+            markdown_table(tables["parallelism"]),
+            "",
+        ]
     out += _alternatives_section(tables)
     return "\n".join(out)
 

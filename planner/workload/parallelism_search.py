@@ -11,8 +11,9 @@ sequences a step and the bounds of ``[workload.search]`` (``ParallelismSearch``)
     n | T D when P > 1                           (a stage is whole nodes of n GPUs, as the
                                                   simulator places stages)
     E | D,  E | experts                          (E = 1 for a dense model)
-    b in bounds,  b | B / D,  m = B / (b D)
-    v in bounds,  v = 1 or (P > 1 and P v <= L)
+    b in bounds,  b | B / D,  m = B / (b D),  m >= P when P > 1 (the pipeline fills)
+    v in bounds,  v = 1 or (P > 1 and P v <= L and P | m: Megatron-LM's interleaved
+                  schedule runs the microbatches in groups of P)
     ZeRO stage, recompute in bounds
 
 and keeps those whose memory (``planner.schema.workload.memory_per_gpu``) fits
@@ -151,8 +152,10 @@ def layouts(w: Workload, gpus: int, domain_gpus: int, node_gpus: int = 1) -> Ite
                     if (batch // d) % b:
                         continue
                     m = batch // (d * b)
+                    if p > 1 and m < p:
+                        continue  # fewer microbatches than stages: the pipeline never fills
                     for v in sorted(set(bounds.virtual_stages)):
-                        if v > 1 and (p == 1 or p * v > model.layers):
+                        if v > 1 and (p == 1 or p * v > model.layers or m % p):
                             continue
                         for z in sorted(set(bounds.zero_stages)):
                             par = Parallelism.model_construct(
