@@ -143,7 +143,9 @@ class PlanResult:
     def summary(self) -> pl.DataFrame:
         """One row: the headline figures (the README's `summary` columns)."""
         s = self.search
-        return summary_table(self.instance, s.status, s.design, s.bound_usd, s.wall_s, self.sim)
+        return summary_table(
+            self.instance, s.status, s.design, s.bound_usd, s.wall_s, self.sim, self.reliability
+        )
 
     @property
     def alternatives(self) -> pl.DataFrame:

@@ -26,6 +26,7 @@ from planner.workload.step import (
 
 if TYPE_CHECKING:
     from planner.bandwidth_loop import LoopResult
+    from planner.reliability import Assessment
     from planner.sim.sim_tables import SimResult
 
 #: Report tables written as CSV and Parquet, in this order.
@@ -122,6 +123,9 @@ SUMMARY_SCHEMA: dict[str, Any] = {
     "gpu_power_kw": pl.Float64,
     "network_power_share": pl.Float64,
     "facility_power_kw": pl.Float64,
+    "network_interruptions_per_day": pl.Float64,
+    "goodput_fraction": pl.Float64,
+    "goodput_tokens_per_s": pl.Float64,
 }
 
 
@@ -138,6 +142,7 @@ def summary_table(
     bound_usd: float | None,
     solve_s: float | None,
     sim: SimResult | None = None,
+    reliability: Assessment | None = None,
 ) -> pl.DataFrame:
     """One row of headline figures; with no design, the row keeps instance, status and GPUs only.
 
@@ -146,7 +151,8 @@ def summary_table(
     fractions (the least over the traffic of each routing, healthy; the least kept under a
     failure). With a ``[workload]``, the step figures (``planner.workload.step``) when the
     simulation timed every collective of the iteration, and the GPUs' power beside the network's
-    when the GPU gives its ``power_w``.
+    when the GPU gives its ``power_w``. With a reliability assessment, the network's
+    interruptions a day and the goodput share (and, with the step, goodput in tokens/s).
     """
     step = workload_step(inst, design, sim)
     row = _summary(
@@ -160,7 +166,18 @@ def summary_table(
         inst.workload,
         None if step is None else step[1],
     )
-    return _with_idle_value(row, inst, design, None if step is None else step[1])
+    row = _with_idle_value(row, inst, design, None if step is None else step[1])
+    if reliability is None or design is None:
+        return row
+    g = reliability.closed
+    tokens = row["tokens_per_s"][0]
+    return row.with_columns(
+        network_interruptions_per_day=pl.lit(g.network_interruptions_per_day, pl.Float64),
+        goodput_fraction=pl.lit(g.goodput_fraction, pl.Float64),
+        goodput_tokens_per_s=pl.lit(
+            None if tokens is None else tokens * g.goodput_fraction, pl.Float64
+        ),
+    )
 
 
 def _with_workload(row: pl.DataFrame, inst: Instance) -> pl.DataFrame:

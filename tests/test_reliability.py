@@ -80,14 +80,36 @@ def test_planes_turn_leaf_failures_into_degradation() -> None:
 
 
 def test_cpo_ports_fail_at_the_catalog_rate(small) -> None:
-    """A co-packaged leaf's ports fail at cpo_port_afr, one unit per link."""
+    """A co-packaged leaf's ports: an engine a link, and a laser for every 8 links, each failing once."""
     tiers = tuple(replace(t, cpo=True) if t.level == 1 else t for t in small.tiers)
     d = replace(small, tiers=tiers)
     classes = {c.name: c for c in component_classes(d, RATES, Reliability())}
     leaf_end = classes["gpu_link_leaf_end"]
-    assert leaf_end.afr == pytest.approx(RATES.cpo_port_afr)
-    assert leaf_end.units == d.planes * sum(g.links for g in d.link_classes[0].groups)
-    assert leaf_end.mttr_hours == pytest.approx(RATES.cpo_port_mttr_hours)
+    links = d.planes * sum(g.links for g in d.link_classes[0].groups)
+    lasers = d.planes * sum(
+        -(-g.links // RATES.cpo_ports_per_laser) for g in d.link_classes[0].groups
+    )
+    assert RATES.cpo_laser_afr is not None
+    assert leaf_end.units == links + lasers
+    failures = links * RATES.cpo_port_afr + lasers * RATES.cpo_laser_afr
+    assert leaf_end.failures_per_day == pytest.approx(failures / 365)
+    repair = (
+        links * RATES.cpo_port_afr * RATES.cpo_port_mttr_hours
+        + lasers * RATES.cpo_laser_afr * RATES.cpo_laser_mttr_hours
+    )
+    assert leaf_end.mttr_hours == pytest.approx(repair / failures)
+    # Without a laser rate the port's figure stands alone.
+    alone = RATES.model_copy(update={"cpo_laser_afr": None})
+    only = {c.name: c for c in component_classes(d, alone, Reliability())}["gpu_link_leaf_end"]
+    assert only.units == links
+    assert only.afr == pytest.approx(RATES.cpo_port_afr)
+
+
+def test_catalog_port_rate_keeps_metas_total() -> None:
+    """Engine + the laser's share of a port = Meta's 0.34 %/year for a co-packaged port."""
+    assert RATES.cpo_laser_afr is not None
+    per_port = RATES.cpo_port_afr + RATES.cpo_laser_afr / RATES.cpo_ports_per_laser
+    assert per_port == pytest.approx(8766 / 2.6e6, rel=0.01)
 
 
 @pytest.mark.parametrize(

@@ -129,9 +129,9 @@ def test_dual_tor_follows_the_cost_of_a_restart(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("cpo_port_afr", "optics"), [(0.0034, "cpo"), (0.05, "pluggable")])
+@pytest.mark.parametrize(("cpo_port_afr", "optics"), [(0.00215, "cpo"), (0.05, "pluggable")])
 def test_cpo_follows_its_failure_rate(tmp_path: Path, cpo_port_afr: float, optics: str) -> None:
-    """Co-packaged ports at Meta's measured rate are chosen; at 5 %/year pluggables win."""
+    """Co-packaged ports at the catalog's rate (Meta's figure) are chosen; at 5 %/year pluggables win."""
     catalog = load_catalog()
     assert catalog.reliability is not None
     rates = catalog.reliability.model_copy(update={"cpo_port_afr": cpo_port_afr})

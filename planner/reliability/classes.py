@@ -28,8 +28,10 @@ scale_up_switch        scale-up (NVLink) switches                     interrupts
 other                  GPUs: GPU, memory, host and software faults    interrupts
 =====================  ============================================  ===========================
 
-q is the instance's ``reliability.fabric_interrupt_fraction``. A co-packaged port fails at the
-catalog's ``cpo_port_afr`` and waits ``cpo_port_mttr_hours`` for repair; a pluggable module or
+q is the instance's ``reliability.fabric_interrupt_fraction``. A co-packaged port's engine fails
+at the catalog's ``cpo_port_afr`` and waits ``cpo_port_mttr_hours`` for repair, and the external
+laser feeding ``cpo_ports_per_laser`` ports fails at ``cpo_laser_afr`` for all of them at once
+(one failure, one interruption where the ports stop the job: a shared risk); a pluggable module or
 cable plug at its medium's ``afr`` and ``module_mttr_hours``, once for every link it carries (a
 twin-port module is one unit: its failure takes both links, and at the NIC the module serving
 all of a GPU's planes is why a NIC-end failure stops the job whatever the planes). The first link class is
@@ -138,6 +140,12 @@ def _links_class(
             units += n
             failures += n * afr
             repair += n * afr * (rates.cpo_port_mttr_hours if cpo else rates.module_mttr_hours)
+            if cpo and rates.cpo_laser_afr is not None:
+                # One laser feeds several ports: it fails once for all of them.
+                lasers = planes * -(-g.links // rates.cpo_ports_per_laser)
+                units += lasers
+                failures += lasers * rates.cpo_laser_afr
+                repair += lasers * rates.cpo_laser_afr * rates.cpo_laser_mttr_hours
     afr = failures / units if units else 0.0
     mttr = repair / failures if failures else rates.module_mttr_hours
     return ComponentClass(name, "network", units, afr, mttr, interrupt_share, bandwidth_loss)

@@ -50,8 +50,15 @@ class ComponentRates(Strict):
     cpo_port_afr: float = Field(ge=0, le=10)
     """Failures of one co-packaged optical port a year (engine and laser share)."""
     cpo_port_mttr_hours: float = Field(gt=0, le=HOURS_PER_YEAR)
-    """Mean time a failed co-packaged port stays down: it is not field-replaceable, so the link
-    waits for the switch to be swapped (or an external laser to be replaced)."""
+    """Mean time a failed co-packaged port stays down: its engine is not field-replaceable, so
+    the link waits for the switch to be swapped."""
+    cpo_laser_afr: float | None = Field(None, ge=0, le=10)
+    """Failures of one external laser module a year; it feeds ``cpo_ports_per_laser`` ports,
+    which all go down with it (a shared risk). None: the lasers are in ``cpo_port_afr``."""
+    cpo_ports_per_laser: int = Field(8, ge=1, le=1024)
+    """Ports one external laser module feeds."""
+    cpo_laser_mttr_hours: float = Field(2.0, gt=0, le=HOURS_PER_YEAR)
+    """Mean time a failed external laser stays down (a front-panel module, swapped hot)."""
     module_mttr_hours: float = Field(gt=0, le=HOURS_PER_YEAR)
     """Mean time a failed pluggable module or cable stays down (a swap by a technician)."""
     ocs_afr: float = Field(ge=0, le=10)
@@ -65,7 +72,8 @@ class ComponentRates(Strict):
 
     @model_validator(mode="after")
     def _check(self) -> ComponentRates:
-        missing = [f for f in RATE_FIGURES if not self.source.get(f, "").strip()]
+        laser = ("cpo_laser_afr", "cpo_ports_per_laser") if self.cpo_laser_afr is not None else ()
+        missing = [f for f in (*RATE_FIGURES, *laser) if not self.source.get(f, "").strip()]
         if missing:
             raise ValueError(
                 f"reliability: no source given for {', '.join(missing)} "
