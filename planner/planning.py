@@ -181,12 +181,24 @@ def _plan_options(
     deadline: Deadline,
 ) -> PlanResult:
     """``plan`` with failures priced or capped: every option planned, the best one's result."""
-    from planner.reliability.options import Evaluated, Option, choose, failure_value_usd, meets_cap
+    from planner.reliability.options import (
+        Evaluated,
+        Option,
+        choose,
+        failure_value_usd,
+        meets_cap,
+        options,
+    )
 
-    steps = (catalog, verifying, time_limit_s, progress, alternatives, sim_progress, deadline)
+    left = [len(options(inst, catalog))]
 
     def evaluate(sub: Instance, option: Option) -> Evaluated[PlanResult]:
-        found = with_reliability(_plan_core(sub, *steps), catalog)
+        # Each option gets an even share of what is left of the command's time.
+        share_s = deadline.remaining_s() / max(1, left[0])
+        left[0] -= 1
+        mine = deadline.sooner(share_s)
+        steps = (catalog, verifying, min(time_limit_s, share_s), progress, alternatives)
+        found = with_reliability(_plan_core(sub, *steps, sim_progress, mine), catalog)
         d, a = found.design, found.reliability
         if d is None or a is None:
             why = "; ".join(found.explanation) or "the search found no design"

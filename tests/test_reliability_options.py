@@ -156,3 +156,30 @@ def test_interruption_cap_refuses_every_option(tmp_path: Path) -> None:
     assert result.design is None
     assert "max_interruptions_per_day = 0.001" in result.explanation[0]
     assert "fewest network interruptions" in result.explanation[0]
+
+
+def test_options_span_nics_families_planes_and_optics(tmp_path: Path) -> None:
+    """Every plane count of each NIC, each optics, for each family named; each pinned alone."""
+    from planner.reliability.options import option_instance, options
+
+    text = PLANES_INSTANCE.replace("RESTART", "10.0").replace(
+        "[objective]", '[search]\nfamilies = ["clos", "rail_optimized"]\n[objective]'
+    )
+    inst = _instance(tmp_path, text, "opts")
+    catalog = load_catalog()
+    found = options(inst, catalog)
+    labels = [o.label for o in found]
+    # connectx-7 (1 plane) and connectx-7-2p (2 planes); CPO switches exist in the catalog.
+    assert len(found) == 2 * 2 * 2, labels
+    assert {o.family for o in found} == {"clos", "rail_optimized"}
+    assert {(o.nic, o.planes) for o in found} == {("", 1), ("connectx-7-2p", 2)}
+    for o in found:
+        sub = option_instance(inst, catalog, o)
+        assert sub.search.pin.planes == o.planes
+        assert sub.search.families == [o.family]
+        assert sub.cluster.nic == (o.nic or "connectx-7")
+        if o.optics == "pluggable":
+            assert sub.search.cpo is False
+        else:
+            names = sub.search.switch_models or []
+            assert names and all(catalog.switch_named(n).cpo for n in names)

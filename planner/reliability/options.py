@@ -15,7 +15,8 @@ and ``objective.idle_gpu_weight = w > 0`` the planner minimises
 1. **Options.** Every plane count the NIC allows (``cluster.nic_ports``, or the pinned one) with
    pluggable optics only, and, when the search allows co-packaged optics and the catalog has CPO
    switches, with CPO switches only; then the same for every NIC of ``reliability.nic_models``
-   at each split it allows (a dual-port NIC: dual-ToR).
+   at each split it allows (a dual-port NIC: dual-ToR); all of it for each family of
+   ``search.families`` when it names several.
 2. **Inner optimum.** Each option is planned as any instance is (``network(D_o)`` is the search's
    optimum for it; with w > 0 its ratio ladder is walked too, ``planner.idle_pricing``).
 3. **Evaluation.** D_o's interruptions and goodput come from the closed form, the healthy step's
@@ -57,12 +58,15 @@ class Option:
     optics: str
     nic: str = ""
     """A NIC of ``reliability.nic_models`` ('': the cluster's own)."""
+    family: str = ""
+    """One of several ``search.families`` ('': the instance searches only one)."""
 
     @property
     def label(self) -> str:
-        """'2 planes, pluggable' (with the NIC when it is not the cluster's)."""
+        """'2 planes, pluggable' (with the NIC when not the cluster's, the family when chosen)."""
         text = f"{self.planes} plane{'s' if self.planes > 1 else ''}, {self.optics}"
-        return f"{text}, {self.nic}" if self.nic else text
+        extra = [x for x in (self.nic, self.family) if x]
+        return ", ".join([text, *extra])
 
 
 @dataclass(frozen=True)
@@ -104,13 +108,14 @@ def options(inst: Instance, catalog: Catalog) -> list[Option]:
     optics = [PLUGGABLE]
     if inst.search.cpo and cpo_switches(inst, catalog):
         optics.append(CPO)
-    out = [Option(p, o) for p in planes for o in optics]
+    families = list(inst.search.families) if len(inst.search.families) > 1 else [""]
+    out = [Option(p, o, "", f) for f in families for p in planes for o in optics]
     rel = inst.reliability
     for name in [] if rel is None else rel.nic_models:
         if name == inst.cluster.nic:
             continue
         splits = catalog.nic_named(name).port_splits
-        out += [Option(p, o, name) for p in sorted(splits) for o in optics]
+        out += [Option(p, o, name, f) for f in families for p in sorted(splits) for o in optics]
     return out
 
 
@@ -126,6 +131,8 @@ def option_instance(inst: Instance, catalog: Catalog, option: Option) -> Instanc
     if option.nic:
         changes["cluster.nic"] = option.nic
         changes["cluster.nic_ports"] = [option.planes]
+    if option.family:
+        changes["search.families"] = [option.family]
     if option.optics == PLUGGABLE:
         changes["search.cpo"] = False
     else:
@@ -196,6 +203,7 @@ OPTIONS_SCHEMA = {
     "planes": pl.Int64,
     "optics": pl.Utf8,
     "nic": pl.Utf8,
+    "family": pl.Utf8,
     "capex_usd": pl.Float64,
     "network_usd": pl.Float64,
     "network_interruptions_per_day": pl.Float64,
@@ -218,6 +226,7 @@ def options_table(search: OptionSearch[R]) -> pl.DataFrame:
                 "planes": e.option.planes,
                 "optics": e.option.optics,
                 "nic": e.option.nic or (None if e.design is None else e.design.nic),
+                "family": e.option.family or (None if e.design is None else e.design.family),
                 "capex_usd": None if e.design is None else e.design.capex_usd,
                 "network_usd": e.network_usd,
                 "network_interruptions_per_day": (
