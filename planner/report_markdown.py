@@ -322,16 +322,6 @@ def render_sim_markdown(design: Design, sim: SimResult, tables: dict[str, pl.Dat
     out += _sim_section(sim, tables)
     if "workload" in tables:
         out += _workload_section(tables["workload"])
-    if "parallelism" in tables:
-        out += [
-            "## Parallelism: the given layout and the one chosen",
-            "",
-            "Both timed by the analytic model of `planner/workload/analytic.py`; the simulation "
-            "above verifies the chosen one.",
-            "",
-            markdown_table(tables["parallelism"]),
-            "",
-        ]
     out += _alternatives_section(tables)
     return "\n".join(out)
 
@@ -362,6 +352,16 @@ def render_markdown(plan_result: PlanResult, tables: dict[str, pl.DataFrame]) ->
         out += _sim_section(plan_result.sim, tables)
     if "workload" in tables:
         out += _workload_section(tables["workload"])
+    if "parallelism" in tables:
+        out += [
+            "## Parallelism: the given layout and the one chosen",
+            "",
+            "Both timed by the analytic model of `planner/workload/analytic.py`; the design is "
+            "planned, and verified when verification is on, with the chosen one.",
+            "",
+            markdown_table(tables["parallelism"]),
+            "",
+        ]
     if plan_result.bandwidth_loop is not None:
         out += _bandwidth_loop_section(plan_result.bandwidth_loop, tables)
     if plan_result.idle_pricing is not None:

@@ -89,7 +89,7 @@ def _llama(gpus: int, utilisation: float) -> Workload:
     )
 
 
-def tokens_per_s_per_gpu(w: Workload, bw: Bandwidths) -> float:
+def tokens_per_gpu_per_s(w: Workload, bw: Bandwidths) -> float:
     """Tokens a second a GPU from the step model with analytic collective times."""
     step = step_time(w, analytic_times(w, bw))
     assert step is not None
@@ -104,7 +104,7 @@ def test_megatron_gpt3_strong_scaling(gpus: int, utilisation: float) -> None:
     Modelled (u = 0.5): 0.971 and 0.917, mostly the bubble 11 / m.
     """
     published = MEGATRON_TFLOPS[gpus] / MEGATRON_TFLOPS[384]
-    modelled = tokens_per_s_per_gpu(_megatron(gpus, utilisation), SELENE) / tokens_per_s_per_gpu(
+    modelled = tokens_per_gpu_per_s(_megatron(gpus, utilisation), SELENE) / tokens_per_gpu_per_s(
         _megatron(384, utilisation), SELENE
     )
     assert modelled == pytest.approx(published, rel=RATIO_TOLERANCE)
@@ -120,7 +120,7 @@ def test_llama3_strong_scaling(utilisation: float, efficiency: float) -> None:
     """
     bw = bandwidths(8, 3600, 400, oversubscription=1 / efficiency)
     published = LLAMA_TFLOPS[16384] / LLAMA_TFLOPS[8192]
-    modelled = tokens_per_s_per_gpu(_llama(16384, utilisation), bw) / tokens_per_s_per_gpu(
+    modelled = tokens_per_gpu_per_s(_llama(16384, utilisation), bw) / tokens_per_gpu_per_s(
         _llama(8192, utilisation), bw
     )
     assert modelled == pytest.approx(published, rel=RATIO_TOLERANCE)
@@ -136,5 +136,5 @@ def test_llama3_without_interleaving_misses_the_published_ratio() -> None:
         for g in (8192, 16384)
     )
     bw = bandwidths(8, 3600, 400)
-    modelled = tokens_per_s_per_gpu(large, bw) / tokens_per_s_per_gpu(small, bw)
+    modelled = tokens_per_gpu_per_s(large, bw) / tokens_per_gpu_per_s(small, bw)
     assert modelled < (1 - RATIO_TOLERANCE) * LLAMA_TFLOPS[16384] / LLAMA_TFLOPS[8192]

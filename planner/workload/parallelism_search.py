@@ -235,7 +235,7 @@ CHOICE_SCHEMA: dict[str, Any] = {
     "bubble_fraction": pl.Float64,
     "exposed_comm_s": pl.Float64,
     "step_s": pl.Float64,
-    "tokens_per_s_per_gpu": pl.Float64,
+    "tokens_per_gpu_per_s": pl.Float64,
     "tflops_per_gpu": pl.Float64,
     "mfu": pl.Float64,
 }
@@ -270,7 +270,7 @@ def choice_row(label: str, w: Workload, step: StepTime) -> dict[str, Any]:
         "bubble_fraction": step.bubble_fraction,
         "exposed_comm_s": step.exposed_comm_s,
         "step_s": step.step_s,
-        "tokens_per_s_per_gpu": step.tokens_per_s / par.gpus,
+        "tokens_per_gpu_per_s": step.tokens_per_s / par.gpus,
         "tflops_per_gpu": flops_per_gpu(w) / step.step_s / TERA,
         "mfu": step.mfu,
     }
