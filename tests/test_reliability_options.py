@@ -182,4 +182,5 @@ def test_options_span_nics_families_planes_and_optics(tmp_path: Path) -> None:
             assert sub.search.cpo is False
         else:
             names = sub.search.switch_models or []
-            assert names and all(catalog.switch_named(n).cpo for n in names)
+            assert names
+            assert all(catalog.switch_named(n).cpo for n in names)
