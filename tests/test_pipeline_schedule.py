@@ -163,3 +163,34 @@ def test_zero_volumes_are_rajbhandari_s(zero_stage: int, ratio: float) -> None:
 def test_wire_factor(kind: str, n: int, factor: float) -> None:
     (c,) = [c for c in collectives(_hand(), 8) if c.name == "dp_all_reduce"]
     assert wire_factor(c.__class__(**(c.__dict__ | {"kind": kind, "group_size": n}))) == factor
+
+
+@pytest.mark.parametrize(
+    ("kind", "n", "steps"),
+    [
+        ("all_reduce_ring", 8, 14),
+        ("reduce_scatter", 8, 7),
+        ("all_gather", 2048, 2047),
+        ("all_to_all", 64, 1),
+        ("point_to_point", 2, 1),
+    ],
+)
+def test_latency_is_paid_once_a_ring_step(kind: str, n: int, steps: int) -> None:
+    """k(kind, n) α: a ring waits on each of its steps; all-to-all and point-to-point once."""
+    from planner.workload.analytic import call_time_s, latency_steps
+    from planner.workload.iteration import Collective
+
+    c = Collective(
+        name="dp_x",
+        kind=kind,
+        group_size=n,
+        groups=1,
+        stride_gpus=8,
+        size_bytes=0.0,
+        calls=1,
+        placement="consecutive",
+        size_from="",
+    )
+    assert latency_steps(c) == steps
+    bw = Bandwidths(domain_gpus=8, scale_up_bytes_per_s=1.0, nic_bytes_per_s=1.0, latency_s=1e-5)
+    assert call_time_s(c, bw) == pytest.approx(steps * 1e-5)

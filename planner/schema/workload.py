@@ -202,8 +202,8 @@ class ParallelismSearch(Strict):
     zero_stages: list[ZeroStage] = Field(default_factory=lambda: list(ZERO_STAGES), min_length=1)
     """ZeRO stages to try."""
     latency_s: float = Field(10e-6, ge=0, le=1)
-    """Latency of one call of a collective in the search's analytic model (NCCL's order of
-    magnitude across nodes: ~10 us)."""
+    """Latency of one step of a collective in the search's analytic model (NCCL's order of
+    magnitude across nodes: ~10 us); a ring of n ranks pays it n - 1 times a pass."""
 
 
 class Workload(Strict):

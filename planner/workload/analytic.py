@@ -7,14 +7,17 @@ and for the published runs the step model is checked against (``tests/test_stron
 For a collective of n ranks, S bytes per call in the nccl-tests convention
 (``planner.workload.iteration``) and placement π::
 
-    t = w(kind, n) S / B(π) + α
+    t = w(kind, n) S / B(π) + k(kind, n) α
 
     w = 2 (n - 1) / n    ring all-reduce (reduce-scatter then all-gather)
         (n - 1) / n      reduce-scatter, all-gather, all-to-all
         1                point-to-point
+    k = 2 (n - 1)        ring all-reduce: its steps, each waiting on the one before
+        n - 1            ring reduce-scatter, all-gather
+        1                all-to-all (its sends go out at once), point-to-point
     B = scale-up bandwidth per GPU, each way              inside one scale-up domain
         NIC bandwidth per GPU x fabric efficiency         across domains (same rail or not)
-    α = latency of one call
+    α = latency of one step
 
 w S are the bytes each GPU puts on its wire (Patarasuk and Yuan 2009 for the ring,
 https://doi.org/10.1016/j.jpdc.2008.09.002; Thakur et al. 2005 for the others,
@@ -34,7 +37,7 @@ from planner.workload.step import CollectiveTime
 
 #: Bits per byte, and bytes per gigabit (link rates are in Gb/s).
 BYTES_PER_GBIT = 1e9 / 8
-#: Latency of one call of a collective by default: NCCL's order of magnitude across nodes.
+#: Latency of one step of a collective by default: NCCL's order of magnitude across nodes.
 DEFAULT_LATENCY_S = 10e-6
 #: The label of analytic times (the ``pattern`` of a ``CollectiveTime``).
 ANALYTIC = "analytic"
@@ -53,7 +56,7 @@ class Bandwidths:
     fabric_efficiency: float = 1.0
     """Share of the NIC rate kept across the fabric: 1 / oversubscription."""
     latency_s: float = DEFAULT_LATENCY_S
-    """Latency of one call."""
+    """Latency of one step of a collective (a ring of n ranks waits on n - 1 of them)."""
 
     @property
     def fabric_bytes_per_s(self) -> float:
@@ -93,10 +96,20 @@ def wire_factor(c: Collective) -> float:
     return (n - 1) / n
 
 
+def latency_steps(c: Collective) -> int:
+    """k(kind, n): steps of one call that each pay the latency."""
+    n = c.group_size
+    if c.kind == "all_reduce_ring":
+        return 2 * (n - 1)
+    if c.kind in ("reduce_scatter", "all_gather"):
+        return n - 1
+    return 1
+
+
 def call_time_s(c: Collective, bw: Bandwidths) -> float:
-    """Time of one call: w S / B(placement) + α."""
+    """Time of one call: w S / B(placement) + k α."""
     rate = bw.scale_up_bytes_per_s if c.placement == "tensor_parallel" else bw.fabric_bytes_per_s
-    return wire_factor(c) * c.size_bytes / rate + bw.latency_s
+    return wire_factor(c) * c.size_bytes / rate + latency_steps(c) * bw.latency_s
 
 
 def analytic_times(w: Workload, bw: Bandwidths) -> list[CollectiveTime]:
