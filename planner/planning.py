@@ -8,7 +8,7 @@ the search; the bandwidth loop (``search.until_verified``) and idle-GPU pricing
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import polars as pl
@@ -130,11 +130,11 @@ def plan(
     verifying = inst.verify.enabled if verify is None else verify
     load_solvers(*parts_for(inst, verifying))
     check_run(inst, verifying)
-    steps = (catalog, verifying, time_limit_s, progress, alternatives, sim_progress, deadline)
+    run = _Run(catalog, verifying, time_limit_s, progress, alternatives, sim_progress, deadline)
     if failures_priced(inst):
-        result = _plan_options(inst, *steps)
+        result = _plan_options(inst, run)
     else:
-        result = with_reliability(_plan_core(inst, *steps), catalog)
+        result = with_reliability(_plan_core(inst, run), catalog)
     return result if choice is None else replace(result, parallelism=choice)
 
 
@@ -170,16 +170,20 @@ def with_reliability(result: PlanResult, catalog: Catalog) -> PlanResult:
     return replace(result, reliability=assess(result.design, rates, inst.reliability, idle))
 
 
-def _plan_options(
-    inst: Instance,
-    catalog: Catalog,
-    verifying: bool,
-    time_limit_s: float,
-    progress: Progress | None,
-    alternatives: bool,
-    sim_progress: SimProgress | None,
-    deadline: Deadline,
-) -> PlanResult:
+@dataclass(frozen=True)
+class _Run:
+    """What one ``plan`` call runs with, handed as one to the steps that plan again."""
+
+    catalog: Catalog
+    verifying: bool
+    time_limit_s: float
+    progress: Progress | None
+    alternatives: bool
+    sim_progress: SimProgress | None
+    deadline: Deadline
+
+
+def _plan_options(inst: Instance, run: _Run) -> PlanResult:
     """``plan`` with failures priced or capped: every option planned, the best one's result."""
     from planner.reliability.options import (
         Evaluated,
@@ -190,15 +194,19 @@ def _plan_options(
         options,
     )
 
+    catalog = run.catalog
     left = [len(options(inst, catalog))]
 
     def evaluate(sub: Instance, option: Option) -> Evaluated[PlanResult]:
         # Each option gets an even share of what is left of the command's time.
-        share_s = deadline.remaining_s() / max(1, left[0])
+        share_s = run.deadline.remaining_s() / max(1, left[0])
         left[0] -= 1
-        mine = deadline.sooner(share_s)
-        steps = (catalog, verifying, min(time_limit_s, share_s), progress, alternatives)
-        found = with_reliability(_plan_core(sub, *steps, sim_progress, mine), catalog)
+        mine = replace(
+            run,
+            time_limit_s=min(run.time_limit_s, share_s),
+            deadline=run.deadline.sooner(share_s),
+        )
+        found = with_reliability(_plan_core(sub, mine), catalog)
         d, a = found.design, found.reliability
         if d is None or a is None:
             why = "; ".join(found.explanation) or "the search found no design"
@@ -233,17 +241,11 @@ def _plan_options(
     return replace(search.chosen.result, reliability_options=search)
 
 
-def _plan_core(
-    inst: Instance,
-    catalog: Catalog,
-    verifying: bool,
-    time_limit_s: float,
-    progress: Progress | None,
-    alternatives: bool,
-    sim_progress: SimProgress | None,
-    deadline: Deadline,
-) -> PlanResult:
+def _plan_core(inst: Instance, run: _Run) -> PlanResult:
     """``plan`` after its checks: the priced walk, the bandwidth loop, or one search."""
+    catalog, verifying, time_limit_s = run.catalog, run.verifying, run.time_limit_s
+    progress, alternatives = run.progress, run.alternatives
+    sim_progress, deadline = run.sim_progress, run.deadline
     if inst.objective.idle_gpu_weight > 0:
         return _plan_priced(
             inst, catalog, time_limit_s, progress, alternatives, sim_progress, deadline
