@@ -89,7 +89,9 @@ def verify_for(inst: Instance, design: Design) -> Verify:
     (``planner.workload.step.verify_with_workload``): instead of the default traffic when
     ``[verify]`` lists none, after it when it does. Groups are placed in the design's domain.
     A workload that does not occupy the design's GPUs is bad input (``check_workload_fits``).
+    A ``[workload.search]`` is simulated with the layout it chooses (as ``plan`` plans with it).
     """
+    inst = with_chosen_parallelism(inst)
     check_workload_fits(inst, design)
     return verify_with_workload(inst.verify, inst.workload, design.scale_up.gpus)
 

@@ -206,3 +206,23 @@ def test_the_search_example_plans_what_its_description_says(tmp_path: Path) -> N
     assert "75.2 GiB a GPU of 80" in report
     # The baseline it replaced, planned as given, is slower (README: 73.215 s).
     assert "73.2 s to\n68.5 s" in path.read_text()
+
+
+@pytest.mark.slow
+def test_simulate_with_an_instance_runs_the_chosen_layout() -> None:
+    """verify_for (behind `simulate --instance`) simulates the layout the search chose, as solve."""
+    from pathlib import Path
+
+    from planner.api import load_instance, plan, verify_for
+
+    path = Path(__file__).resolve().parents[1] / "instances" / "workload-gpt3-175b-search.toml"
+    inst = load_instance(path)
+    result = plan(inst, time_limit_s=60, verify=False, alternatives=False)
+    assert result.design is not None
+    assert result.parallelism is not None
+    chosen = result.parallelism.row(1, named=True)
+    given = result.parallelism.row(0, named=True)
+    assert chosen["tensor"] != given["tensor"]
+    labels = {spec.label for spec in verify_for(inst, result.design).traffic}
+    assert any(f"tp-{chosen['tensor']}" in label for label in labels), labels
+    assert not any(f"tp-{given['tensor']}" in label for label in labels), labels
