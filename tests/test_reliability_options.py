@@ -184,3 +184,28 @@ def test_options_span_nics_families_planes_and_optics(tmp_path: Path) -> None:
             names = sub.search.switch_models or []
             assert names
             assert all(catalog.switch_named(n).cpo for n in names)
+
+
+@pytest.mark.slow
+def test_failure_value_counts_each_lost_hour_once(tmp_path: Path) -> None:
+    """V_idle + V_fail = N p H (1 - (1 - i) G): failures cost only the time the step used."""
+    from planner.reliability import assess
+    from planner.reliability.options import failure_value_usd
+    from planner.schema.reliability import Reliability
+
+    inst = _instance(tmp_path, PLANES_INSTANCE.replace("RESTART", "60.0"), "value")
+    unpriced = inst.with_changes({"objective.idle_gpu_weight": 0.0})
+    result = plan(unpriced, time_limit_s=60, verify=False, alternatives=False)
+    assert result.design is not None
+    catalog = load_catalog()
+    assert catalog.reliability is not None
+    rel = Reliability(restart_minutes=60, other_interruptions_per_gpu_year=0.0)
+    npH = 4096 * 2.0 * inst.objective.lifetime_hours
+    for idle in (None, 0.25):
+        a = assess(result.design, catalog.reliability, rel, idle, trials=0)
+        busy = 1.0 if idle is None else 1.0 - idle
+        expected = npH * (1 - a.closed.goodput_fraction) * busy
+        assert failure_value_usd(inst, a) == pytest.approx(expected)
+        if idle is not None:
+            total = npH * idle + failure_value_usd(inst, a)
+            assert total == pytest.approx(npH * (1 - (1 - idle) * a.closed.goodput_fraction))

@@ -78,6 +78,8 @@ class Goodput:
     """G = E(τ) D."""
     idle_fraction: float
     """i: the healthy step's exposed communication share used for D (1 when unknown)."""
+    step_known: bool = False
+    """Whether i is the simulated step's (False: the pessimistic 1 stood in for it)."""
 
     @property
     def network_interruptions_per_day(self) -> float:
@@ -172,4 +174,5 @@ def goodput(
         degraded_speed=speed,
         goodput_fraction=efficiency * speed,
         idle_fraction=i,
+        step_known=idle_fraction is not None,
     )

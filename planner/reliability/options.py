@@ -7,10 +7,11 @@ planes, as HPN's dual-ToR does) and whether the switches' ports are co-packaged 
 rate and repair time differ from a pluggable module's). With the instance's ``[reliability]``
 and ``objective.idle_gpu_weight = w > 0`` the planner minimises
 
-    total(D) = network(D) + w V_idle(D) + w V_fail(D),    V_fail(D) = N p H (1 - G(D))
+    total(D) = network(D) + w V_idle(D) + w V_fail(D),    V_fail(D) = N p H (1 - G(D)) (1 - i(D))
 
 (N GPUs, p the price of a GPU-hour, H the lifetime's hours, G the goodput share of
-``planner.reliability.goodput``) by decomposition over the options o = (planes, optics):
+``planner.reliability.goodput``, i the step's idle share, so that V_idle + V_fail = N p H
+(1 - (1 - i) G) counts each lost hour once) by decomposition over the options o:
 
 1. **Options.** Every plane count the NIC allows (``cluster.nic_ports``, or the pinned one) with
    pluggable optics only, and, when the search allows co-packaged optics and the catalog has CPO
@@ -141,15 +142,23 @@ def option_instance(inst: Instance, catalog: Catalog, option: Option) -> Instanc
 
 
 def failure_value_usd(inst: Instance, assessment: Assessment) -> float:
-    """W V_fail = w N p H (1 - G)."""
+    """w V_fail = w N p H (1 - G) (1 - i).
+
+    The GPUs train a share (1 - i) G of the time: V_idle + V_fail = N p H (1 - (1 - i) G), so
+    the time a failure takes is not counted again where the step had left the GPUs idle anyway
+    (i = 0 when the step is not known).
+    """
     w = inst.workload
     price = 0.0 if w is None else w.gpu.price_usd_per_hour
+    g = assessment.closed
+    busy = 1.0 - g.idle_fraction if g.step_known else 1.0
     return (
         inst.objective.idle_gpu_weight
         * inst.cluster.gpus
         * price
         * inst.objective.lifetime_hours
-        * assessment.closed.lost_fraction
+        * g.lost_fraction
+        * busy
     )
 
 
