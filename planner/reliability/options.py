@@ -142,7 +142,7 @@ def option_instance(inst: Instance, catalog: Catalog, option: Option) -> Instanc
 
 
 def failure_value_usd(inst: Instance, assessment: Assessment) -> float:
-    """w V_fail = w N p H (1 - G) (1 - i).
+    """W V_fail = w N p H (1 - G) (1 - i).
 
     The GPUs train a share (1 - i) G of the time: V_idle + V_fail = N p H (1 - (1 - i) G), so
     the time a failure takes is not counted again where the step had left the GPUs idle anyway
