@@ -211,7 +211,9 @@ def _plan_options(inst: Instance, run: _Run) -> PlanResult:
         found = with_reliability(_plan_core(sub, mine), catalog)
         d, a = found.design, found.reliability
         if d is None or a is None:
-            why = "; ".join(found.explanation) or "the search found no design"
+            why = found.explanation[0] if found.explanation else "the search found no design"
+            if len(found.explanation) > 1:
+                why += f" (and {len(found.explanation) - 1} more reasons in its plan)"
             return Evaluated(option, found, None, None, None, None, False, f"no design: {why}")
         network = d.objective_usd
         priced = found.idle_pricing
