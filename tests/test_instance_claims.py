@@ -62,9 +62,9 @@ README_EXAMPLE_LINES = (
     "fabric: clos, 1 plane x 3 tiers at 400G, 2,560 switches (leaf=qm9700 spine=qm9700 "
     "core=qm9700), 62,590 transceivers",
     "tco: $181,114,668 (capex $169,684,500 + lifetime energy $11,430,168)",
-    "simulation: meets (throughput of ideal: spray 1.00, ecmp 0.14)",
-    "step: 5.055 s = compute 4.619 s + exposed communication 0.436 s (of 0.562 s; 0.126 s hidden); "
-    "GPUs idle 8.6% of the step",
+    "simulation: meets (throughput of ideal: spray 0.99, ecmp 0.14)",
+    "step: 5.064 s = compute 4.619 s + exposed communication 0.445 s (of 0.577 s; 0.132 s hidden); "
+    "GPUs idle 8.8% of the step",
 )
 
 

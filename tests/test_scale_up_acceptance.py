@@ -52,8 +52,10 @@ def design():  # type: ignore[no-untyped-def]
 
 
 def _verify(**traffic: object) -> Verify:
+    """Fluid: the closed forms below are of bandwidth alone."""
     return Verify.model_validate(
         {
+            "fidelity": "fluid",
             "routing": ["spray"],
             "single_switch_failures": False,
             "bound_max_variables": 0,

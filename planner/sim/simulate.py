@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -181,7 +182,7 @@ def simulate(
         for spec in verify.traffic
     ]
     for spec, t in traffics:
-        ideal = _ideal_s(t, gpus, nic_gbps, scale_up, fidelity)
+        ideal = _ideal_s(t, gpus, nic_gbps, scale_up, fidelity, fabric)
         bound = None
         if verify.bound_max_variables:
             if deadline.expired:
@@ -280,7 +281,7 @@ def simulate(
                 t,
                 verdict_routing,
                 healthy_time[spec.label, verdict_routing.value],
-                _ideal_s(t, gpus, nic_gbps, scale_up, fidelity),
+                _ideal_s(t, gpus, nic_gbps, scale_up, fidelity, fabric),
                 progress,
                 run,
                 deadline,
@@ -342,18 +343,51 @@ def _ideal_s(
     nic_gbps: float,
     scale_up: ScaleUp | None,
     fidelity: Fidelity | None,
+    fabric: Fabric | None = None,
 ) -> float:
     """The traffic's ideal time: every GPU at its full rates, no contention, no routing.
 
     Without a domain: every byte at the NIC rate (``planner.sim.traffic.ideal_time_s``). With
     one: per phase the busier of the GPU's inter-domain bytes at its NIC rate and its scale-up
     bytes at the scale-up rate (``planner.sim.scale_up.ideal_time_s``). With packet fidelity the
-    NIC part is at the transport's goodput: its overheads are no fault of the fabric.
+    NIC part is at the transport's goodput: its overheads are no fault of the fabric; and a
+    phase takes at least its slowest flow alone on the fabric (``lone_phase_s``): the path's
+    latency is no fault of contention either, so a latency-bound collective is not judged slow
+    for it. Every figure is a lower bound on the simulated time.
     """
     goodput = 1.0 if fidelity is None else 1.0 / fidelity.ideal_s(1.0, two_way_traffic(t))
-    if scale_up is None:
-        return tr.ideal_time_s(t, gpus, nic_gbps) / goodput
-    return scale_up_ideal_time_s(t, scale_up, nic_gbps, goodput)
+    if fidelity is None or fabric is None:
+        if scale_up is None:
+            return tr.ideal_time_s(t, gpus, nic_gbps) / goodput
+        return scale_up_ideal_time_s(t, scale_up, nic_gbps, goodput)
+    total = 0.0
+    for phase in t.phases:
+        if phase.flows == 0:
+            continue
+        one = replace(t, phases=(phase,))
+        if scale_up is None:
+            bytes_s = tr.ideal_time_s(one, gpus, nic_gbps) / goodput
+            out = phase
+        else:
+            bytes_s = scale_up_ideal_time_s(one, scale_up, nic_gbps, goodput)
+            out = scale_up.split(phase).scale_out
+        lone = lone_phase_s(fidelity, fabric, out, nic_gbps) * phase.repeat
+        total += max(bytes_s, lone)
+    return total
+
+
+def lone_phase_s(fidelity: Fidelity, fabric: Fabric, phase: tr.Phase, nic_gbps: float) -> float:
+    """The slowest flow of a fabric phase alone on the fabric: latency + serialisation.
+
+    max_f (latency_f + bytes_f x 8 / (NIC rate x goodput_f)), the packet model's completion time
+    of flow f with the whole NIC to itself (``Fidelity.times_s`` of its fluid time alone): a
+    lower bound on the phase's simulated time, which can only add contention and queueing.
+    """
+    if phase.flows == 0:
+        return 0.0
+    alone = phase.size_bytes * BITS_PER_BYTE / (nic_gbps * 1e9)
+    times = fidelity.times_s(fabric, phase.src, phase.dst, alone)
+    return float(np.max(times))
 
 
 def _tell_notes(progress: SimProgress, notes: list[str], told: int) -> int:

@@ -267,9 +267,9 @@ def test_the_transport_table_is_strict(transport: dict[str, Any]) -> None:
         Verify.model_validate({"transport": transport})
 
 
-def test_fidelity_is_fluid_by_default_and_can_be_packet() -> None:
-    assert Verify().fidelity == "fluid"
-    assert Verify.model_validate({"fidelity": "packet"}).fidelity == "packet"
+def test_fidelity_is_packet_by_default_and_can_be_fluid() -> None:
+    assert Verify().fidelity == "packet"
+    assert Verify.model_validate({"fidelity": "fluid"}).fidelity == "fluid"
     with pytest.raises(ValidationError):
         Verify.model_validate({"fidelity": "exact"})
 
