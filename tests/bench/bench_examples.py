@@ -1,7 +1,7 @@
 """Benchmark: the default ``solve`` of every example instance, ``compare-fabrics`` on ocs-65k, and
 the README's study (``sweep``, serial and on a pool of two processes).
 
-Run: ``uv run python tests/bench/bench_examples.py --label before|after|speed2|final|tiers|scaleup|pictures|trust [--only NAME ...]``.
+Run: ``uv run python tests/bench/bench_examples.py --label before|after|speed2|final|tiers|scaleup|pictures|trust|packet [--only NAME ...]``.
 Not run in CI. Every case runs the installed ``fabric-planner`` command as a subprocess, one at a
 time, with its address space capped (``--cap-gib``, RLIMIT_AS, as ``ulimit -v`` does) and a wall
 time limit (``--timeout-s``). It records wall time, peak memory (the child's max RSS from
@@ -37,7 +37,7 @@ KIB_PER_GIB = 2**20
 #: with packet-level fidelity and streamed phases (final), with the tiered spraying loads (tiers),
 #: with the scale-up domain in every simulation and the rail families in the search (scaleup),
 #: and with every solve drawing its pictures and report.html, and the study cases (pictures).
-LABELS = ("before", "after", "speed2", "final", "tiers", "scaleup", "pictures", "trust")
+LABELS = ("before", "after", "speed2", "final", "tiers", "scaleup", "pictures", "trust", "packet")
 #: The README's study: 3 sizes x 3 oversubscription caps of small-256.
 README_GRID = (
     "--grid",
