@@ -60,9 +60,15 @@ Limits, stated plainly:
   ``host``/``switch``/``queue``/``pipe`` after ``Hosts``/``Switches``/``Links``). It is not written
   here: its path lookup (``get_bidir_paths``) is a "TBD" stub returning no routes, and it reads
   lines into a 255-byte buffer, too short for a switch line listing 64 ports.
-* Only Clos planes have a ``.topo``: a torus is refused with a ValueError naming its shape and
-  strategy, an OCS direct-connect plane (its top tier is circuits between pairs of blocks, not
-  core switches) likewise; their ``.cm`` is written with ``Nodes`` = GPUs.
+* Only connected Clos planes have a ``.topo``: a torus is refused with a ValueError naming its
+  shape and strategy, an OCS direct-connect plane (its top tier is circuits between pairs of
+  blocks, not core switches) likewise, and so is a plane of disjoint parts (a rail-only plane:
+  one leaf/spine tree a rail, joined only through the scale-up domain; the format's counts would
+  make one tree of them); their ``.cm`` is written with ``Nodes`` = GPUs. A rail-optimized plane
+  is a connected Clos whose leaves are rails, and is written. htsim's drivers (``main_*.cpp``)
+  build only ``FatTreeTopology``: a ``DragonFlyTopology`` class is in its tree, but no driver
+  uses it and it has no file format, and there is no torus, so a dragonfly or torus plane has
+  no htsim counterpart to export to.
 """
 
 from __future__ import annotations
@@ -75,6 +81,8 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+from scipy import sparse
+from scipy.sparse import csgraph
 
 from planner.sim.fabric import Fabric
 from planner.sim.routing_strategies import is_valley_free
@@ -212,6 +220,13 @@ def _radix(fabric: Fabric, tier: int, up: bool) -> IntArray:
     return np.bincount(ends - off[tier], minlength=count)
 
 
+def _components(fabric: Fabric) -> int:
+    """Connected parts of the plane's graph (GPUs, switches and links)."""
+    ones = np.ones(fabric.lower.size, dtype=np.int8)
+    graph = sparse.coo_matrix((ones, (fabric.lower, fabric.upper)), shape=(fabric.nodes,) * 2)
+    return int(csgraph.connected_components(graph, directed=False, return_labels=False))
+
+
 def _round_up(value: int, step: int) -> int:
     return -(-value // step) * step
 
@@ -242,6 +257,13 @@ def htsim_layout(fabric: Fabric) -> HtsimLayout:
         )
     if fabric.tiers not in (1, 2, 3):
         raise ValueError(f"htsim's FatTree has 2 or 3 tiers; this plane has {fabric.tiers}")
+    parts = _components(fabric)
+    if parts > 1:
+        raise ValueError(
+            f"htsim's fat tree is one connected tree; this plane is {parts} disjoint parts (a "
+            "rail-only plane's rails, whose GPUs meet only over the scale-up domain), which its "
+            "counts cannot state (the .cm connection matrix still can be written)"
+        )
     if fabric.class_speed_gbps is not None and len(set(fabric.class_speed_gbps)) > 1:
         raise ValueError("htsim's export takes one link speed for every tier")
     off = fabric.tier_offsets

@@ -411,3 +411,35 @@ def test_htsim_loads_the_export_and_finishes_every_flow(name: str, tmp_path: Pat
     ).stdout
     assert "Topology load done" in out
     assert out.count(" finished at ") == int(keep.sum())
+
+
+def test_a_plane_of_disjoint_rails_is_not_written_as_one_tree() -> None:
+    """Two rails of 2 leaves of 4 GPUs, a spine each, joined nowhere (a rail-only plane)."""
+    gpus = np.arange(16)
+    leaves = np.arange(4)
+    lower = np.concatenate([gpus, 16 + leaves])
+    upper = np.concatenate([16 + gpus // 4, 20 + leaves // 2])
+    rails = Fabric(
+        gpus=16,
+        planes=1,
+        link_speed_gbps=400.0,
+        tier_offsets=(0, 16, 20, 22),
+        lower=lower,
+        upper=upper,
+        link_class=np.concatenate([np.zeros(16, np.int64), np.ones(4, np.int64)]),
+        alive=np.ones(2 * lower.size, dtype=bool),
+    )
+    with pytest.raises(ValueError, match="2 disjoint parts"):
+        topology_text(rails)
+    # The same leaves each wired to both spines: one tree, written.
+    assert "Tiers 2" in topology_text(
+        Fabric(
+            **{
+                **rails.__dict__,
+                "lower": np.concatenate([gpus, 16 + np.repeat(leaves, 2)]),
+                "upper": np.concatenate([16 + gpus // 4, np.tile([20, 21], 4)]),
+                "link_class": np.concatenate([np.zeros(16, np.int64), np.ones(8, np.int64)]),
+                "alive": np.ones(48, dtype=bool),
+            }
+        )
+    )
