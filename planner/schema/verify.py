@@ -127,12 +127,32 @@ class FailureSpec(Strict):
         return "+".join(parts) or "healthy"
 
 
+TransportName = Literal["rocev2", "htsim_roce", "htsim_ndp", "htsim_eqds"]
+LossName = Literal["lossless", "trimming", "drop"]
+
+#: Each named transport's figures, which a ``[verify.transport]`` table starts from (a field
+#: given in the table overrides its preset). "rocev2" is RoCEv2 over Ethernet (byte counts in
+#: ``TransportSpec``'s docstring); the "htsim_*" ones are the drivers of Broadcom's csg-htsim
+#: (``sim/datacenter/main_roce.cpp``, ``main_ndp.cpp``, ``main_eqds.cpp``) with a 4096-byte payload,
+#: for comparing with it: every data packet carries 64 bytes of header and every ACK (or pull) is
+#: 64 bytes (``RocePacket::ACKSIZE``, ``NdpPacket::ACKSIZE``, ``EqdsSrc::_hdr_size`` and
+#: ``EqdsAckPacket::ACKSIZE``), an ACK a data packet, no preamble or gap, at line rate.
+TRANSPORT_PRESETS: dict[str, dict[str, object]] = {
+    "rocev2": {"header_bytes": 82, "ack_bytes": 86, "losses": "lossless"},
+    "htsim_roce": {"header_bytes": 64, "ack_bytes": 64, "losses": "lossless"},
+    "htsim_ndp": {"header_bytes": 64, "ack_bytes": 64, "losses": "trimming"},
+    "htsim_eqds": {"header_bytes": 64, "ack_bytes": 64, "losses": "trimming"},
+}
+
+
 class TransportSpec(Strict):
     """The transport flows run over, for packet-level fidelity (``planner.sim.packet``).
 
-    The defaults are RoCEv2 over Ethernet with a 4096-byte MTU. A data packet of 4096 payload
-    bytes costs 82 more on the wire: preamble and start delimiter 8 and inter-packet gap 12
-    (IEEE 802.3, 96 bit times), Ethernet header 14 (two MACs and the EtherType, no VLAN tag),
+    ``name`` picks a transport's figures (``TRANSPORT_PRESETS``); fields given beside it override
+    them, and ``transport = "htsim_ndp"`` is short for ``[verify.transport] name = "htsim_ndp"``.
+    The default, "rocev2", is RoCEv2 over Ethernet with a 4096-byte MTU. A data packet of 4096
+    payload bytes costs 82 more on the wire: preamble and start delimiter 8 and inter-packet gap
+    12 (IEEE 802.3, 96 bit times), Ethernet header 14 (two MACs and the EtherType, no VLAN tag),
     IPv4 header 20 (RFC 791, no options), UDP header 8 (RFC 768), InfiniBand Base Transport
     Header 12 (IBTA vol. 1, 9.2), invariant CRC 4 (IBTA Annex A17, RoCEv2) and Ethernet FCS 4.
     So goodput is 4096 / 4178 = 98.04 % of line rate. An ACK is the same headers with a 4-byte
@@ -141,6 +161,9 @@ class TransportSpec(Strict):
     once, not per message (no handshake), and a message is complete when its last ACK arrives.
     """
 
+    name: TransportName = "rocev2"
+    """The transport: "rocev2" (the default), or one of htsim's drivers ("htsim_roce",
+    "htsim_ndp", "htsim_eqds") to compare the planner's times with htsim's on an export."""
     payload_bytes: int = Field(4096, ge=64, le=1_048_576)
     """Payload of a full data packet: the MTU's payload (RoCE MTUs are 256 .. 4096)."""
     header_bytes: int = Field(82, ge=0, le=65_536)
@@ -156,6 +179,23 @@ class TransportSpec(Strict):
     """Fraction of its fair rate the transport sends at (1: line rate when alone)."""
     completion: Literal["ack", "last_byte"] = "ack"
     """When a flow counts as done: the sender holds the last ACK, or the last byte arrives."""
+    losses: LossName = "lossless"
+    """What a full switch queue does to the next packet: "lossless" pauses the port upstream
+    (RoCE's PFC: nothing is lost, but a pause stalls every flow behind it), "trimming" cuts the
+    payload and forwards the header so the receiver asks for it again (NDP, EQDS), "drop"
+    discards it (RoCE without PFC: go-back-N from the lost packet). Said in the report with the
+    times; the flow model itself has no queue limit, so what losses cost is measured against
+    htsim in ``tests/bench/RESULTS_htsim.md``, not added to the times."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _preset(cls, data: object) -> object:
+        if isinstance(data, str):
+            data = {"name": data}
+        if isinstance(data, dict):
+            preset = TRANSPORT_PRESETS.get(str(data.get("name", "rocev2")), {})
+            data = {**preset, **data}
+        return data
 
 
 def _default_traffic() -> list[TrafficSpec]:
@@ -229,7 +269,8 @@ class Verify(Strict):
     a ring all-reduce over 1,024 ranks in 1 MiB steps, is judged by its contention, not by the
     latency no fabric avoids."""
     transport: TransportSpec = Field(default_factory=TransportSpec)
-    """The transport's per-packet costs (RoCEv2 over Ethernet, 4096-byte MTU, by default)."""
+    """The transport, by name and per-packet costs (RoCEv2 over Ethernet, 4096-byte MTU, by
+    default; ``transport = "htsim_eqds"`` names one of htsim's)."""
     pxn: bool = False
     """NCCL's PXN: a flow between scale-up domains whose rails differ first crosses its own
     domain (NVLink) to the GPU of its node on the destination's rail, which sends it over the

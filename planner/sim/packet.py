@@ -96,6 +96,10 @@ class Transport:
     """Fraction of its fair rate the transport sends at (a receiver pacing pulls at 0.99, say)."""
     completion_at_sender: bool = True
     """The flow ends when the sender holds the last ACK (else when the last byte arrives)."""
+    name: str = "custom"
+    """The transport's name (``TransportSpec.name``), said with the times."""
+    losses: str = "lossless"
+    """What a full queue does (``TransportSpec.losses``): "lossless", "trimming" or "drop"."""
 
     @property
     def packet_bytes(self) -> int:
@@ -127,6 +131,8 @@ class Transport:
             acks_per_packet=spec.acks_per_packet,
             pacing_fraction=spec.pacing_fraction,
             completion_at_sender=spec.completion == "ack",
+            name=spec.name,
+            losses=spec.losses,
         )
 
 
@@ -134,7 +140,7 @@ class Transport:
 ROCE_V2 = Transport.from_spec(TransportSpec())
 #: htsim's RoCE driver (``htsim_roce -mtu 4096``): ``RocePacket::ACKSIZE`` = 64 bytes on every
 #: data packet and ACK (``rocepacket.h``), no preamble or gap, an ACK per packet, line rate.
-HTSIM_ROCE = Transport(payload_bytes=4096, header_bytes=64, ack_bytes=64)
+HTSIM_ROCE = Transport.from_spec(TransportSpec(name="htsim_roce"))
 #: htsim's NDP driver (``htsim_ndp -mtu 4096``): ``NdpPacket::ACKSIZE`` = 64 bytes of header on
 #: every data packet, ACKs and pulls of 64 (``ndppacket.h``); measured alone, a flow runs at line
 #: rate (its first window is unsolicited), and a pair of flows the two ways as one ACK per packet.
@@ -147,7 +153,10 @@ HTSIM_ROCE = Transport(payload_bytes=4096, header_bytes=64, ack_bytes=64)
 #: 0.357 separate pulls go per data packet (0.351 on 8 MB flows; ``tests/bench/RESULTS_htsim.md``):
 #: a measurement of one case's arrival jitter, not a constant, so it is left out (0.5 % of the
 #: spraying FCT).
-HTSIM_NDP = Transport(payload_bytes=4096, header_bytes=64, ack_bytes=64)
+HTSIM_NDP = Transport.from_spec(TransportSpec(name="htsim_ndp"))
+#: htsim's EQDS driver (``htsim_eqds -mtu 4160``: its MTU is the whole packet, 4096 of payload
+#: and ``EqdsSrc::_hdr_size`` = 64 of header; ACKs of ``EqdsAckPacket::ACKSIZE`` = 64).
+HTSIM_EQDS = Transport.from_spec(TransportSpec(name="htsim_eqds"))
 
 
 @dataclass(frozen=True)

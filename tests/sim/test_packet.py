@@ -13,7 +13,9 @@ from planner.sim import traffic_patterns
 from planner.sim.fabric import torus_fabric
 from planner.sim.flow import completion_times
 from planner.sim.packet import (
+    HTSIM_EQDS,
     HTSIM_NDP,
+    HTSIM_ROCE,
     ROCE_V2,
     Fidelity,
     PathModel,
@@ -58,6 +60,46 @@ def test_roce_v2_defaults_are_the_byte_counts_of_the_docstring() -> None:
     assert ROCE_V2.goodput_fraction == pytest.approx(4096 / 4178, rel=RTOL)
     # Two ways: the NIC link carries 4178 of data and 86 of ACK per packet of 4096.
     assert ROCE_V2.two_way_fraction == pytest.approx(4096 / (4178 + 86), rel=RTOL)
+
+
+@pytest.mark.parametrize(
+    ("name", "header", "ack", "losses"),
+    [
+        ("rocev2", 82, 86, "lossless"),
+        ("htsim_roce", 64, 64, "lossless"),
+        ("htsim_ndp", 64, 64, "trimming"),
+        ("htsim_eqds", 64, 64, "trimming"),
+    ],
+)
+def test_a_named_transport_brings_its_figures(
+    name: str, header: int, ack: int, losses: str
+) -> None:
+    """``transport = "name"`` and ``[verify.transport] name = ...`` give the preset's figures."""
+    for given in (name, {"name": name}):
+        spec = Verify.model_validate({"transport": given}).transport
+        assert (spec.name, spec.header_bytes, spec.ack_bytes, spec.losses) == (
+            name,
+            header,
+            ack,
+            losses,
+        )
+        transport = Transport.from_spec(spec)
+        assert transport.goodput_fraction == pytest.approx(4096 / (4096 + header), rel=RTOL)
+        assert (transport.name, transport.losses) == (name, losses)
+
+
+def test_a_field_beside_the_name_overrides_its_preset() -> None:
+    spec = Verify.model_validate(
+        {"transport": {"name": "htsim_ndp", "header_bytes": 100, "losses": "drop"}}
+    ).transport
+    assert (spec.header_bytes, spec.ack_bytes, spec.losses) == (100, 64, "drop")
+
+
+def test_the_htsim_constants_are_the_named_transports() -> None:
+    assert HTSIM_NDP == Transport.from_spec(TransportSpec(name="htsim_ndp"))
+    assert HTSIM_EQDS.header_bytes == HTSIM_ROCE.header_bytes == 64
+    with pytest.raises(ValidationError, match="htsim_eqds"):
+        Verify.model_validate({"transport": "eqds"})
 
 
 @pytest.mark.parametrize(
