@@ -214,6 +214,12 @@ class Verify(Strict):
         default_factory=lambda: list[RoutingName](["ecmp", "spray"]), min_length=1, max_length=2
     )
     """Routing policies to simulate: per-flow ECMP and packet spraying (each at most once)."""
+    spray_entropies: int = Field(0, ge=0, le=65_536)
+    """Spraying as switches do it: 0 (the default) splits every flow evenly over every shortest
+    path, the ideal; N > 0 stamps a flow's packets with N entropy values in turn and lets every
+    switch hash the entropy onto a next hop, as ECMP hashes a flow (Ultra Ethernet's entropies,
+    htsim's ``-strat ecmp_host -paths N``), so a flow's paths carry unequal shares and the tail
+    shows it (``planner.sim.hashed_spray``; healthy fabrics only, failures keep the even split)."""
     verdict_routing: RoutingName = "spray"
     """The policy the verdict is judged under (the one the fabric will run)."""
     seed: int = Field(1, ge=0, le=2**32 - 1)

@@ -27,7 +27,8 @@ from planner.deadline import NO_DEADLINE, Deadline
 from planner.sim import traffic as tr
 from planner.sim.fabric import Fabric, FloatArray
 from planner.sim.flow import Completion, completion_times
-from planner.sim.packet import Fidelity, queueing_s
+from planner.sim.hashed_spray import hashed_times_s
+from planner.sim.packet import ROCE_V2, Fidelity, queueing_s
 from planner.sim.routing import Routing, route
 from planner.sim.scale_up import ScaleUp, Split, joined_times_s
 from planner.sim.scenarios import Scenario
@@ -260,8 +261,13 @@ def run_traffic(
     deadline: Deadline = NO_DEADLINE,
     fidelity: Fidelity | None = None,
     scale_up: ScaleUp | None = None,
+    spray_entropies: int = 0,
 ) -> tuple[float, FloatArray, int, FloatArray | None, bool]:
     """Total time, flows' completion times, flows cut off, first utilisation, and exactness.
+
+    With ``spray_entropies`` N > 0, spraying is by hashed entropies (``planner.sim.hashed_spray``:
+    a flow's packets over N entropy values, each hashed by every switch) instead of the even
+    split, on a healthy fabric; a failure scenario keeps the even split, and ``notes`` says so.
 
     A phase whose routes are estimated above ``memory_budget_gib`` (GiB, None = no budget), or
     with more than ``max_flows`` flows, is streamed (``plan_stream``, ``planner.sim.streamed``):
@@ -284,9 +290,31 @@ def run_traffic(
         split = None if scale_up is None else scale_up.split(whole)
         phase = whole if split is None else split.scale_out
         check_table_memory(fabric, phase, memory_budget_gib)
-        stream = plan_stream(fabric, phase, routing, seed, memory_budget_gib, max_flows)
+        hashed = routing is Routing.SPRAY and spray_entropies > 0 and phase.flows > 0
+        if hashed and (failed is not None or lost):
+            hashed = False
+            _note_once(
+                notes,
+                "spraying under failures is the even split: hashed entropies "
+                "(verify.spray_entropies) are modelled on the healthy fabric only",
+            )
+        stream = (
+            None
+            if hashed
+            else plan_stream(fabric, phase, routing, seed, memory_budget_gib, max_flows)
+        )
         if split is not None and not phase.flows:
             run = _empty_run(fabric, with_utilisation and i == 0)
+        elif hashed:
+            payload = (fidelity.transport if fidelity else ROCE_V2).payload_bytes
+            run = _hashed_run(
+                fabric, phase, seed, spray_entropies, payload, with_utilisation and i == 0, deadline
+            )
+            _note_once(
+                notes,
+                f"spraying hashes each flow's packets over {spray_entropies} entropies at every "
+                "switch (verify.spray_entropies; planner.sim.hashed_spray), not the even split",
+            )
         elif stream is None:
             run = run_phase(
                 fabric,
@@ -333,6 +361,35 @@ def run_traffic(
         util = run.utilisation if i == 0 else util
         exact = exact and run.exact
     return total, np.concatenate(times) if times else np.zeros(0), cut, util, exact
+
+
+def _note_once(notes: list[str] | None, note: str) -> None:
+    if notes is not None and note not in notes:
+        notes.append(note)
+
+
+def _hashed_run(
+    fabric: Fabric,
+    phase: tr.Phase,
+    seed: int,
+    entropies: int,
+    payload_bytes: int,
+    with_utilisation: bool,
+    deadline: Deadline,
+) -> PhaseRun:
+    """A phase sprayed by hashed entropies on the healthy planes (each carries 1/p of a flow).
+
+    Its utilisation is each link's mean over the phase: its load time over the phase's time.
+    """
+    share = tr.Phase(phase.src, phase.dst, phase.size_bytes / fabric.planes)
+    times, link_s, cut = hashed_times_s(
+        fabric, share, seed, entropies, payload_bytes, deadline=deadline
+    )
+    time_s = float(times.max()) if times.size else 0.0
+    utilisation = None
+    if with_utilisation:
+        utilisation = link_s / time_s if 0 < time_s < math.inf else np.zeros_like(link_s)
+    return PhaseRun(time_s, times, cut, utilisation)
 
 
 def _streamed_run(

@@ -169,6 +169,7 @@ def simulate(
         deadline=deadline,
         fidelity=fidelity,
         scale_up=scale_up,
+        spray_entropies=verify.spray_entropies,
     )
     # The fabric's GPUs: all of the design's, or the slice a torus pod simulates.
     gpus = fabric.gpus
