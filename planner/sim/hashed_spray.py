@@ -36,6 +36,7 @@ import numpy as np
 from planner.deadline import NO_DEADLINE, Deadline
 from planner.sim import traffic as tr
 from planner.sim.fabric import Fabric, FloatArray, IntArray
+from planner.sim.routes import Routes
 from planner.sim.routing import Routing, route
 
 BITS_PER_BYTE = 8.0
@@ -95,11 +96,9 @@ def hashed_times_s(
     cap = fabric.capacity_gbps
     bits = size * BITS_PER_BYTE / BITS_PER_GBIT
     spans = _chunks(flow.size, chunk_subflows)
-    load = np.zeros(fabric.links)
-    kept = None
-    connected = np.ones(flow.size, dtype=bool)
-    for a, b in spans:
-        routes = route(
+
+    def routed(a: int, b: int) -> Routes:
+        return route(
             fabric,
             src[a:b],
             dst[a:b],
@@ -108,6 +107,12 @@ def hashed_times_s(
             flow_id=ident[a:b],
             deadline=deadline,
         )
+
+    load = np.zeros(fabric.links)
+    kept = None
+    connected = np.ones(flow.size, dtype=bool)
+    for a, b in spans:
+        routes = routed(a, b)
         load += routes.load(bits[a:b])
         connected[a:b] = routes.connected
         if len(spans) == 1:
@@ -115,19 +120,7 @@ def hashed_times_s(
     link_s = np.divide(load, cap, out=np.zeros_like(load), where=cap > 0)
     sub_s = np.empty(flow.size)
     for a, b in spans:
-        routes = (
-            kept
-            if kept is not None
-            else route(
-                fabric,
-                src[a:b],
-                dst[a:b],
-                Routing.ECMP,
-                seed=seed,
-                flow_id=ident[a:b],
-                deadline=deadline,
-            )
-        )
+        routes = kept if kept is not None else routed(a, b)
         by_flow = routes.explicit.tocsc()
         on_link = link_s[by_flow.indices]
         starts = by_flow.indptr[:-1]
