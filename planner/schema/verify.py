@@ -219,7 +219,7 @@ class Verify(Strict):
     path, the ideal; N > 0 stamps a flow's packets with N entropy values in turn and lets every
     switch hash the entropy onto a next hop, as ECMP hashes a flow (Ultra Ethernet's entropies,
     htsim's ``-strat ecmp_host -paths N``), so a flow's paths carry unequal shares and the tail
-    shows it (``planner.sim.hashed_spray``; healthy fabrics only, failures keep the even split)."""
+    shows it (``planner.sim.hashed_spray``; a failed plane hashes over the links that survive)."""
     verdict_routing: RoutingName = "spray"
     """The policy the verdict is judged under (the one the fabric will run)."""
     seed: int = Field(1, ge=0, le=2**32 - 1)

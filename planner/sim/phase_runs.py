@@ -267,7 +267,8 @@ def run_traffic(
 
     With ``spray_entropies`` N > 0, spraying is by hashed entropies (``planner.sim.hashed_spray``:
     a flow's packets over N entropy values, each hashed by every switch) instead of the even
-    split, on a healthy fabric; a failure scenario keeps the even split, and ``notes`` says so.
+    split, healthy or failed (a failed plane hashes over its surviving links), and ``notes``
+    says so.
 
     A phase whose routes are estimated above ``memory_budget_gib`` (GiB, None = no budget), or
     with more than ``max_flows`` flows, is streamed (``plan_stream``, ``planner.sim.streamed``):
@@ -291,13 +292,6 @@ def run_traffic(
         phase = whole if split is None else split.scale_out
         check_table_memory(fabric, phase, memory_budget_gib)
         hashed = routing is Routing.SPRAY and spray_entropies > 0 and phase.flows > 0
-        if hashed and (failed is not None or lost):
-            hashed = False
-            _note_once(
-                notes,
-                "spraying under failures is the even split: hashed entropies "
-                "(verify.spray_entropies) are modelled on the healthy fabric only",
-            )
         stream = (
             None
             if hashed
@@ -308,7 +302,15 @@ def run_traffic(
         elif hashed:
             payload = (fidelity.transport if fidelity else ROCE_V2).payload_bytes
             run = _hashed_run(
-                fabric, phase, seed, spray_entropies, payload, with_utilisation and i == 0, deadline
+                fabric,
+                phase,
+                seed,
+                spray_entropies,
+                payload,
+                with_utilisation and i == 0,
+                deadline,
+                failed=failed,
+                planes_lost=lost,
             )
             _note_once(
                 notes,
@@ -369,22 +371,50 @@ def _note_once(notes: list[str] | None, note: str) -> None:
 
 
 def _hashed_run(
-    fabric: Fabric,
+    healthy: Fabric,
     phase: tr.Phase,
     seed: int,
     entropies: int,
     payload_bytes: int,
     with_utilisation: bool,
     deadline: Deadline,
+    failed: Fabric | None = None,
+    planes_lost: int = 0,
 ) -> PhaseRun:
-    """A phase sprayed by hashed entropies on the healthy planes (each carries 1/p of a flow).
+    """A phase sprayed by hashed entropies over the planes that are up, as ``run_phase`` runs one.
 
-    Its utilisation is each link's mean over the phase: its load time over the phase's time.
+    Each plane carries 1/p of every flow; a failed plane 0 is hashed over its surviving links,
+    a flow it cuts off moves its share to the other planes (or is cut with one plane), and a
+    flow ends with its slower part.
+    Its utilisation is the healthy plane's mean over the phase: each link's load time over the
+    phase's time.
     """
-    share = tr.Phase(phase.src, phase.dst, phase.size_bytes / fabric.planes)
-    times, link_s, cut = hashed_times_s(
-        fabric, share, seed, entropies, payload_bytes, deadline=deadline
-    )
+    planes_up = healthy.planes - planes_lost
+    if planes_up <= 0:
+        return PhaseRun(math.inf, np.full(phase.flows, math.inf), phase.flows)
+
+    def hashed(fabric: Fabric, size: FloatArray) -> tuple[FloatArray, FloatArray]:
+        share = tr.Phase(phase.src, phase.dst, size)
+        times, link_s, _ = hashed_times_s(
+            fabric, share, seed, entropies, payload_bytes, deadline=deadline
+        )
+        return times, link_s
+
+    size = phase.size_bytes / planes_up
+    failed_times = np.zeros(phase.flows)
+    cut = 0
+    if failed is not None:
+        failed_times, _ = hashed(failed, size)
+        lost = np.isinf(failed_times)
+        failed_times[lost] = 0.0
+        if lost.any() and planes_up >= 2:  # the cut-off share moves to the other planes
+            size = np.where(lost, phase.size_bytes / (planes_up - 1), size)
+        elif lost.any():
+            failed_times[lost] = math.inf
+            cut = int(lost.sum())
+    times, link_s = hashed(healthy, size)
+    cut += int(np.isinf(times).sum())
+    times = np.maximum(times, failed_times)
     time_s = float(times.max()) if times.size else 0.0
     utilisation = None
     if with_utilisation:

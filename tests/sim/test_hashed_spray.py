@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -125,7 +126,7 @@ def test_one_flows_busiest_uplink_is_the_fullest_bin_of_its_entropies() -> None:
     assert np.mean(fullest) == pytest.approx(exact, abs=0.08)
 
 
-def test_spraying_with_entropies_is_said_and_failures_keep_the_even_split() -> None:
+def test_spraying_with_entropies_is_said_and_slower_than_the_even_split() -> None:
     fabric = make_fabric(4, 4, 2)
     traffic = traffic_patterns.random_permutation(fabric.gpus, 64 * PAYLOAD, seed=1)
     even = run_traffic(fabric, traffic, Routing.SPRAY, 1)
@@ -133,10 +134,51 @@ def test_spraying_with_entropies_is_said_and_failures_keep_the_even_split() -> N
     hashed = run_traffic(fabric, traffic, Routing.SPRAY, 1, notes=notes, spray_entropies=8)
     assert hashed[0] > even[0]
     assert any("8 entropies" in n for n in notes)
-    failed = Scenario(name="uplink", failed_links=np.array([16]), planes_lost=0)
-    notes = []
-    under = run_traffic(fabric, traffic, Routing.SPRAY, 1, failed, notes=notes, spray_entropies=8)
-    same = run_traffic(fabric, traffic, Routing.SPRAY, 1, failed)
-    assert under[0] == same[0]
-    assert any("healthy fabric only" in n for n in notes)
     assert Verify().spray_entropies == 0
+
+
+def test_a_failed_plane_is_hashed_over_its_surviving_links() -> None:
+    """One plane, a leaf uplink down: the flows hash over what is left (and no worse than the
+    whole plane would do)."""
+    fabric = make_fabric(4, 4, 2)
+    phase = traffic_patterns.random_permutation(fabric.gpus, 64 * PAYLOAD, seed=1).phases[0]
+    down = np.array([fabric.gpus])  # the first leaf-to-spine link
+    scenario = Scenario(name="uplink", failed_links=down)
+    _, times, cut, _, _ = run_traffic(
+        fabric,
+        tr.Traffic("p", "direct", 2, 1, 0.0, 1.0, (phase,)),
+        Routing.SPRAY,
+        1,
+        scenario,
+        spray_entropies=8,
+    )
+    failed, _, _ = hashed_times_s(fabric.with_failed_links(down), phase, 1, 8, PAYLOAD)
+    whole, _, _ = hashed_times_s(fabric, phase, 1, 8, PAYLOAD)
+    assert cut == 0
+    np.testing.assert_allclose(times, np.maximum(failed, whole), RTOL)
+    assert failed.max() > whole.max()
+
+
+def test_flows_a_failed_plane_cuts_off_move_to_the_other_plane() -> None:
+    """Two planes, GPU 0's NIC link down in plane 0: its flows send all of it over plane 1."""
+    fabric = replace(make_fabric(4, 4, 2), planes=2)
+    phase = traffic_patterns.random_permutation(fabric.gpus, 64 * PAYLOAD, seed=1).phases[0]
+    scenario = Scenario(name="nic", failed_links=np.array([0]))
+    traffic = tr.Traffic("p", "direct", 2, 1, 0.0, 1.0, (phase,))
+    _, times, cut, _, _ = run_traffic(
+        fabric, traffic, Routing.SPRAY, 1, scenario, spray_entropies=8
+    )
+    lost = (phase.src == 0) | (phase.dst == 0)
+    half = tr.Phase(phase.src, phase.dst, phase.size_bytes / 2)
+    moved = tr.Phase(phase.src, phase.dst, np.where(lost, phase.size_bytes, phase.size_bytes / 2))
+    on_failed, _, _ = hashed_times_s(fabric.with_failed_links(np.array([0])), half, 1, 8, PAYLOAD)
+    on_healthy, _, _ = hashed_times_s(fabric, moved, 1, 8, PAYLOAD)
+    assert cut == 0
+    assert lost.sum() == 2
+    np.testing.assert_allclose(times, np.maximum(np.where(lost, 0, on_failed), on_healthy), RTOL)
+    # One plane only: those flows are cut off.
+    single = run_traffic(
+        make_fabric(4, 4, 2), traffic, Routing.SPRAY, 1, scenario, spray_entropies=8
+    )
+    assert single[2] == 2
+    assert np.isinf(single[1][lost]).all()
