@@ -11,7 +11,8 @@ Cases (``CASES``): the same k = 16 fat tree with 64 KB flows (and its 2 MB flows
 hashed spraying, which ``htsim_compare.py`` does not run), with a grouped all-to-all
 (consecutive groups of 64 GPUs, the expert-parallel placement, 64 KB a pair), and a two-tier
 leaf/spine at 2:1 (16 leaves of 16 hosts, 8 uplinks each, 8 spines) with 64 KB, 2 MB and 32 MB
-flows. Routings and transports:
+flows, and with the same grouped all-to-all (a group is 4 leaves there, so 48 of a rank's 63
+peers are across the 2:1 uplinks). Routings and transports:
 
 * **spray**: the planner's even split over every shortest path; htsim_ndp ``-strat perm`` (a
   source route per packet over a permutation of all paths: the even split);
@@ -103,6 +104,7 @@ CASES: dict[str, Case] = {
     "k16-perm-64k": Case(fat_tree, permutation(64_000), 2_000),
     "k16-perm-2m": Case(fat_tree, permutation(2_000_000), 20_000),
     "k16-a2a64-64k": Case(fat_tree, grouped_all_to_all(64, 64_000), 20_000),
+    "ls2to1-a2a64-64k": Case(leaf_spine_2to1, grouped_all_to_all(64, 64_000), 20_000),
     "ls2to1-perm-64k": Case(leaf_spine_2to1, permutation(64_000), 2_000),
     "ls2to1-perm-2m": Case(leaf_spine_2to1, permutation(2_000_000), 20_000),
     "ls2to1-perm-32m": Case(leaf_spine_2to1, permutation(32_000_000), 200_000),
