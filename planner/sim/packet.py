@@ -70,7 +70,7 @@ from scipy import special
 from planner.design import Design
 from planner.schema.verify import TransportSpec, Verify
 from planner.sim.fabric import BoolArray, Fabric, FloatArray, IntArray
-from planner.sim.routing_strategies import UNREACHABLE, distances
+from planner.sim.routing_strategies import UNREACHABLE, leaf_hops
 from planner.sim.traffic import Traffic
 
 BITS_PER_BYTE = 8.0
@@ -205,9 +205,7 @@ def switch_hops(fabric: Fabric, src: npt.ArrayLike, dst: npt.ArrayLike) -> IntAr
     hops = np.zeros(s.size, dtype=np.int64)
     cross = np.flatnonzero(src_leaf != dst_leaf)
     if cross.size:
-        leaves, col = np.unique(dst_leaf[cross], return_inverse=True)
-        table = distances(fabric, leaves)
-        d = table[src_leaf[cross] - fabric.first_switch, col.ravel()].astype(np.int64)
+        d = leaf_hops(fabric, src_leaf[cross], dst_leaf[cross])
         hops[cross] = np.where(d >= UNREACHABLE, -1, d)
     return hops
 

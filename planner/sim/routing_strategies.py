@@ -233,6 +233,35 @@ def distances(fabric: Fabric, leaves: IntArray) -> npt.NDArray[np.int16]:
     return strategy_of(fabric)(fabric, uniq).dist[:, inverse.ravel()]
 
 
+def leaf_hops(fabric: Fabric, src_leaf: IntArray, dst_leaf: IntArray) -> IntArray:
+    """Switch hops between pairs of distinct leaves (node ids); UNREACHABLE where cut off.
+
+    Under up-down routing a destination leaf's distances depend only on its alive parents (a
+    path ends by going down into the leaf from one of them), so leaves with the same parents
+    share one column of ``distances``: one is computed per parent set, not per leaf (a pod's
+    leaves, not 16,000 of them on a million GPUs). Two leaves with the same parents are 2 hops
+    apart (up to a shared parent and down), or cut off when they have none. Other strategies
+    compute a column per destination leaf.
+    """
+    src_leaf = np.asarray(src_leaf, dtype=np.int64)
+    dst_leaf = np.asarray(dst_leaf, dtype=np.int64)
+    first = fabric.first_switch
+    if fabric.strategy != "up_down" or fabric.tiers < 2:
+        leaves, col = np.unique(dst_leaf, return_inverse=True)
+        return distances(fabric, leaves)[src_leaf - first, col.ravel()].astype(np.int64)
+    parents = _parents(fabric, 1)
+    sets, rep, set_of = np.unique(parents, axis=0, return_index=True, return_inverse=True)
+    set_of = set_of.ravel()
+    leaf0 = fabric.tier_offsets[1]
+    dst_set = set_of[dst_leaf - leaf0]
+    needed, col = np.unique(dst_set, return_inverse=True)
+    d = distances(fabric, rep[needed] + leaf0)[src_leaf - first, col.ravel()].astype(np.int64)
+    same = set_of[src_leaf - leaf0] == dst_set
+    orphan = sets[dst_set, 0] < 0
+    d[same] = np.where(orphan[same], int(UNREACHABLE), 2)
+    return d
+
+
 @register_strategy("up_down", valley_free=True)
 def up_down(fabric: Fabric, leaves: IntArray) -> NextHops:
     """Valley-free routing of tiered fabrics (``leaf_distances``), no extra rule."""
