@@ -40,7 +40,7 @@ its flow completion time (FCT) is
 
 Per-flow path latency is taken from the hop count only. On an up-down fabric every shortest path
 between two leaves climbs to the same tier and comes down the same tiers, so the switch hops
-``d`` between the two leaves (the routing strategy's distance table, ``routing_strategies.distances``)
+``d`` between the two leaves (``routing_strategies.leaf_hops``: the strategy's distance table)
 say which link classes and switch tiers are crossed: 2 NIC links, and for ``d = 2 (k - 1)``
 the classes 1 .. k - 1 up and down and the tiers 1 .. k - 1 twice and k once. On a fabric of
 one switch tier (a torus), ``d`` links of class 1 and ``d + 1`` switches. ECMP and spraying take
