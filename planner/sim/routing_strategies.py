@@ -236,8 +236,8 @@ def distances(fabric: Fabric, leaves: IntArray) -> npt.NDArray[np.int16]:
 def leaf_hops(fabric: Fabric, src_leaf: IntArray, dst_leaf: IntArray) -> IntArray:
     """Switch hops between pairs of distinct leaves (node ids); UNREACHABLE where cut off.
 
-    Under up-down routing a destination leaf's distances depend only on its alive parents (a
-    path ends by going down into the leaf from one of them), so leaves with the same parents
+    Under valley-free (up-down) routing a destination leaf's distances depend only on its alive
+    parents (a path ends by going down into the leaf from one of them), so leaves with the same parents
     share one column of ``distances``: one is computed per parent set, not per leaf (a pod's
     leaves, not 16,000 of them on a million GPUs). Two leaves with the same parents are 2 hops
     apart (up to a shared parent and down), or cut off when they have none. Other strategies
@@ -246,7 +246,7 @@ def leaf_hops(fabric: Fabric, src_leaf: IntArray, dst_leaf: IntArray) -> IntArra
     src_leaf = np.asarray(src_leaf, dtype=np.int64)
     dst_leaf = np.asarray(dst_leaf, dtype=np.int64)
     first = fabric.first_switch
-    if fabric.strategy != "up_down" or fabric.tiers < 2:
+    if not is_valley_free(fabric) or fabric.tiers < 2:
         leaves, col = np.unique(dst_leaf, return_inverse=True)
         return distances(fabric, leaves)[src_leaf - first, col.ravel()].astype(np.int64)
     parents = _parents(fabric, 1)
