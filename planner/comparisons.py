@@ -140,7 +140,7 @@ def compare_fabrics(
     base = results[OCS_DIRECT]
     if base.design is not None:
         demand = verify_demand(base.design, inst.verify)
-        step = Deadline.after(deadline.step_s(), deadline.clock)
+        step = deadline.for_step()
         engineered = ocs.engineer(base.design, demand, deadline=step)
         design = ocs.with_circuits(base.design, engineered.circuits)
         design = replace(design, notes=design.notes + engineered.cut)

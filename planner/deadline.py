@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 #: Least time given to a step that must run for the result to exist (engineering the circuits of
 #: a chosen OCS design), even when the search used up the limit.
@@ -31,13 +31,26 @@ class Deadline:
     started_s: float = field(default_factory=time.perf_counter, compare=False)
     """Real time (``time.perf_counter``) at which the deadline was made: the command's start,
     from which a suggested time limit counts (``suggest_time_limit_s``)."""
+    pace: Callable[[], float] = field(default=time.perf_counter, compare=False)
+    """The clock that spaces a step's inner readings of ``clock`` (``Watch``, every POLL_S of
+    it): real time. A test whose ``clock`` counts its readings passes a ``pace`` that stands
+    still, so that only the steps' own readings move it, however long a step takes on a loaded
+    machine."""
 
     @classmethod
     def after(
-        cls, seconds: float | None, clock: Callable[[], float] = time.perf_counter
+        cls,
+        seconds: float | None,
+        clock: Callable[[], float] = time.perf_counter,
+        pace: Callable[[], float] = time.perf_counter,
     ) -> Deadline:
         """The deadline ``seconds`` from now (None: never)."""
-        return cls(None if seconds is None else clock() + seconds, clock)
+        return cls(None if seconds is None else clock() + seconds, clock, pace=pace)
+
+    def for_step(self, floor_s: float = MIN_STEP_S) -> Deadline:
+        """The deadline of a step that must run: what is left, but at least ``floor_s``."""
+        seconds = self.step_s(floor_s)
+        return replace(self, at_s=self.clock() + seconds)
 
     def remaining_s(self) -> float:
         """Seconds left (inf without a limit, 0 once passed)."""
@@ -53,7 +66,7 @@ class Deadline:
     def sooner(self, seconds: float) -> Deadline:
         """The earlier of this deadline and ``seconds`` from now (a share of what is left)."""
         at_s = self.clock() + seconds
-        return Deadline(at_s if self.at_s is None else min(self.at_s, at_s), self.clock)
+        return replace(self, at_s=at_s if self.at_s is None else min(self.at_s, at_s))
 
     def step_s(self, floor_s: float = MIN_STEP_S) -> float:
         """Time for a step that must run: what is left, but at least ``floor_s``."""
@@ -120,14 +133,20 @@ class Watch:
     """A deadline checked inside one step, from its start (``Deadline.watch``)."""
 
     deadline: Deadline
-    next_poll_s: float = field(default_factory=lambda: time.perf_counter() + POLL_S)
-    """Real time (perf_counter) of the next reading of the deadline's clock."""
+    next_poll_s: float | None = None
+    """When (on the deadline's ``pace``) the deadline's clock is read next; None: POLL_S from
+    the watch's start."""
+
+    def __post_init__(self) -> None:
+        if self.next_poll_s is None:
+            self.next_poll_s = self.deadline.pace() + POLL_S
 
     def check(self) -> None:
         """Raise ``DeadlineExpired`` when the time is up (reads the clock at most every POLL_S)."""
         if self.deadline.at_s is None:
             return
-        now = time.perf_counter()
+        now = self.deadline.pace()
+        assert self.next_poll_s is not None
         if now < self.next_poll_s:
             return
         self.next_poll_s = now + POLL_S

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from collections.abc import Callable
 from functools import cache
 
@@ -48,6 +49,11 @@ def ticking(start: float = 0.0) -> Callable[[], float]:
     """A clock that moves one second each time it is read."""
     counter = itertools.count(start)
     return lambda: float(next(counter))
+
+
+def stopped() -> float:
+    """A pace that never moves: no step reads the clock from inside, however long it runs."""
+    return 0.0
 
 
 @cache
@@ -93,8 +99,17 @@ def test_a_passed_deadline_runs_no_step_and_says_so() -> None:
 
 
 @pytest.mark.parametrize("seconds", [1, 2, 3, 5, 7, 9, 10])
-def test_each_step_starts_only_while_time_is_left(seconds: int) -> None:
-    """Steps run in order (bound, ecmp, spray, failure; per traffic; then the trials)."""
+@pytest.mark.parametrize("loaded", [False, True], ids=["idle", "loaded"])
+def test_each_step_starts_only_while_time_is_left(
+    seconds: int, loaded: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Steps run in order (bound, ecmp, spray, failure; per traffic; then the trials).
+
+    ``loaded``: real time races (a second each reading), as on a machine so busy that every
+    check inside a step comes due; the cut points are the same.
+    """
+    if loaded:
+        monkeypatch.setattr(time, "perf_counter", ticking(time.perf_counter()))
     order = [
         "bound",
         "random_permutation, ecmp",
@@ -109,7 +124,9 @@ def test_each_step_starts_only_while_time_is_left(seconds: int) -> None:
         "trial",
     ]
     clock = ticking()
-    deadline = Deadline.after(float(seconds), clock)  # read once: the next reading is 1
+    # Read once: the next reading is 1. Only the steps' own readings move the clock: a step
+    # that runs long on a loaded machine does not read it from inside (its pace stands still).
+    deadline = Deadline.after(float(seconds), clock, pace=stopped)
     sim = simulate(design(), VERIFY, fabric=fabric_of(design()), deadline=deadline)
     ran = order[: seconds - 1]
     healthy = sim.collectives.filter(sim.collectives["scenario"] == "healthy")

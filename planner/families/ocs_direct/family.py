@@ -123,12 +123,11 @@ class OcsDirect(FamilyBase):
         """
         from dataclasses import replace
 
-        from planner.deadline import Deadline
         from planner.families.ocs_direct import circuits as ocs
 
         uniform = inst.search.ocs_demand == "uniform"
         demand = None if uniform else demand_of(design, simulated_verify(inst, design))
-        step = Deadline.after(deadline.step_s(), deadline.clock)
+        step = deadline.for_step()
         engineered = ocs.engineer(design, demand, deadline=step)
         out = ocs.with_circuits(design, engineered.circuits)
         return replace(out, notes=out.notes + engineered.cut) if engineered.cut else out
