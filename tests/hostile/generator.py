@@ -1008,6 +1008,11 @@ def cases() -> list[Case]:
     out += study_folder_cases()
     out += workload_cases()
     out += family_design_cases()
+    # Round three (issue 32): one module a category, each a cases() of its own.
+    from tests.hostile import round3_figures, round3_goodput, round3_limits, round3_studies
+
+    for module in (round3_figures, round3_goodput, round3_limits, round3_studies):
+        out += module.cases()
     # Legitimately valid inputs at the edges: they must give an answer (0 or 1), not a traceback.
     edge_caps = (
         "constraints.max_latency_ns=1e9",

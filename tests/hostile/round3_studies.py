@@ -1,0 +1,10 @@
+"""Hostile cases of issue 32's category: study folders: resume after a catalog change, damaged parts, grid values."""
+
+from __future__ import annotations
+
+from tests.hostile.generator import Case
+
+
+def cases() -> list[Case]:
+    """This category's cases (``tests.hostile.generator.cases`` adds them)."""
+    return []
