@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Annotated, Literal, get_args
 
 from pydantic import Field, model_validator
 
@@ -46,6 +46,14 @@ ACTIVATION_BYTES_REPLICATED = 10.0
 #: Bytes per s b h each layer keeps under full recomputation: its bf16 input (Korthikanti 2022).
 ACTIVATION_BYTES_FULL_RECOMPUTE = 2.0
 BYTES_PER_GIB = float(2**30)
+#: Most sequences in one microbatch (``Workload.micro_batch_sequences``'s cap).
+MAX_MICRO_BATCH_SEQUENCES = 100_000
+#: Most model chunks per pipeline stage (``Parallelism.virtual_stages``'s cap).
+MAX_VIRTUAL_STAGES = 1024
+#: One microbatch size the search tries: a whole number of sequences, at least one.
+MicroBatchItem = Annotated[int, Field(ge=1, le=MAX_MICRO_BATCH_SEQUENCES)]
+#: One interleaving degree the search tries: at least one model chunk per stage.
+VirtualStagesItem = Annotated[int, Field(ge=1, le=MAX_VIRTUAL_STAGES)]
 
 ZeroStage = Literal[0, 1, 2, 3]
 #: Every recomputation mode and ZeRO stage, lightest first (the search's defaults).
@@ -125,7 +133,7 @@ class Parallelism(Strict):
     """Data-parallel degree D (model replicas)."""
     expert: int = Field(1, ge=1, le=100_000)
     """Expert-parallel degree E (GPUs the experts of a layer are spread over); divides data."""
-    virtual_stages: int = Field(1, ge=1, le=1024)
+    virtual_stages: int = Field(1, ge=1, le=MAX_VIRTUAL_STAGES)
     """Model chunks per pipeline stage v (Narayanan et al. 2021, section 2.2.2): 1 is the 1F1B
     schedule (bubble (P - 1) / m); more is the interleaved schedule (bubble (P - 1) / (v m),
     v times the pipeline sends, (1 + (P - 1) / (P v)) times the first stage's activations)."""
@@ -191,11 +199,13 @@ class ParallelismSearch(Strict):
     """Largest tensor degree; default: the scale-up domain's GPUs (tensor stays inside it)."""
     max_pipeline: int | None = Field(None, ge=1, le=100_000)
     """Largest pipeline degree; default: the model's layers."""
-    micro_batch_sequences: list[int] = Field(
+    micro_batch_sequences: list[MicroBatchItem] = Field(
         default_factory=lambda: [1, 2, 4, 8], min_length=1, max_length=16
     )
     """Microbatch sizes b to try (each must divide the sequences of a data-parallel replica)."""
-    virtual_stages: list[int] = Field(default_factory=lambda: [1, 2, 4, 8], min_length=1)
+    virtual_stages: list[VirtualStagesItem] = Field(
+        default_factory=lambda: [1, 2, 4, 8], min_length=1, max_length=16
+    )
     """Interleaving degrees v to try (1: plain 1F1B)."""
     recompute: list[Recompute] = Field(default_factory=lambda: list(RECOMPUTE_MODES), min_length=1)
     """Recomputation modes to try."""
@@ -217,7 +227,7 @@ class Workload(Strict):
     """Tensor, pipeline, data and expert degrees; T x P x D must equal cluster.gpus."""
     gpu: Gpu
     """The accelerator."""
-    micro_batch_sequences: int = Field(1, ge=1, le=100_000)
+    micro_batch_sequences: int = Field(1, ge=1, le=MAX_MICRO_BATCH_SEQUENCES)
     """Sequences per microbatch b; global batch = b x data x microbatches."""
     overlap_fraction: float = Field(0.0, ge=0, le=1)
     """Fraction of the overlappable communication time hidden under compute (0: none; 1: all of
