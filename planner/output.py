@@ -79,6 +79,11 @@ MANIFEST_FORMAT = 2
 WRITER = "fabric-planner"
 #: Longest file name :func:`safe_name` returns (file systems allow 255 bytes; room for suffixes).
 MAX_NAME = 120
+#: Longest name of one folder or file (bytes) where the file system does not say
+#: (``os.pathconf(..., "PC_NAME_MAX")``): 255 on Linux, macOS and Windows file systems.
+DEFAULT_NAME_MAX = 255
+#: Longest path (bytes) where the file system does not say (``PC_PATH_MAX``): Linux's 4,096.
+DEFAULT_PATH_MAX = 4096
 #: Characters a name taken from an input keeps; every other one becomes ``_``.
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+=-]")
 #: A staging folder's name: the prefix and a set id (``uuid4().hex``).
@@ -551,15 +556,64 @@ def _same_kind(old: str, new: str) -> bool:
     return old == new or (old in REPORT_COMMANDS and new in REPORT_COMMANDS)
 
 
+def _limit(folder: Path, name: str, default: int) -> int:
+    """The file system's ``os.pathconf`` limit ``name`` at the folder's nearest existing parent."""
+    parent = folder.absolute()
+    while True:
+        try:
+            if parent.is_dir():
+                return int(os.pathconf(parent, name))
+        except (OSError, ValueError):
+            return default
+        if parent.parent == parent:
+            return default
+        parent = parent.parent
+
+
+def check_folder_name(folder: Path) -> None:
+    """Refuse an output folder whose name the file system cannot hold (before any time is spent).
+
+    Every name along the path must fit the file system's longest name (``PC_NAME_MAX`` bytes,
+    :data:`DEFAULT_NAME_MAX` where it does not say) and the whole path its longest path
+    (``PC_PATH_MAX``, :data:`DEFAULT_PATH_MAX`); otherwise :class:`InputError` names the folder,
+    the name at fault, its length and the limit (``os`` would say only "File name too long").
+    """
+    folder = Path(folder)
+    name_max = _limit(folder, "PC_NAME_MAX", DEFAULT_NAME_MAX)
+    for part in folder.parts:
+        size = len(os.fsencode(part))
+        if size > name_max and part != folder.anchor:
+            shown = part if len(part) <= 40 else f"{part[:20]}...{part[-12:]}"
+            raise InputError(
+                f"the folder name {shown!r} in {_short(folder)} is too long: {size} bytes, and "
+                f"the file system allows at most {name_max} bytes a name; choose a shorter -o"
+            )
+    path_max = _limit(folder, "PC_PATH_MAX", DEFAULT_PATH_MAX)
+    size = len(os.fsencode(str(folder.absolute())))
+    if size >= path_max:
+        raise InputError(
+            f"the folder path {_short(folder)} is too long: {size} bytes, and the file system "
+            f"allows at most {path_max - 1} bytes a path; choose a shorter -o"
+        )
+
+
+def _short(folder: Path) -> str:
+    """A path for a message: whole when short, else its start and end."""
+    text = str(folder)
+    return text if len(text) <= 120 else f"{text[:60]}...{text[-40:]}"
+
+
 def check_folder(folder: Path, *, force: bool = False, command: str | None = None) -> None:
     """Refuse a folder the planner may not write (before any time is spent), unless forced.
 
     A file in the folder's place; a folder with other files and no manifest, or with a marker
     that is not a valid manifest (both allowed with ``force``); a manifest that is not a regular
     file (never allowed); with ``command``, a set another kind of command wrote (allowed with
-    ``force``). Raises :class:`InputError` naming what is in the way.
+    ``force``); a name the file system cannot hold (:func:`check_folder_name`). Raises
+    :class:`InputError` naming what is in the way.
     """
     folder = Path(folder)
+    check_folder_name(folder)
     if folder.exists() and not folder.is_dir():
         raise InputError(f"{folder} exists and is not a folder; choose another -o")
     if not folder.is_dir():
@@ -588,6 +642,7 @@ def claimed(folder: Path, *, force: bool = False, command: str | None = None) ->
 @contextlib.contextmanager
 def _claim(folder: Path, *, force: bool, command: str | None) -> Iterator[int]:
     """:func:`claimed`, yielding the locked folder's descriptor."""
+    check_folder_name(folder)
     if folder.exists() and not folder.is_dir():
         raise InputError(f"{folder} exists and is not a folder; choose another -o")
     created = not folder.exists()
