@@ -46,6 +46,14 @@ ACTIVATION_BYTES_REPLICATED = 10.0
 #: Bytes per s b h each layer keeps under full recomputation: its bf16 input (Korthikanti 2022).
 ACTIVATION_BYTES_FULL_RECOMPUTE = 2.0
 BYTES_PER_GIB = float(2**30)
+#: Slowest GPU (peak FLOP/s) and lowest utilisation a workload may give. The step time divides
+#: an iteration's FLOPs (at most 8 x 1e14 parameters x 1e15 tokens = 8e29, the model's caps) by
+#: peak x utilisation, and the cost per token multiplies it by up to 4e6 GPUs at $1e4 an hour:
+#: with the achieved rate at least 1e9 x 1e-3 = 1e6 FLOP/s every figure stays below 1e35, far
+#: inside a float's range, where a rate of 1e-300 overflowed to inf. No accelerator that trains a
+#: transformer is near either bound (an H100 is 989e12 at about 0.4).
+MIN_PEAK_FLOPS = 1e9
+MIN_UTILISATION = 1e-3
 #: Most sequences in one microbatch (``Workload.micro_batch_sequences``'s cap).
 MAX_MICRO_BATCH_SEQUENCES = 100_000
 #: Most model chunks per pipeline stage (``Parallelism.virtual_stages``'s cap).
@@ -168,9 +176,9 @@ class Parallelism(Strict):
 class Gpu(Strict):
     """The accelerator: its peak rate, how much of it training reaches, and its price."""
 
-    peak_flops: float = Field(gt=0, le=1e18)
+    peak_flops: float = Field(ge=MIN_PEAK_FLOPS, le=1e18)
     """Peak dense FLOP/s at the training precision (H100 SXM bf16: 989e12, without sparsity)."""
-    utilisation: float = Field(0.4, gt=0, le=1)
+    utilisation: float = Field(0.4, ge=MIN_UTILISATION, le=1)
     """Achieved / peak FLOP/s while the GPU computes (recomputed FLOPs included; the pipeline
     bubble and exposed communication excluded: ``planner.workload.step`` adds those, and its
     ``mfu`` is the whole step's). The same figure as a published MFU only for a run with neither."""

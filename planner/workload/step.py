@@ -56,6 +56,7 @@ cluster reaches, and the communication part is the network's share of it.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -63,6 +64,7 @@ from typing import Any
 
 import polars as pl
 
+from planner.errors import InputError
 from planner.schema.verify import TrafficSpec, Verify
 from planner.schema.workload import Workload
 from planner.workload.iteration import (
@@ -238,8 +240,47 @@ class StepTime:
     """GPUs x price per hour / 3600 x T_step / tokens x 1e6 (GPU time only; the fabric is in TCO)."""
 
 
+#: Where each step figure's inputs are given, for a figure that is not finite.
+STEP_INPUTS = (
+    "workload.gpu.peak_flops and workload.gpu.utilisation (the achieved FLOP/s the compute time "
+    "divides by), the model's parameters, sequence_length_tokens and global_batch_sequences "
+    "(the FLOPs), workload.gpu.price_usd_per_hour"
+)
+
+
+def _check_times(times: Sequence[CollectiveTime]) -> None:
+    """Every simulated time is a finite number of seconds (a simulator's fault otherwise)."""
+    for t in times:
+        if t.time_per_call_s is not None and not math.isfinite(t.time_per_call_s):
+            raise ValueError(
+                f"{t.collective.name}: simulated time per call {t.time_per_call_s} is not finite"
+            )
+
+
+def _check_finite(step: StepTime) -> StepTime:
+    """``step``, when every figure of it is finite; else the inputs they come from are named."""
+    bad = {k: v for k, v in dataclasses.asdict(step).items() if not math.isfinite(v)}
+    if bad:
+        shown = ", ".join(f"{k} = {v}" for k, v in bad.items())
+        raise InputError(
+            f"workload: the step's figures are not finite ({shown}): they come from {STEP_INPUTS}"
+        )
+    return step
+
+
 def step_time(w: Workload, times: Sequence[CollectiveTime]) -> StepTime | None:
-    """The step of ``w`` from its collectives' times; None when one of them was not simulated."""
+    """The step of ``w`` from its collectives' times; None when one of them was not simulated.
+
+    Raises
+    ------
+    InputError
+        When a figure is not finite: the schema's bounds keep every figure finite
+        (``planner.schema.workload.MIN_PEAK_FLOPS``), so only a workload built without
+        validation reaches this.
+    ValueError
+        When a collective's time is not finite.
+    """
+    _check_times(times)
     per_iteration = [t.time_per_iteration_s for t in times]
     if any(t is None for t in per_iteration):
         return None
@@ -257,19 +298,21 @@ def step_time(w: Workload, times: Sequence[CollectiveTime]) -> StepTime | None:
     step = compute + bubble + exposed
     tokens = w.spec.global_batch_tokens
     gpu_usd_per_s = w.parallelism.gpus * w.gpu.price_usd_per_hour / SECONDS_PER_HOUR
-    return StepTime(
-        compute_s=compute,
-        comm_s=comm,
-        overlappable_comm_s=over,
-        hidden_comm_s=hidden,
-        exposed_comm_s=exposed,
-        bubble_s=bubble,
-        step_s=step,
-        idle_fraction=exposed / step,
-        bubble_fraction=bubble / step,
-        mfu=flops_per_gpu(w) / (step * w.gpu.peak_flops),
-        tokens_per_s=tokens / step,
-        usd_per_million_tokens=gpu_usd_per_s * step / tokens * TOKENS_PER_MILLION,
+    return _check_finite(
+        StepTime(
+            compute_s=compute,
+            comm_s=comm,
+            overlappable_comm_s=over,
+            hidden_comm_s=hidden,
+            exposed_comm_s=exposed,
+            bubble_s=bubble,
+            step_s=step,
+            idle_fraction=exposed / step,
+            bubble_fraction=bubble / step,
+            mfu=flops_per_gpu(w) / (step * w.gpu.peak_flops),
+            tokens_per_s=tokens / step,
+            usd_per_million_tokens=gpu_usd_per_s * step / tokens * TOKENS_PER_MILLION,
+        )
     )
 
 

@@ -2,9 +2,66 @@
 
 from __future__ import annotations
 
-from tests.hostile.generator import Case
+from tests.hostile.generator import (
+    REAL_DESIGN,
+    Case,
+    Content,
+    _instance_args,
+    workload_text,
+)
+
+G, S = "workload.gpu.", "workload.search."
+#: A GPU with memory, which ``[workload.search]`` needs.
+MEMORY = {G + "memory_gib": "80"}
+
+#: (name, changes to the generator's workload instance, words the refusal holds).
+REFUSED: list[tuple[str, dict[str, str | None], tuple[str, ...]]] = [
+    # A tiny GPU made the step time and the cost per token inf (exit 0).
+    ("peak-flops-tiny", {G + "peak_flops": "1e-300"}, ("workload.gpu.peak_flops", "1000000000")),
+    ("utilisation-tiny", {G + "utilisation": "1e-300"}, ("workload.gpu.utilisation", "0.001")),
+    # Search items of 0 or below reached the search (ZeroDivisionError, an internal error).
+    (
+        "search-microbatch-zero",
+        MEMORY | {S + "micro_batch_sequences": "[1, 0]"},
+        ("workload.search.micro_batch_sequences.1", "greater than or equal to 1"),
+    ),
+    (
+        "search-virtual-stages-negative",
+        MEMORY | {S + "virtual_stages": "[-1]"},
+        ("workload.search.virtual_stages.0", "greater than or equal to 1"),
+    ),
+    # true taken as a number.
+    ("spray-entropies-true", {"verify.spray_entropies": "true"}, ("verify.spray_entropies",)),
+    (
+        "transport-acks-true",
+        {"verify.transport.acks_per_packet": "true"},
+        ("verify.transport.acks_per_packet", "not true or false"),
+    ),
+    ("peak-flops-true", {G + "peak_flops": "true"}, ("workload.gpu.peak_flops",)),
+    (
+        "search-microbatch-true",
+        MEMORY | {S + "micro_batch_sequences": "[true]"},
+        ("workload.search.micro_batch_sequences.0", "not true or false"),
+    ),
+]
 
 
 def cases() -> list[Case]:
     """This category's cases (``tests.hostile.generator.cases`` adds them)."""
-    return []
+    out: list[Case] = []
+    for name, changes, words in REFUSED:
+        for command in ("solve", "simulate"):
+            files: dict[str, Content] = {"instance.toml": workload_text(changes)}
+            if command == "simulate":
+                files["design.json"] = REAL_DESIGN
+            out.append(
+                Case(
+                    f"{command}/round3/{name}",
+                    command,
+                    "round3: figures",
+                    _instance_args(command),
+                    files,
+                    words=("instance.toml", *words),
+                )
+            )
+    return out
