@@ -17,6 +17,7 @@ import numpy as np
 import polars as pl
 
 from models.status import Status
+from planner.schema.reliability import DAYS_PER_YEAR
 from planner.wiring import UP_DOWN_WIRING, Wiring, wiring_to_dict
 
 if TYPE_CHECKING:
@@ -29,7 +30,6 @@ ROLES: dict[int, tuple[str, ...]] = {
     2: ("leaf", "spine"),
     3: ("leaf", "spine", "core"),
 }
-DAYS_PER_YEAR = 365.0
 
 
 @dataclass(frozen=True)
@@ -524,7 +524,7 @@ class Design:
 
     @property
     def expected_link_failures_per_day(self) -> float:
-        """Expected failed link ends (modules or cable ends) per day: count x AFR / 365.
+        """Expected failed link ends (modules or cable ends) per day: count x AFR / days a year.
 
         Each end counts its own module's AFR (the two ends of a link may carry different ones).
         """

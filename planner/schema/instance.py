@@ -13,10 +13,12 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, PrivateAttr, ValidationInfo, model_validator
 from pydantic_core import PydanticCustomError
 
+from planner.defaults import DEFAULT_TIME_LIMIT_S as DEFAULT_TIME_LIMIT_S
 from planner.errors import InputError
 from planner.schema.catalog import MediumKind
 from planner.schema.input_errors import validate_data
 from planner.schema.instance_base import Strict
+from planner.schema.reliability import HOURS_PER_YEAR as HOURS_PER_YEAR
 from planner.schema.reliability import Reliability
 from planner.schema.verify import Verify
 from planner.schema.workload import Workload
@@ -273,13 +275,6 @@ class Objective(Strict):
     def energy_usd_per_w(self) -> float:
         """Lifetime energy cost of one watt drawn continuously, PUE included."""
         return self.energy_usd_per_kwh * self.pue * self.lifetime_years * HOURS_PER_YEAR / 1000.0
-
-
-#: Default time limit of a whole search, in seconds.
-DEFAULT_TIME_LIMIT_S = 60.0
-
-#: Hours in a mean (Julian) year.
-HOURS_PER_YEAR = 8766.0
 
 
 class Pin(Strict):

@@ -15,8 +15,11 @@ from pydantic import Field, model_validator
 
 from planner.schema.instance_base import Strict
 
-#: Hours in a mean (Julian) year (as ``planner.schema.instance.HOURS_PER_YEAR``).
-HOURS_PER_YEAR = 8766.0
+#: Days in a mean (Julian) year: the one year every annual rate and lifetime is counted in
+#: (``planner.design``, ``planner.reliability``, ``planner.schema.instance`` import it from here).
+DAYS_PER_YEAR = 365.25
+#: Hours in that year.
+HOURS_PER_YEAR = DAYS_PER_YEAR * 24.0
 
 #: Figures of ``ComponentRates`` that must name their source.
 RATE_FIGURES = (
@@ -84,7 +87,7 @@ class ComponentRates(Strict):
 
 #: Llama 3's unexpected interruptions outside the network, per GPU-year: (419 - 35 - 7) in 54
 #: days on 16,384 GPUs (Llama Team, "The Llama 3 Herd of Models", arXiv 2407.21783, Table 5).
-LLAMA3_OTHER_PER_GPU_YEAR = (419 - 35 - 7) / 54 * (HOURS_PER_YEAR / 24) / 16_384
+LLAMA3_OTHER_PER_GPU_YEAR = (419 - 35 - 7) / 54 * DAYS_PER_YEAR / 16_384
 
 
 class Reliability(Strict):
