@@ -25,8 +25,20 @@ fabric_switch          switches above the first tier x planes         degrades (
 fabric_link            every end of the links between switches        as fabric_switch
 ocs                    optical circuit switches x planes              as fabric_switch
 scale_up_switch        scale-up (NVLink) switches                     interrupts
-other                  GPUs: GPU, memory, host and software faults    interrupts
+other                  GPUs: GPU, memory, host and software faults,   interrupts
+                       less the scale-up switches' own (below)
 =====================  ============================================  ===========================
+
+Each fault is counted once. The instance's ``reliability.other_interruptions_per_gpu_year`` is
+every interruption from outside the scale-out network, the scale-up domain's NVLink and NVSwitch
+faults included: its default is Llama 3's Table 5 (arXiv 2407.21783) less its network rows
+(419 - 35 switch/cable - 7 NIC = 377 in 54 days on 16,384 GPUs), and that table has no NVLink
+row: its NVLink faults sit in "Faulty GPU" (the catalog's ``scale_up_switch_afr`` source says
+so). The ``scale_up_switch`` class shows the share the catalog's NVSwitch rate takes, and the
+``other`` class keeps the rest, never below 0: per GPU-year
+``max(other_interruptions_per_gpu_year - scale_up_switches x scale_up_switch_afr / GPUs, 0)``.
+Scale-up and outside together are therefore the instance's rate (or the NVSwitches' alone where
+they exceed it), whatever the catalog says of NVSwitches.
 
 q is the instance's ``reliability.fabric_interrupt_fraction``. A co-packaged port's engine fails
 at the catalog's ``cpo_port_afr`` and waits ``cpo_port_mttr_hours`` for repair, and the external
@@ -50,8 +62,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from planner.design import DAYS_PER_YEAR, Design, LinkGroup, TierDesign
-from planner.schema.reliability import ComponentRates, Reliability
+from planner.design import Design, LinkGroup, TierDesign
+from planner.schema.reliability import DAYS_PER_YEAR, ComponentRates, Reliability
 
 #: Where a failure comes from: the scale-out network, the scale-up domain, or outside both.
 Group = Literal["network", "scale_up", "outside"]
@@ -78,7 +90,7 @@ class ComponentClass:
 
     @property
     def failures_per_day(self) -> float:
-        """Units x AFR / 365."""
+        """Units x AFR / days a year (``DAYS_PER_YEAR``, 365.25)."""
         return self.units * self.afr / DAYS_PER_YEAR
 
     @property
@@ -261,6 +273,7 @@ def component_classes(
             )
         )
     scale_up = design.scale_up.switches(design.gpus) if design.scale_up.switch_model else 0
+    scale_up_per_year = scale_up * rates.scale_up_switch_afr
     if scale_up:
         out.append(
             ComponentClass(
@@ -278,13 +291,25 @@ def component_classes(
             "other",
             "outside",
             design.gpus,
-            reliability.other_interruptions_per_gpu_year,
+            other_afr(reliability.other_interruptions_per_gpu_year, scale_up_per_year, design.gpus),
             0.0,
             1.0,
             1.0,
         )
     )
     return tuple(out)
+
+
+def other_afr(per_gpu_year: float, scale_up_per_year: float, gpus: int) -> float:
+    """The ``other`` class's AFR per GPU: the instance's rate less the NVSwitches' share.
+
+    ``per_gpu_year`` holds the scale-up domain's faults already (module docstring), so the
+    ``scale_up_switch`` class's failures a year are taken out of it, never below 0: each fault
+    is counted once.
+    """
+    if gpus <= 0:
+        return 0.0
+    return max(per_gpu_year - scale_up_per_year / gpus, 0.0)
 
 
 def _merged(name: str, parts: list[ComponentClass]) -> ComponentClass:
