@@ -2,8 +2,15 @@
 
 The page needs nothing but itself: the style is inline, the pictures are embedded as ``data:``
 URIs, there is no script and no font to fetch, and a Content-Security-Policy forbids the browser
-any other source. Every text taken from an input (instance name, description, model names, table
-cells) goes through :func:`html.escape`.
+any other source. The page is the jinja2 template ``planner/templates/report.html.j2`` (with its
+style, ``report.css``), rendered with autoescaping on: every text taken from an input (instance
+name, description, model names, table cells) is escaped by the template.
+
+Every table fits the page: a table too wide for it is turned (a short one: one column per row)
+or split into parts of columns, each part repeating the columns that name its rows, so every
+column is readable without a sideways scroll. A table without rows is not a section; one line
+names them. Widths are estimated from the cells' texts (:func:`column_px`), with the page's
+style in mind; the browser tests measure the result at 1280 px.
 
 :func:`render_page` is the generic builder (title, headline, assumptions, tables, figures,
 notes); :func:`solve_page` fills it from a plan, ``planner.study.page`` from a study.
@@ -12,9 +19,10 @@ notes); :func:`solve_page` fills it from a plan, ``planner.study.page`` from a s
 from __future__ import annotations
 
 import base64
+import functools
 from collections.abc import Mapping, Sequence
-from html import escape
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -22,40 +30,44 @@ from planner.pictures import sentences
 from planner.report_text import column_label, column_texts, count_text, figure_text
 
 if TYPE_CHECKING:
+    from jinja2 import Environment
+
     from planner.api import PlanResult
     from planner.design import Design
     from planner.family_roles import Presentation
     from planner.schema.instance import Instance
     from planner.sim.sim_tables import SimResult
 
+#: The page's template (with its style, ``report.css``) in ``planner/templates``.
+TEMPLATE = "report.html.j2"
 #: Rows of a table shown on the page; longer tables are cut with a note naming their file.
 MAX_ROWS = 30
-#: A table of more columns than this (and at most ``TRANSPOSE_MAX_ROWS`` rows) is shown turned.
-WIDE_COLUMNS = 11
-#: Most rows of a wide table shown turned (a longer one scrolls sideways in its box).
+#: Most rows of a table too wide for the page shown turned (one column per row); a longer one
+#: is split into parts of columns.
 TRANSPOSE_MAX_ROWS = 8
 #: Cells longer than this many characters wrap; shorter ones keep to one line.
 LONG_TEXT = 60
 #: Cells with spaces longer than this wrap in a narrow column (switch models per tier).
 WRAP_TEXT = 16
-#: Columns a page shows of a table too wide for it; the file beside the page has them all.
-PAGE_COLUMNS = {
-    "alternatives": (
-        "family",
-        "option",
-        "status",
-        "planes",
-        "tiers",
-        "switch_models",
-        "switches",
-        "capex_usd",
-        "tco_usd",
-        "power_kw",
-        "delta_tco_usd",
-        "sim_verdict",
-        "winner",
-    ),
-}
+#: Most leading text columns that name a row, repeated in every part of a split table.
+MAX_KEY_COLUMNS = 3
+#: Width of the page's content at 1280 px (``main`` in report.css: 1240 px less its padding),
+#: and the share of it a table is laid out to fill (the rest absorbs wider letters).
+PAGE_PX = 1200.0
+FILL_SHARE = 0.95
+#: Widths, in CSS pixels, of the page's table text (report.css: 0.82 rem of 16 px, measured in
+#: Chromium with its sans-serif font): a character of a cell and of a bold heading on average,
+#: and a cell's horizontal padding and border.
+CHAR_PX = 7.4
+HEAD_CHAR_PX = 7.5
+CELL_PAD_PX = 18.6
+#: Width a heading wraps to when the page needs it (9 rem), widest and narrowest a wrapping
+#: cell (13 and 8 rem) and a long one (30 and 16 rem) grow, in CSS pixels (report.css).
+HEAD_MAX_PX = 144.0
+WRAP_MAX_PX, WRAP_MIN_PX = 208.0, 128.0
+LONG_MAX_PX, LONG_MIN_PX = 480.0, 256.0
+#: Widest a row heading (``th[scope=row]``: 16 rem) grows, in CSS pixels.
+ROW_HEAD_MAX_PX = 256.0
 #: Headings of the tables a solve writes (a table without one is titled by its name); a family's
 #: own tables are titled by the family (``Family.table_titles``).
 TABLE_TITLES = {
@@ -91,131 +103,169 @@ FIGURE_CAPTIONS = {
     "the start of each traffic's first phase, binned by 5 %, by tier and direction.",
 }
 
-CSS = """
-:root { color-scheme: light; }
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial,
-  "Noto Sans", "DejaVu Sans", sans-serif; color: #1d1f21; background: #fff; margin: 0;
-  line-height: 1.45; font-size: 15px; }
-main { max-width: 1240px; margin: 0 auto; padding: 1.5rem 1.25rem 3rem; }
-h1 { font-size: 1.6rem; margin: 0 0 .3rem; overflow-wrap: anywhere; }
-h2 { font-size: 1.2rem; margin: 2rem 0 .6rem; padding-bottom: .25rem; border-bottom: 1px solid #d8dce3; }
-h3 { font-size: 1rem; margin: 1.4rem 0 .4rem; }
-p.intro { color: #444; margin: .2rem 0 1rem; overflow-wrap: anywhere; }
-ul.headline { list-style: none; padding: .8rem 1rem; margin: 0; background: #f4f6f9;
-  border-left: 4px solid #3465a4; border-radius: 4px; }
-ul.headline li { margin: .15rem 0; overflow-wrap: anywhere; }
-.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(11rem, 1fr)); gap: .6rem;
-  margin: .8rem 0; }
-.card { border: 1px solid #d8dce3; border-radius: 6px; padding: .55rem .75rem; }
-.card .v { font-size: 1.2rem; font-weight: 600; font-variant-numeric: tabular-nums; }
-.card .k { color: #555; font-size: .8rem; }
-.scroll { overflow-x: auto; width: fit-content; max-width: 100%; margin: .3rem 0 .4rem; border: 1px solid #e3e6eb;
-  border-radius: 4px;
-  background: linear-gradient(to right, #fff 30%, rgba(255,255,255,0)) left / 2rem 100% no-repeat local,
-    linear-gradient(to left, #fff 30%, rgba(255,255,255,0)) right / 2rem 100% no-repeat local,
-    radial-gradient(farthest-side at 0 50%, rgba(0,0,0,.18), rgba(0,0,0,0)) left / .8rem 100% no-repeat scroll,
-    radial-gradient(farthest-side at 100% 50%, rgba(0,0,0,.18), rgba(0,0,0,0)) right / .8rem 100% no-repeat scroll; }
-.scroll::-webkit-scrollbar { height: 10px; }
-.scroll::-webkit-scrollbar-thumb { background: #c3c9d3; border-radius: 5px; }
-.scroll::-webkit-scrollbar-track { background: #f4f6f9; }
-.scroll table { margin: 0; }
-table { border-collapse: collapse; font-size: .82rem; font-variant-numeric: tabular-nums; }
-th, td { padding: .28rem .55rem; border-bottom: 1px solid #e3e6eb; text-align: left;
-  vertical-align: top; }
-th { background: #eef1f5; font-weight: 600; min-width: 2.5rem; max-width: 9rem;
-  overflow-wrap: normal; }
-th[scope="row"] { max-width: 16rem; }
-tbody tr:nth-child(even) { background: rgba(0, 0, 0, .025); }
-p.lines { margin: .2rem 0 1rem; }
-td.num { text-align: right; white-space: nowrap; }
-td.text { white-space: nowrap; }
-td.wrap { min-width: 8rem; max-width: 13rem; }
-td.long { min-width: 16rem; max-width: 30rem; overflow-wrap: break-word; }
-p.note { color: #666; font-size: .8rem; margin: .2rem 0 1rem; }
-figure { margin: 1rem 0 1.6rem; }
-figure img { display: block; max-width: 100%; height: auto; border: 1px solid #eceff3; }
-figcaption { color: #555; font-size: .85rem; margin-top: .3rem; }
-ul.notes li { margin: .2rem 0; }
-footer { color: #888; font-size: .8rem; margin-top: 2.5rem; }
-"""
 
 #: The page allows itself nothing but its own style and embedded images.
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 
 
-# ---- cells, tables, figures ----------------------------------------------------------------
-def cell(value: Any, column: str = "") -> tuple[str, bool]:
-    """A table cell's text (``planner.report_text.figure_text``, by its column) and whether a number."""
-    number = isinstance(value, int | float) and not isinstance(value, bool)
-    return figure_text(column, value), number
+@functools.cache
+def environment() -> Environment:
+    """The templates' environment: the package's templates, autoescaping on, strict names."""
+    from jinja2 import Environment, PackageLoader, StrictUndefined
 
-
-def table_html(
-    df: pl.DataFrame, *, max_rows: int = MAX_ROWS, source: str = "", labels: bool = True
-) -> str:
-    """A table as HTML in its own scrolling box, cut to ``max_rows`` rows.
-
-    The note under a cut table names ``source`` for the rest. Headings read as words with
-    units (``planner.report_text.column_label``).
-    """
-    if not df.height:
-        return '<p class="note">no rows</p>'
-    head = "".join(
-        f'<th scope="col">{escape(column_label(str(c)) if labels else str(c))}</th>'
-        for c in df.columns
+    return Environment(
+        loader=PackageLoader("planner", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
     )
 
-    shown = df.head(max_rows)
-    texts = {c: column_texts(c, shown[c].to_list()) for c in shown.columns}
-    body = []
-    for i, row in enumerate(shown.iter_rows()):
+
+# ---- tables laid out to fit the page -------------------------------------------------------
+@dataclass(frozen=True)
+class Cell:
+    """One cell as shown: its text and its kind (``num``, ``text``, ``wrap``, ``long``, ``row``).
+
+    ``row`` is a row's heading (the label column of a turned table or of the assumptions).
+    """
+
+    text: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class Block:
+    """One table on the page: headings (none for a list of pairs) and rows of cells.
+
+    The first ``keys`` columns name the rows; a split table repeats them in every block.
+    """
+
+    heads: tuple[str, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+    keys: int = 0
+
+
+@dataclass(frozen=True)
+class TableView:
+    """A table's section: its name, title, notes before and after, and its blocks."""
+
+    name: str
+    title: str
+    blocks: tuple[Block, ...]
+    before: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+
+
+def cell_kind(text: str, number: bool) -> str:
+    """How a cell is set: a number (right, one line), short text, wrapping text, long text."""
+    if number:
+        return "num"
+    if len(text) > LONG_TEXT:
+        return "long"
+    if len(text) > WRAP_TEXT and " " in text:
+        return "wrap"
+    return "text"
+
+
+def _longest_word(text: str) -> int:
+    return max((len(w) for w in text.split()), default=0)
+
+
+def cell_px(c: Cell) -> float:
+    """A cell's estimated width on the page, in CSS pixels (its padding included)."""
+    text = len(c.text) * CHAR_PX
+    word = _longest_word(c.text) * CHAR_PX
+    if c.kind == "long":
+        return CELL_PAD_PX + max(min(text, LONG_MAX_PX), LONG_MIN_PX, word)
+    if c.kind == "wrap":
+        return CELL_PAD_PX + max(min(text, WRAP_MAX_PX), WRAP_MIN_PX, word)
+    if c.kind == "row":
+        return CELL_PAD_PX + max(min(len(c.text) * HEAD_CHAR_PX, ROW_HEAD_MAX_PX), word)
+    return CELL_PAD_PX + text
+
+
+def head_px(head: str) -> float:
+    """A heading's estimated width (it wraps between words up to ``HEAD_MAX_PX``)."""
+    longest = _longest_word(head) * HEAD_CHAR_PX
+    return CELL_PAD_PX + max(min(len(head) * HEAD_CHAR_PX, HEAD_MAX_PX), longest)
+
+
+def column_px(head: str, cells: Sequence[Cell]) -> float:
+    """A column's estimated width: its heading's or its widest cell's."""
+    return max([head_px(head) if head else 0.0, *(cell_px(c) for c in cells)])
+
+
+def block_px(block: Block) -> float:
+    """A block's estimated width: its columns' widths added."""
+    heads = block.heads or ("",) * len(block.rows[0] if block.rows else ())
+    return sum(column_px(h, [r[k] for r in block.rows]) for k, h in enumerate(heads))
+
+
+def frame_block(df: pl.DataFrame, *, labels: bool = True, row_heads: bool = False) -> Block:
+    """A table's rows as cells, each column's figures written alike (``column_texts``).
+
+    ``labels``: headings read as words with units (``column_label``); else as they are.
+    ``row_heads``: the first column heads its row (a turned table's labels).
+    """
+    texts = {c: column_texts(c, df[c].to_list()) for c in df.columns}
+    rows = []
+    for i, row in enumerate(df.iter_rows()):
         cells = []
-        for column, value in zip(df.columns, row, strict=True):
+        for k, (column, value) in enumerate(zip(df.columns, row, strict=True)):
             number = isinstance(value, int | float) and not isinstance(value, bool)
             text = texts[column][i]
-            kind = (
-                "num"
-                if number
-                else "long"
-                if len(text) > LONG_TEXT
-                else "wrap"
-                if len(text) > WRAP_TEXT and " " in text
-                else "text"
+            cells.append(Cell(text, "row" if row_heads and k == 0 else cell_kind(text, number)))
+        rows.append(tuple(cells))
+    heads = tuple(column_label(str(c)) if labels else str(c) for c in df.columns)
+    return Block(heads, tuple(rows), 1 if row_heads else 0)
+
+
+def key_columns(df: pl.DataFrame) -> int:
+    """How many leading columns name a table's rows (repeated in every part of a split table).
+
+    The first column, then the text columns after it while the rows are not yet told apart
+    (pattern, routing, scenario), at most ``MAX_KEY_COLUMNS``.
+    """
+    keys = 1
+    while (
+        keys < min(MAX_KEY_COLUMNS, df.width - 1)
+        and df.select(df.columns[:keys]).is_duplicated().any()
+        and df.schema[df.columns[keys]] in (pl.Utf8, pl.Boolean, pl.Categorical)
+    ):
+        keys += 1
+    return keys
+
+
+def split(block: Block, budget_px: float = PAGE_PX * FILL_SHARE) -> list[Block]:
+    """A block too wide for the page as blocks of its columns that fit, each with its keys.
+
+    Columns keep their order; a column too wide to share a block has one of its own.
+    """
+    if block_px(block) <= budget_px or len(block.heads) <= block.keys + 1:
+        return [block]
+    keys = max(block.keys, 1)
+    widths = [column_px(h, [r[k] for r in block.rows]) for k, h in enumerate(block.heads)]
+    parts: list[list[int]] = [[]]
+    used = sum(widths[:keys])
+    for k in range(keys, len(block.heads)):
+        if parts[-1] and used + widths[k] > budget_px:
+            parts.append([])
+            used = sum(widths[:keys])
+        parts[-1].append(k)
+        used += widths[k]
+    out = []
+    for part in parts:
+        columns = [*range(keys), *part]
+        out.append(
+            Block(
+                tuple(block.heads[k] for k in columns),
+                tuple(tuple(r[k] for k in columns) for r in block.rows),
+                keys,
             )
-            cells.append(f'<td class="{kind}">{escape(text)}</td>')
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    out = (
-        f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(body)}</tbody></table></div>"
-    )
-    if df.height > max_rows:
-        where = f"; full table in {escape(source)}" if source else ""
-        out += (
-            f'<p class="note">first {max_rows:,} of {escape(count_text(df.height, "row"))}'
-            f"{where}</p>"
         )
     return out
-
-
-def page_view(name: str, df: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
-    """The columns of a table a page shows, and the headings of those it leaves out.
-
-    Columns without a value (null or empty) are left out, and of a table in ``PAGE_COLUMNS``
-    all but those.
-    """
-    keep = [
-        c
-        for c in df.columns
-        if (name not in PAGE_COLUMNS or c in PAGE_COLUMNS[name])
-        and (not df.height or any(v not in (None, "") for v in df[c].to_list()))
-    ]
-
-    return df.select(keep), [column_label(c) for c in df.columns if c not in keep]
-
-
-def is_wide(df: pl.DataFrame) -> bool:
-    """Whether a table is too wide for the page and short enough to show turned (``transposed``)."""
-    return df.width > WIDE_COLUMNS and 1 <= df.height <= TRANSPOSE_MAX_ROWS
 
 
 def transposed(df: pl.DataFrame) -> pl.DataFrame:
@@ -243,19 +293,84 @@ def transposed(df: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(data)
 
 
+def _turned_block(df: pl.DataFrame) -> Block:
+    """A turned table's block: its labels head the rows, its cells keep their own kinds."""
+    turned = transposed(df)
+    numbers = [df.schema[c].is_numeric() and df.schema[c] != pl.Boolean for c in df.columns[1:]]
+    rows = [
+        (Cell(str(row[0]), "row"), *(Cell(str(v), cell_kind(str(v), numbers[i])) for v in row[1:]))
+        for i, row in enumerate(turned.iter_rows())
+    ]
+    return Block(tuple(turned.columns), tuple(rows), 1)
+
+
+def table_view(
+    name: str,
+    df: pl.DataFrame,
+    *,
+    title: str,
+    source: str,
+    max_rows: int = MAX_ROWS,
+    turn_wide: bool = False,
+    summarised: bool = False,
+) -> TableView | None:
+    """A table's section, laid out to fit the page; None for a table without rows.
+
+    Columns without a value are left out (a note names them). A table too wide for the page
+    is turned when it has at most ``TRANSPOSE_MAX_ROWS`` rows and ``turn_wide`` is set, and
+    split into parts of columns otherwise (or when turned is still too wide): every column is
+    on the page. A table longer than ``max_rows`` is cut with a note naming ``source``.
+    """
+    if not df.height:
+        return None
+    before: list[str] = []
+    after: list[str] = []
+    valued = [c for c in df.columns if any(v not in (None, "") for v in df[c].to_list())]
+    if len(valued) < df.width:
+        blank = [column_label(c) for c in df.columns if c not in valued]
+        before.append(f"columns without a value here: {', '.join(blank)}")
+        df = df.select(valued)
+    shown = df.head(max_rows)
+    block = frame_block(shown)
+    budget = PAGE_PX * FILL_SHARE
+    if turn_wide and block_px(block) > budget and shown.height <= TRANSPOSE_MAX_ROWS:
+        block = _turned_block(shown)
+        after.append(
+            f"{count_text(shown.width, 'column')} turned into rows to fit the page: "
+            f"one column per row of {source}"
+        )
+    else:
+        block = replace_keys(block, key_columns(shown))
+    blocks = split(block, budget)
+    if len(blocks) > 1:
+        keys = ", ".join(blocks[0].heads[: blocks[0].keys])
+        after.append(
+            f"too wide for one table: shown in {len(blocks)} parts of its columns, "
+            f"each beginning with {keys}"
+        )
+    if df.height > max_rows:
+        after.append(
+            f"first {max_rows:,} of {count_text(df.height, 'row')}; full table in {source}"
+        )
+    if summarised:
+        after.append(f"a summary: every row is in {source}")
+    return TableView(name, title, tuple(blocks), tuple(before), tuple(after))
+
+
+def replace_keys(block: Block, keys: int) -> Block:
+    """The block with its first ``keys`` columns naming its rows."""
+    return Block(block.heads, block.rows, keys)
+
+
+def pairs_block(pairs: Sequence[tuple[str, str]]) -> Block:
+    """(what, value) pairs as a table of row headings and long cells (the assumptions)."""
+    return Block((), tuple((Cell(k, "row"), Cell(v, "long")) for k, v in pairs), 1)
+
+
 def data_uri(data: bytes) -> str:
     """``data:`` URI of a PNG or SVG picture (told apart by their bytes)."""
     mime = "image/png" if data.startswith(b"\x89PNG\r\n\x1a\n") else "image/svg+xml"
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
-
-
-def figure_html(name: str, data: bytes, caption: str = "") -> str:
-    """One embedded picture with its caption."""
-    text = escape(caption or name)
-    return (
-        f'<figure id="fig-{escape(name)}"><img src="{data_uri(data)}" alt="{text}">'
-        f"<figcaption>{text}</figcaption></figure>"
-    )
 
 
 # ---- the generic page ----------------------------------------------------------------------
@@ -278,8 +393,9 @@ def render_page(
     figure_lines: Mapping[str, Sequence[str]] | None = None,
     turn_wide: bool = False,
     summarised: Sequence[str] = (),
+    empty_reason: str = "",
 ) -> str:
-    """One self-contained HTML page; every text given is escaped here.
+    """One self-contained HTML page (``TEMPLATE``); every text given is escaped by it.
 
     Parameters
     ----------
@@ -290,7 +406,8 @@ def render_page(
     assumptions
         (what, value) pairs: prices, lifetime, constraints and how close the result is to them.
     tables
-        Tables by name, in the order shown; each cut to ``max_rows`` rows.
+        Tables by name, in the order shown; each cut to ``max_rows`` rows and laid out to fit
+        the page (:func:`table_view`). A table without rows is not shown: one line names them.
     figures
         Pictures (PNG or SVG bytes) by name, in the order shown, embedded as ``data:`` URIs.
     intro
@@ -313,94 +430,66 @@ def render_page(
         Sentences by picture name, shown under the picture, or in its place when there is none
         (what a chart of one bar would have said).
     turn_wide
-        Show a table too wide for the page but short (``is_wide``) turned, one column per row.
+        Show a table too wide for the page but short turned, one column per row.
     summarised
         Tables given as a summary of their file (``sources``), said in a note under them.
+    empty_reason
+        Why tables have no rows (a simulation cut short), said after their names.
     """
     titles = titles or {}
     captions = captions or {}
     sources = sources or {}
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{escape(title)}</title><style>{CSS}</style></head><body><main>",
-        f"<h1>{escape(title)}</h1>",
-    ]
-    if intro:
-        parts.append(f'<p class="intro">{escape(intro)}</p>')
-    if headline_lines:
-        items = "".join(f"<li>{escape(line)}</li>" for line in headline_lines)
-        parts.append(f'<h2>Result</h2><ul class="headline">{items}</ul>')
-    if cards:
-        parts.append(
-            '<div class="cards">'
-            + "".join(
-                f'<div class="card"><div class="v">{escape(v)}</div>'
-                f'<div class="k">{escape(k)}</div></div>'
-                for k, v in cards
-            )
-            + "</div>"
-        )
-    for heading, lines in sections:
-        items = "".join(f"<li>{escape(line)}</li>" for line in lines)
-        parts.append(f'<h2>{escape(heading)}</h2><ul class="notes">{items}</ul>')
-    if assumptions:
-        rows = "".join(
-            f'<tr><th scope="row">{escape(k)}</th><td class="long">{escape(v)}</td></tr>'
-            for k, v in assumptions
-        )
-        parts.append(
-            f'<h2>Assumptions used</h2><div class="scroll"><table><tbody>{rows}</tbody></table></div>'
-        )
     figure_lines = figure_lines or {}
-    if figures or any(figure_lines.values()):
-        parts.append("<h2>Pictures</h2>")
-        for name in dict.fromkeys([*figures, *figure_lines]):
-            if name in figures:
-                parts.append(figure_html(name, figures[name], captions.get(name, "")))
-            lines = figure_lines.get(name, ())
-            if lines:
-                parts.append(
-                    f'<ul class="notes" id="text-{escape(name)}">'
-                    + "".join(f"<li>{escape(line)}</li>" for line in lines)
-                    + "</ul>"
-                )
-    if tables:
-        parts.append("<h2>Tables</h2>")
-        for name, df in tables.items():
-            title = titles.get(name) or column_label(name).capitalize()
-            parts.append(f'<h3 id="table-{escape(name)}">{escape(title)}</h3>')
-            source = sources.get(name, f"{name}.csv")
-            if turn_wide:
-                df, left_out = page_view(name, df)
-                if left_out:
-                    parts.append(
-                        f'<p class="note">not shown here: {escape(", ".join(left_out))} '
-                        f"(in {escape(source)})</p>"
-                    )
-            if turn_wide and is_wide(df):
-                parts.append(
-                    table_html(transposed(df), max_rows=df.width, source=source, labels=False)
-                )
-                parts.append(
-                    f'<p class="note">{escape(count_text(df.width, "column"))} turned into rows '
-                    f"to fit the page: one column per row of {escape(source)}</p>"
-                )
-                continue
-            limit = df.height if name in whole else max_rows
-            parts.append(table_html(df, max_rows=limit, source=source))
-            if name in summarised:
-                parts.append(f'<p class="note">a summary: every row is in {escape(source)}</p>')
-    if notes:
-        parts.append(
-            '<h2>Notes</h2><ul class="notes">'
-            + "".join(f"<li>{escape(n)}</li>" for n in notes)
-            + "</ul>"
+    views: list[TableView] = []
+    empty: list[str] = []
+    for name, df in tables.items():
+        table_title = titles.get(name) or column_label(name).capitalize()
+        view = table_view(
+            name,
+            df,
+            title=table_title,
+            source=sources.get(name, f"{name}.csv"),
+            max_rows=df.height if name in whole else max_rows,
+            turn_wide=turn_wide,
+            summarised=name in summarised,
         )
-    parts.append("<footer>Written by fabric-planner.</footer></main></body></html>")
-    return "\n".join(parts) + "\n"
+        if view is None:
+            empty.append(table_title)
+        else:
+            views.append(view)
+    empty_line = (
+        f"{count_text(len(empty), 'table')} without rows, not shown: {'; '.join(empty)}"
+        + (f" ({empty_reason})" if empty_reason else "")
+        if empty
+        else ""
+    )
+    shown_figures = [
+        {
+            "name": name,
+            "uri": data_uri(figures[name]) if name in figures else "",
+            "caption": captions.get(name, "") or name,
+            "lines": list(figure_lines.get(name, ())),
+        }
+        for name in dict.fromkeys([*figures, *figure_lines])
+        if name in figures or figure_lines.get(name)
+    ]
+    return (
+        environment()
+        .get_template(TEMPLATE)
+        .render(
+            csp=CSP,
+            title=title,
+            intro=intro,
+            headline=list(headline_lines),
+            cards=list(cards),
+            sections=[(heading, list(lines)) for heading, lines in sections],
+            assumptions=pairs_block(assumptions) if assumptions else None,
+            figures=shown_figures,
+            tables=views,
+            empty=empty_line,
+            notes=list(notes),
+        )
+    )
 
 
 # ---- a solve's page ------------------------------------------------------------------------
@@ -540,6 +629,29 @@ def _titles(family: Presentation | None) -> dict[str, str]:
     return {**TABLE_TITLES, **({} if family is None else family.table_titles())}
 
 
+def result_lines(plan_result: PlanResult) -> list[str]:
+    """Headline lines the CLI prints after the summary's: interruptions a day and goodput.
+
+    ``planner.reliability.text.failure_lines``, when the instance has a ``[reliability]``
+    section, so the page's headline says what ``solve`` prints.
+    """
+    if plan_result.reliability is None:
+        return []
+    from planner.reliability.text import failure_lines
+
+    return failure_lines(plan_result.reliability)
+
+
+def empty_reason(sim: SimResult | None) -> str:
+    """Why simulation tables may have no rows: the steps the time limit cut, or none."""
+    if sim is None or not sim.cut:
+        return ""
+    return (
+        f"verdict {sim.verdict}: the time limit cut "
+        f"{count_text(len(sim.cut), 'simulation step')} before they ran"
+    )
+
+
 def solve_page(
     plan_result: PlanResult,
     tables: Mapping[str, pl.DataFrame],
@@ -591,7 +703,7 @@ def solve_page(
     )
     return render_page(
         f"fabric-planner report: {inst.name}",
-        lines,
+        [*lines, *result_lines(plan_result)],
         [*assumptions(inst, summary), *workload],
         shown,
         figures,
@@ -606,6 +718,7 @@ def solve_page(
         figure_lines=sentences(dict(tables), plan_result.design),
         turn_wide=True,
         summarised=tuple(SUMMARISED),
+        empty_reason=empty_reason(plan_result.sim),
     )
 
 
@@ -650,4 +763,5 @@ def simulation_page(
         figure_lines=sentences(dict(tables), design),
         turn_wide=True,
         summarised=tuple(SUMMARISED),
+        empty_reason=empty_reason(sim),
     )
