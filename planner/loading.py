@@ -14,13 +14,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from planner.defaults import DEFAULT_CATALOG as DEFAULT_CATALOG
 from planner.errors import InputError
 from planner.output import safe_name
 from planner.schema.catalog import Catalog
 from planner.schema.input_errors import key_line, validate_data
 from planner.schema.instance import INSTANCE_NAME_PATTERN, Instance
-
-DEFAULT_CATALOG = "default"
 
 #: Largest instance or catalog file read, in bytes (4 MiB; the shipped ones are a few kB). The
 #: size is checked before reading, and at most one byte more than this is ever read.

@@ -36,6 +36,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "base",
         (
             "models.status",
+            "planner.defaults",
             "planner.errors",
             "planner.deadline",
             "planner.quiet",

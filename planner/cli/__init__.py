@@ -14,8 +14,8 @@ import sys
 
 import typer
 
-from planner.api import InputError
 from planner.cli.typer_app import EXIT_BAD_INPUT, EXIT_INTERRUPTED, app
+from planner.errors import InputError
 
 # The command modules register their commands when imported, in this order: the order --help
 # lists them in (tests/cli/test_cli.py checks it), so isort leaves the line as it is.

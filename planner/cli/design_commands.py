@@ -5,27 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from planner import api
-from planner.api import (
-    Design,
-    InputError,
-    Instance,
-    Verify,
-    claimed,
-    load_catalog,
-    load_design,
-    parse_formats,
-    parse_override,
-    prepare_outdir,
-    safe_name,
-    time_limit_advice,
-    write_set,
-    write_sim_reports,
-)
 from planner.cli.options import (
     ALL_FORMATS,
     DEFAULT_REPORTS_DIR,
@@ -35,6 +18,10 @@ from planner.cli.options import (
     load_with_changes,
 )
 from planner.cli.typer_app import EXIT_FAILS, EXIT_FOUND, EXIT_NONE, ProgressLine, app, user_errors
+from planner.errors import InputError
+
+if TYPE_CHECKING:
+    from planner import api
 
 #: The command an htsim export folder's manifest names (``simulate --htsim DIR``).
 HTSIM_COMMAND = "simulate --htsim"
@@ -55,9 +42,11 @@ def validate(
     ] = None,
 ) -> None:
     """Check a design alone: ports, wiring, ratios, paths, failures, totals, catalog figures."""
+    from planner import api
+
     with user_errors():
-        d = load_design(design)
-        cat = load_catalog(catalog or d.catalog)
+        d = api.load_design(design)
+        cat = api.load_catalog(catalog or d.catalog)
         try:
             violations = api.validate(d, cat)
         except (TypeError, ValueError, AttributeError, ZeroDivisionError) as exc:
@@ -73,14 +62,16 @@ def validate(
 
 
 def verify_settings(
-    instance: Path | None, changes: list[str] | None, design: Design | None = None
-) -> Verify:
+    instance: Path | None, changes: list[str] | None, design: api.Design | None = None
+) -> api.Verify:
     """The [verify] section of an instance (or the defaults), with ``--set verify.*`` applied.
 
     With a ``design`` and an instance that has a ``[workload]``, the workload's traffic is
     included as ``solve`` includes it (``api.verify_for``).
     """
-    inst_changes = dict(parse_override(item) for item in changes or [])
+    from planner import api
+
+    inst_changes = dict(api.parse_override(item) for item in changes or [])
     bad = [k for k in inst_changes if not k.startswith("verify.")]
     if bad:
         raise InputError(f"--set {bad[0]}: simulate takes only verify.* fields")
@@ -92,7 +83,7 @@ def verify_settings(
             return api.verify_for(inst, design)
         except ValueError as exc:  # the workload's traffic beside [verify]'s: too many patterns
             raise InputError(f"verify: {exc}") from None
-    base = Instance.model_validate({"name": "simulate", "cluster": {"gpus": 8}})
+    base = api.Instance.model_validate({"name": "simulate", "cluster": {"gpus": 8}})
     return base.with_changes(inst_changes).verify if inst_changes else base.verify
 
 
@@ -148,18 +139,22 @@ def simulate_cmd(
     formats: FormatsOpt = ALL_FORMATS,
 ) -> None:
     """Simulate a design under traffic, routing and failures; write the design's report set."""
+    from planner import api
+
     with user_errors():
-        chosen = parse_formats(formats)
-        design = load_design(design_json)
+        chosen = api.parse_formats(formats)
+        design = api.load_design(design_json)
         verify = verify_settings(instance, set_, design)
         # The simulator loads (in api.simulate) only once the input is known to be good.
-        outdir = output if output is not None else DEFAULT_REPORTS_DIR / safe_name(design.instance)
-        prepare_outdir(outdir, force=force)
+        outdir = (
+            output if output is not None else DEFAULT_REPORTS_DIR / api.safe_name(design.instance)
+        )
+        api.prepare_outdir(outdir, force=force)
         same = htsim is not None and htsim.resolve() == outdir.resolve()
         if htsim is not None and not same:
-            prepare_outdir(htsim, force=force)
+            api.prepare_outdir(htsim, force=force)
         with (
-            claimed(outdir, force=force, command="simulate"),
+            api.claimed(outdir, force=force, command="simulate"),
             _maybe_claimed(None if same else htsim, force, HTSIM_COMMAND),
         ):
             progress = None if quiet else ProgressLine()
@@ -181,7 +176,7 @@ def simulate_cmd(
                 else {}
             )
             source = None if instance is None else load_with_changes(instance, set_)
-            write_sim_reports(
+            api.write_sim_reports(
                 sim,
                 outdir,
                 design,
@@ -191,7 +186,7 @@ def simulate_cmd(
                 formats=chosen,
             )
             if htsim is not None and not same:
-                write_set(htsim, htsim_files, force=force, command=HTSIM_COMMAND)
+                api.write_set(htsim, htsim_files, force=force, command=HTSIM_COMMAND)
         cols = ["pattern", "routing", "scenario", "time_s", "busbw_gbps", "fraction_of_ideal"]
         typer.echo(str(sim.collectives.select(cols)))
         typer.echo(f"verdict: {sim.verdict}")
@@ -201,7 +196,7 @@ def simulate_cmd(
             typer.echo(f"note: {note}")
         typer.echo(f"reports: {outdir}")
         if sim.cut:
-            typer.echo(f"verification: {sim.verdict}: {time_limit_advice(sim)}", err=True)
+            typer.echo(f"verification: {sim.verdict}: {api.time_limit_advice(sim)}", err=True)
         for step in sim.over_memory:
             typer.echo(f"verification: not simulated for memory: {step}", err=True)
     raise typer.Exit(EXIT_FAILS if sim.verdict == "fails" else EXIT_FOUND)
@@ -209,8 +204,10 @@ def simulate_cmd(
 
 @contextmanager
 def _maybe_claimed(folder: Path | None, force: bool, command: str) -> Iterator[None]:
+    from planner import api
+
     if folder is None:
         yield
         return
-    with claimed(folder, force=force, command=command):
+    with api.claimed(folder, force=force, command=command):
         yield

@@ -4,21 +4,15 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from planner.api import (
-    DEFAULT_CATALOG,
-    Catalog,
-    Instance,
-    catalog_csv,
-    catalog_entries,
-    catalog_lines,
-    json_text,
-    load_catalog,
-)
 from planner.cli.typer_app import EXIT_FOUND, app, user_errors
+from planner.defaults import DEFAULT_CATALOG
+
+if TYPE_CHECKING:
+    from planner import api
 
 
 class Kind(StrEnum):
@@ -63,18 +57,22 @@ def catalog_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
 ) -> None:
     """List the catalog's components with their key figures and the source of each price."""
+    from planner import api
+
     with user_errors():
-        cat = load_catalog(catalog)
+        cat = api.load_catalog(catalog)
         kinds = [kind.value] if kind else [k.value for k in Kind]
         if as_json or fmt is Format.json:
             typer.echo(
-                json_text({k: catalog_entries(cat, k) for k in kinds}, indent=2, sort_keys=False)
+                api.json_text(
+                    {k: api.catalog_entries(cat, k) for k in kinds}, indent=2, sort_keys=False
+                )
             )
             raise typer.Exit(EXIT_FOUND)
         if fmt is Format.csv:
-            typer.echo(catalog_csv(cat, kinds), nl=False)
+            typer.echo(api.catalog_csv(cat, kinds), nl=False)
             raise typer.Exit(EXIT_FOUND)
-        for line in catalog_lines(cat, kinds):
+        for line in api.catalog_lines(cat, kinds):
             typer.echo(line)
 
 
@@ -85,5 +83,7 @@ def schema(
     ] = False,
 ) -> None:
     """Print the JSON Schema of the instance file (or of the catalog file)."""
-    model: type[Instance] | type[Catalog] = Catalog if catalog else Instance
+    from planner import api
+
+    model: type[api.Instance] | type[api.Catalog] = api.Catalog if catalog else api.Instance
     typer.echo(json.dumps(model.model_json_schema(), indent=2))

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from planner.api import Instance, derived_instance, load_instance, parse_override
+if TYPE_CHECKING:
+    from planner import api
+
 
 #: Folder, relative to the current directory, under which ``solve`` writes reports/<instance name>/.
 DEFAULT_REPORTS_DIR = Path("reports")
@@ -81,14 +83,16 @@ AllowFailOpt = Annotated[
 ]
 
 
-def load_with_changes(path: Path, changes: list[str] | None) -> Instance:
+def load_with_changes(path: Path, changes: list[str] | None) -> api.Instance:
     """Read an instance and apply ``--set`` overrides.
 
     A changed instance gets a name derived from its changes (``h100-1k.gpus-65536``), so its
     default report folder is not the base's, and records them for the reports
     (``api.derived_instance``).
     """
-    inst = load_instance(path)
+    from planner import api
+
+    inst = api.load_instance(path)
     if changes:
-        inst = derived_instance(inst, dict(parse_override(item) for item in changes))
+        inst = api.derived_instance(inst, dict(api.parse_override(item) for item in changes))
     return inst

@@ -14,10 +14,12 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import typer
 
-from planner.api import InputError, interruptible
+from planner.errors import InputError
+from planner.interrupt import interruptible
 
 #: Exit statuses.
 EXIT_FOUND, EXIT_NONE, EXIT_BAD_INPUT = 0, 1, 2
@@ -76,11 +78,16 @@ def user_errors() -> Iterator[None]:
 
 
 class ProgressLine:
-    """A progress line on stderr: rewritten in place on a terminal, one line per step otherwise."""
+    """Progress on stderr, one step at a time.
+
+    On a terminal, one line rewritten in place (rich's: a spinner, the time since the first step
+    and the step); otherwise one plain line per step, as logs and CI keep them.
+    """
 
     def __init__(self) -> None:
         self.tty = sys.stderr.isatty()
-        self.open = False
+        self._progress: Any = None
+        self._task: Any = None
 
     def __call__(self, done: int, total: int, label: str) -> None:
         """Show that ``done`` of ``total`` solves are finished, the last one being ``label``."""
@@ -91,14 +98,27 @@ class ProgressLine:
         self._show(f"simulate: {label}")
 
     def _show(self, text: str) -> None:
-        if self.tty:
-            typer.echo(f"\r\x1b[K{text}", err=True, nl=False)
-            self.open = True
-        else:
+        if not self.tty:
             typer.echo(text, err=True)
+            return
+        if self._progress is None:
+            # rich loads with the first step shown, not with --help.
+            from rich.console import Console
+            from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+            self._progress = Progress(
+                SpinnerColumn(),
+                TimeElapsedColumn(),
+                # Steps name TOML sections like [verify]: no markup.
+                TextColumn("{task.description}", markup=False),
+                console=Console(stderr=True),
+            )
+            self._task = self._progress.add_task(text, total=None)
+            self._progress.start()
+        self._progress.update(self._task, description=text)
 
     def close(self) -> None:
-        """End the line in place so that what follows starts on a new line."""
-        if self.open:
-            typer.echo("", err=True)
-            self.open = False
+        """Stop the line where it is, so that what follows starts on a new line."""
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None

@@ -223,7 +223,7 @@ HEAVY = frozenset({"validate/design/circuits-1m-entries", "simulate/design/circu
 def _fast_sample(cases: list[Case]) -> set[str]:
     """The cases of the fast tier: the first quick case of every kind (category).
 
-    The fast tier (``uv run pytest``) meets every category of hostile input once; the slow tier
+    The fast tier (``uv run --dev pytest``) meets every category of hostile input once; the slow tier
     (``-m slow``) runs every other case, so the two together run them all.
     """
     seen: set[str] = set()
