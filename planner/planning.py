@@ -29,7 +29,7 @@ from planner.schema.instance import DEFAULT_TIME_LIMIT_S, Instance
 from planner.schema.verify import Verify
 from planner.solver_parts import instance_families, load_solvers, parts_for
 from planner.workload.parallelism_search import (
-    choose_parallelism,
+    choose,
     instance_bandwidths,
     with_chosen_parallelism,
 )
@@ -127,8 +127,9 @@ def plan(
     deadline = deadline or Deadline.after(time_limit_s)
     catalog = catalog or catalog_for(inst)
     check_instance(inst, catalog)
-    # A [workload.search] plans, and is verified, with the layout it chooses for the cluster.
-    inst, choice = _chosen_parallelism(inst)
+    # A [workload.search] plans, and is verified, with the layout it chooses for the cluster
+    # (the best it timed before the deadline, which the design's notes then say).
+    inst, choice, cut = _chosen_parallelism(inst, deadline)
     verifying = inst.verify.enabled if verify is None else verify
     load_solvers(*parts_for(inst, verifying))
     check_run(inst, verifying)
@@ -137,16 +138,26 @@ def plan(
         result = _plan_options(inst, run)
     else:
         result = with_reliability(_plan_core(inst, run), catalog)
+    if cut is not None and result.design is not None:
+        design = replace(result.design, notes=(*result.design.notes, cut_note(cut)))
+        result = replace(result, design=design)
     return result if choice is None else replace(result, parallelism=choice)
 
 
-def _chosen_parallelism(inst: Instance) -> tuple[Instance, pl.DataFrame | None]:
-    """The instance with its [workload.search]'s layout, and the table of given and chosen."""
+def _chosen_parallelism(
+    inst: Instance, deadline: Deadline
+) -> tuple[Instance, pl.DataFrame | None, str | None]:
+    """The instance with its [workload.search]'s layout, the choice table and what was cut.
+
+    What the deadline cut of the search is in a user's words (None: nothing). The instance
+    returned has no ``[workload.search]`` left (``Choice.workload``): the choice is made once,
+    within the command's deadline, and every later step plans with it.
+    """
     w = inst.workload
     if w is None or w.search is None:
-        return inst, None
-    chosen, table = choose_parallelism(w, instance_bandwidths(inst), inst.cluster.gpus_per_node)
-    return inst.model_copy(update={"workload": chosen}), table
+        return inst, None, None
+    choice = choose(w, instance_bandwidths(inst), inst.cluster.gpus_per_node, deadline)
+    return inst.model_copy(update={"workload": choice.workload}), choice.table, choice.note
 
 
 def failures_priced(inst: Instance) -> bool:
@@ -300,9 +311,11 @@ def _search(
         inst,
         catalog,
         instance_families(inst),
-        time_limit_s=min(time_limit_s, deadline.step_s()),
+        time_limit_s=time_limit_s,
         progress=progress,
         alternatives=alternatives,
+        # The command's clock, at least MIN_STEP_S: a search must run for a result to exist.
+        deadline=deadline.for_step(),
     )
     reconfiguration = None
     if result.design is not None:

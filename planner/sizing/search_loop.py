@@ -51,14 +51,18 @@ def search(
     time_limit_s: float = 60.0,
     progress: Progress | None = None,
     alternatives: bool = True,
+    deadline: Deadline | None = None,
 ) -> SizingResult:
     """Solve every structure, pick the best design, prove a bound, and explain infeasibility.
 
     ``families`` are the ones the instance searches, resolved by the caller
-    (``planner.families.search_families``).
+    (``planner.families.search_families``). ``deadline`` is the command's end (one clock for
+    the whole command); the search ends at it or ``time_limit_s`` from now, whichever is
+    sooner. ``progress(done, total, label)`` is called after every family sized by its own
+    model (dragonfly, torus, ...) and every Clos structure solved.
     """
     start = time.perf_counter()
-    deadline = Deadline.after(time_limit_s)
+    deadline = Deadline.after(time_limit_s) if deadline is None else deadline.sooner(time_limit_s)
     structures = structures_of(inst, catalog, families)
     mixed = inst.search.mixed_switch_models
     names = [s.name for s in allowed_switches(inst, catalog)]
@@ -77,11 +81,17 @@ def search(
     jobs = main + (extra if alternatives or not mixed else [])
     outcomes: list[Outcome] = []
     clos_families = {st.family for st, _, _ in jobs}
+    own_families = [f for f in families if f not in clos_families]
+    total = len(own_families) + len(jobs)
     own = _own_outcomes(
-        inst, catalog, families, names, mixed, alternatives, deadline, clos_families
+        inst, catalog, own_families, names, mixed, alternatives, deadline, later=bool(jobs)
     )
-    outcomes.extend(own)
-    for o in own:  # the reasons an own-model structure is infeasible, once each
+    if progress is not None:
+        for i, (family, sized) in enumerate(own, start=1):
+            progress(i, total, f"{family.name}: {_statuses(sized)}")
+    own_outcomes = [o for _, sized in own for o in sized]
+    outcomes.extend(own_outcomes)
+    for o in own_outcomes:  # the reasons an own-model structure is infeasible, once each
         if o.structure.impossible and o.structure not in structures:
             structures.append(o.structure)
     problems: dict[int, cs.SizingProblem] = {}
@@ -97,7 +107,8 @@ def search(
         problems[len(outcomes)] = problem
         outcomes.append(Outcome(st, name, sol))
         if progress is not None:
-            progress(done, len(jobs), f"{st.label}, {name or 'any switch'}: {sol.status.value}")
+            label = f"{st.label}, {name or 'any switch'}: {sol.status.value}"
+            progress(len(own_families) + done, total, label)
     decisive = [o for o in outcomes if (o.switch_model is None) == mixed]
     best = min(
         (o for o in decisive if o.solution.status.has_solution),
@@ -139,31 +150,41 @@ def search(
     return SizingResult(status, design, glob, tuple(outcomes), (), wall, tuple(structures))
 
 
+def _statuses(outcomes: list[Outcome]) -> str:
+    """A family's outcomes in a progress label: how many of each status."""
+    counts: dict[str, int] = {}
+    for o in outcomes:
+        counts[o.solution.status.value] = counts.get(o.solution.status.value, 0) + 1
+    return ", ".join(f"{n} {status}" for status, n in counts.items()) or "no structure"
+
+
 def _own_outcomes(
     inst: Instance,
     catalog: Catalog,
-    families: Sequence[Family],
+    own: Sequence[Family],
     names: list[str],
     mixed: bool,
     alternatives: bool,
     deadline: Deadline,
-    clos_families: set[Family],
-) -> list[Outcome]:
-    """The structures of families sized by their own model (``Family.size``), as outcomes.
+    *,
+    later: bool,
+) -> list[tuple[Family, list[Outcome]]]:
+    """The structures of families sized by their own model (``Family.size``), per family.
 
     The same options as the Clos model's structures: any switch (the decisive search when
     mixed models are allowed) and each switch model alone, all in one call per family. Each
     family gets an even share of the time left, counting the Clos model's structures (solved
-    after them) as one more when there are any; what a family leaves unused goes to the next.
+    after them, ``later``) as one more when there are any; what a family leaves unused goes to
+    the next.
     """
     options: tuple[str | None, ...] = ((None,) if mixed else ()) + tuple(
         names if alternatives or not mixed else ()
     )
-    own = [f for f in families if f not in clos_families]
-    later = 1 if clos_families else 0
-    out: list[Outcome] = []
+    out: list[tuple[Family, list[Outcome]]] = []
     for i, family in enumerate(own):
-        share = deadline.remaining_s() / (len(own) - i + later)
+        share = deadline.remaining_s() / (len(own) - i + int(later))
+        mine: list[Outcome] = []
+        out.append((family, mine))
         for sized in family.size(inst, catalog, options, deadline.sooner(share)):
             sol = cs.SizingSolution(
                 sized.status,
@@ -176,7 +197,7 @@ def _own_outcomes(
                 sized.wall_s,
             )
             st = Structure(sized.planes, sized.tiers, None, family, impossible=sized.reason or None)
-            out.append(Outcome(st, sized.switch_model, sol, sized.design))
+            mine.append(Outcome(st, sized.switch_model, sol, sized.design))
     return out
 
 

@@ -28,6 +28,10 @@ The full simulator then verifies the chosen layout only (it simulates the chosen
 traffic). Pruning: only the lightest recomputation mode that fits is timed (a heavier one sends
 the same traffic and executes at least as many FLOPs), and the memory check runs before any
 timing, so only fitting layouts are timed.
+
+The search reads a deadline (``planner.deadline``, the command's): when it passes, the
+enumeration stops, the best layout timed so far is kept, and the choice says what was cut
+(``Choice.note``); when it passes before any layout was timed, the given layout stands.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from typing import Any
 
 import polars as pl
 
+from planner.deadline import NO_DEADLINE, Deadline, DeadlineExpired, Watch, watch
 from planner.schema.instance import Instance
 from planner.schema.workload import (
     BYTES_PER_GIB,
@@ -122,12 +127,17 @@ def _fast(w: Workload, layout: Layout) -> Workload:
     )
 
 
-def layouts(w: Workload, gpus: int, domain_gpus: int, node_gpus: int = 1) -> Iterator[Layout]:
+def layouts(
+    w: Workload, gpus: int, domain_gpus: int, node_gpus: int = 1, inside: Watch | None = None
+) -> Iterator[Layout]:
     """Every layout of the bounds that fits the GPU's memory (the module docstring's sets).
 
     For each degree and setting only the lightest recomputation mode that fits is yielded: a
     heavier one sends the same traffic and executes at least as many FLOPs, so it is never
     faster (``tests/test_parallelism_search.py`` checks the optimum against brute force).
+    ``inside``: the watch on a deadline, checked before every memory check (raises
+    ``planner.deadline.DeadlineExpired``), so that layouts that do not fit cannot run it out
+    unseen either.
     """
     bounds = w.search or ParallelismSearch()
     model = w.spec
@@ -158,6 +168,8 @@ def layouts(w: Workload, gpus: int, domain_gpus: int, node_gpus: int = 1) -> Ite
                         if v > 1 and (p == 1 or p * v > model.layers or m % p):
                             continue
                         for z in sorted(set(bounds.zero_stages)):
+                            if inside is not None:
+                                inside.check()
                             par = Parallelism.model_construct(
                                 tensor=t,
                                 pipeline=p,
@@ -182,6 +194,8 @@ class SearchResult:
     step: StepTime
     timed: int
     """Layouts that fit memory and were timed."""
+    cut: bool = False
+    """The deadline passed before every layout was timed: the best of those timed."""
 
 
 def _key(layout: Layout, step: StepTime, memory_bytes: float) -> tuple[Any, ...]:
@@ -198,25 +212,52 @@ def _key(layout: Layout, step: StepTime, memory_bytes: float) -> tuple[Any, ...]
     )
 
 
-def search(w: Workload, gpus: int, bw: Bandwidths, node_gpus: int = 1) -> SearchResult | None:
+def search(
+    w: Workload,
+    gpus: int,
+    bw: Bandwidths,
+    node_gpus: int = 1,
+    deadline: Deadline = NO_DEADLINE,
+) -> SearchResult | None:
     """The layout with the shortest analytic step that fits memory; None when none fits.
 
     ``node_gpus``: GPUs a node, so that pipeline stages are whole nodes (``layouts``).
+    ``deadline``: when it passes, the best layout timed so far (``SearchResult.cut``); None
+    when it passed before any was timed (``searched`` tells that apart from none fitting).
     """
+    return searched(w, gpus, bw, node_gpus, deadline)[0]
+
+
+def searched(
+    w: Workload,
+    gpus: int,
+    bw: Bandwidths,
+    node_gpus: int = 1,
+    deadline: Deadline = NO_DEADLINE,
+) -> tuple[SearchResult | None, bool]:
+    """``search``, and whether the deadline cut it (before or after a layout was timed)."""
     best: tuple[tuple[Any, ...], Layout, StepTime] | None = None
     timed = 0
-    for layout in layouts(w, gpus, bw.domain_gpus, node_gpus):
-        candidate = _fast(w, layout)
-        step = step_time(candidate, analytic_times(candidate, bw))
-        assert step is not None, "every analytic time is known"
-        timed += 1
-        key = _key(layout, step, candidate.memory().total_bytes)
-        if best is None or key < best[0]:
-            best = (key, layout, step)
+    inside = watch(deadline)
+    cut = False
+    try:
+        if deadline.expired:
+            raise DeadlineExpired("the time limit passed before the parallelism search")
+        for layout in layouts(w, gpus, bw.domain_gpus, node_gpus, inside):
+            candidate = _fast(w, layout)
+            step = step_time(candidate, analytic_times(candidate, bw))
+            assert step is not None, "every analytic time is known"
+            timed += 1
+            key = _key(layout, step, candidate.memory().total_bytes)
+            if best is None or key < best[0]:
+                best = (key, layout, step)
+            inside.check()
+    except DeadlineExpired:
+        cut = True
     if best is None:
-        return None
+        return None, cut
     _, layout, step = best
-    return SearchResult(layout, with_layout(w, layout), step, timed)
+    return SearchResult(layout, with_layout(w, layout), step, timed, cut), cut
 
 
 #: Columns of the choice table (Narayanan et al. 2021 Table 1 style, one row per layout).
@@ -274,6 +315,51 @@ def choice_row(label: str, w: Workload, step: StepTime) -> dict[str, Any]:
         "tflops_per_gpu": flops_per_gpu(w) / step.step_s / TERA,
         "mfu": step.mfu,
     }
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What ``choose`` chose: the workload to plan with, the table, and what a deadline cut."""
+
+    workload: Workload
+    """The chosen layout's workload, or the given one when none was chosen; its ``search``
+    is None either way (the choice is made once, and every later step reads it)."""
+    table: pl.DataFrame
+    """The given layout's row, and the chosen one's when there is one (``CHOICE_SCHEMA``)."""
+    note: str | None = None
+    """What the deadline cut, in a user's words (None: the search ran whole)."""
+
+
+def choose(
+    w: Workload, bw: Bandwidths, node_gpus: int = 1, deadline: Deadline = NO_DEADLINE
+) -> Choice:
+    """``choose_parallelism`` within a deadline: the best layout timed before it passed.
+
+    A search the deadline cut keeps the best layout it timed (the note says how many it
+    timed); one cut before it timed any leaves the given layout (the note says so).
+    """
+    if w.gpu.memory_gib is None:
+        raise ValueError("the parallelism search needs gpu.memory_gib")
+    gpus = w.parallelism.gpus
+    rows = [choice_row("given", w, analytic_step(w, bw))]
+    found, cut = searched(w, gpus, bw, node_gpus, deadline)
+    note = None
+    if found is None:
+        if cut:
+            note = (
+                "the parallelism search ([workload.search]) was cut before it timed any "
+                "layout: the given parallelism is planned and verified"
+            )
+        table = pl.DataFrame(rows, schema=CHOICE_SCHEMA)
+        return Choice(w.model_copy(update={"search": None}), table, note)
+    if cut:
+        note = (
+            f"the parallelism search ([workload.search]) was cut after timing {found.timed:,} "
+            "layouts that fit memory: the best of them is planned and verified, and a layout "
+            "it did not reach may be faster"
+        )
+    rows.append(choice_row("chosen", found.workload, found.step))
+    return Choice(found.workload, pl.DataFrame(rows, schema=CHOICE_SCHEMA), note)
 
 
 def choose_parallelism(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -32,15 +31,18 @@ if TYPE_CHECKING:
 
 
 def solve_each_switch(
-    problem: dm.DragonflyProblem, time_limit_s: float
+    problem: dm.DragonflyProblem, deadline: Deadline
 ) -> dict[str | None, dm.DragonflySolution]:
-    """The optimum with each switch model alone, in equal time shares (None: no switch at all)."""
+    """The optimum with each switch model alone (None: no switch at all).
+
+    Each model gets an equal share of what is left of ``deadline`` (the command's: one clock
+    for the whole command); what one leaves unused goes to the next.
+    """
     if not problem.switches:
-        return {None: dm.solve(dm.build(problem), time_limit_s)}
-    end = time.perf_counter() + time_limit_s
+        return {None: dm.solve(dm.build(problem), deadline)}
     out: dict[str | None, dm.DragonflySolution] = {}
     for i, s in enumerate(problem.switches):
-        share = max(0.0, end - time.perf_counter()) / (len(problem.switches) - i)
+        share = deadline.sooner(deadline.remaining_s() / (len(problem.switches) - i))
         out[s.name] = dm.solve(dm.build(replace(problem, switches=(s,))), share)
     return out
 
@@ -57,7 +59,7 @@ def best_of(
         return each[None]
     subs = [x for name, x in each.items() if switch_model in (None, name)]
     if not subs:
-        return dm.solve(dm.build(replace(problem, switches=())), 0.0)
+        return dm.solve(dm.build(replace(problem, switches=())))
     wall, examined = sum(x.wall_s for x in subs), sum(x.examined for x in subs)
     found = [x for x in subs if x.priced is not None]
     bounds = [
@@ -128,7 +130,9 @@ class Dragonfly(FamilyBase):
         )
         for i, p in enumerate(planes):
             problem = problem_of(inst, catalog, p, None)
-            each = solve_each_switch(problem, deadline.remaining_s() / (len(planes) - i))
+            each = solve_each_switch(
+                problem, deadline.sooner(deadline.remaining_s() / (len(planes) - i))
+            )
             for option in switch_models:
                 sol = best_of(problem, each, option)
                 if sol.priced is None:

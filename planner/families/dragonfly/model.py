@@ -42,8 +42,9 @@ its objective: ``v_gpu`` and ``v_local`` are the cheapest medium values over any
 so a global link is at least one rack apart: ``layout.min_global_m``). Candidates are
 priced in order of ``LB`` until the least ``LB`` left reaches the best objective: every candidate
 not priced costs at least the optimum, so the best priced is optimal and the least ``LB`` left
-is the bound. A deadline that stops it early leaves that bound and status ``FEASIBLE``
-(``TIME_LIMIT`` with no design).
+is the bound. A deadline (the command's, ``planner.deadline``) that stops it early leaves that
+bound and status ``FEASIBLE`` (``TIME_LIMIT`` with no design; with no bound either when it
+passes while the candidates are still being listed).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from dataclasses import dataclass
 from models import cabling as cb
 from models import torus_fabric as tf
 from models.status import Status
+from planner.deadline import NO_DEADLINE, Deadline, DeadlineExpired, watch
 from planner.families.dragonfly import layout as ly
 from planner.families.dragonfly import structure as st
 
@@ -330,14 +332,24 @@ def better(x: Priced, y: Priced) -> bool:
     return (cx.a * cx.g, cx.switch.name, cx.p, cx.a) < (cy.a * cy.g, cy.switch.name, cy.p, cy.a)
 
 
-def solve(model: DragonflyModel, time_limit_s: float = math.inf) -> DragonflySolution:
-    """Best-first enumeration with the LB stopping rule (see the module docstring)."""
+def solve(model: DragonflyModel, deadline: Deadline = NO_DEADLINE) -> DragonflySolution:
+    """Best-first enumeration with the LB stopping rule (see the module docstring).
+
+    Stops when ``deadline`` passes: while listing the candidates (``TIME_LIMIT``, no bound) or
+    while pricing them (the best so far, the least lower bound left as the bound).
+    """
     start = time.perf_counter()
     pr, r = model.problem, model.problem.requirements
     heap: list[tuple[float, int, int, int, int, int]] = []
+    inside = watch(deadline)
     if meets_failure(pr.planes, r):
         for si, s in enumerate(pr.switches):
             for p in range(1, s.radix + 1):
+                try:
+                    inside.check()
+                except DeadlineExpired:
+                    wall = time.perf_counter() - start
+                    return DragonflySolution(Status.TIME_LIMIT, None, None, wall, 0)
                 for a in range(2, s.radix - p + 2):
                     g = max(2, st.groups_needed(pr.gpus, p, a))
                     m = min_global_links(p, a, pr.gpus, r.max_ratio) if g > 1 else 0
@@ -356,7 +368,7 @@ def solve(model: DragonflyModel, time_limit_s: float = math.inf) -> DragonflySol
             break  # no medium cables the GPU or switch links of what is left
         if best is not None and lb >= best.objective_usd * (1 - OBJECTIVE_RTOL):
             break
-        if time.perf_counter() - start > time_limit_s:
+        if deadline.expired:
             timed_out = True
             break
         heapq.heappop(heap)

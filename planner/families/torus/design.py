@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from models import torus_fabric as tf
+    from planner.deadline import Deadline
     from planner.design import Design, LinkGroup
     from planner.schema.catalog import Catalog
     from planner.schema.instance import Instance
@@ -20,25 +21,24 @@ if TYPE_CHECKING:
 
 # ---- solving, one switch model at a time ---------------------------------------------------------
 def solve_each_switch(
-    problem: tf.TorusProblem, time_limit_s: float
+    problem: tf.TorusProblem, deadline: Deadline
 ) -> dict[str | None, tf.TorusSolution]:
     """The model's optimum with each of the problem's switch models alone, in equal time shares.
 
     Keyed by switch name; with no switch at all, the whole problem under the key None (the
-    model says why there is no torus). A model the time did not reach stops at its first lower
+    model says why there is no torus). The shares are of what is left of ``deadline`` (the
+    command's: one clock for the whole command), read again before each model, so what one
+    leaves unused goes to the next. A model the time did not reach stops at its first lower
     bound (``TIME_LIMIT``, the bound stated).
     """
-    import time
-
     from models import torus_fabric as tf
 
     (option,) = problem.options
     if not option.switches:
-        return {None: tf.solve(tf.build(problem), time_limit_s)}
-    end = time.perf_counter() + time_limit_s
+        return {None: tf.solve(tf.build(problem), deadline.remaining_s())}
     out: dict[str | None, tf.TorusSolution] = {}
     for i, s in enumerate(option.switches):
-        share = max(0.0, end - time.perf_counter()) / (len(option.switches) - i)
+        share = deadline.remaining_s() / (len(option.switches) - i)
         alone = replace(problem, options=(replace(option, switches=(s,)),))
         out[s.name] = tf.solve(tf.build(alone), share)
     return out

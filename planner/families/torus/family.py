@@ -85,7 +85,7 @@ class Torus(FamilyBase):
         for i, p in enumerate(planes):
             problem = problem_of(inst, catalog, p, None)
             share = deadline.remaining_s() / (len(planes) - i)
-            each = solve_each_switch(problem, share)
+            each = solve_each_switch(problem, deadline.sooner(share))
             for option, out in per_option.items():
                 sol = best_of(problem, each, option)
                 if sol.priced is None:

@@ -1,0 +1,97 @@
+"""Issue 32: the search reads the command's deadline (one clock), and says how far it got.
+
+The dragonfly's enumeration and the per-switch loops of the dragonfly and the torus take the
+command's deadline instead of a budget of their own; the search calls the progress callback for
+the families sized by their own model as well as for every Clos structure. Fake clocks only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from models import torus_fabric as tf
+from models.status import Status
+from planner import api
+from planner.deadline import Deadline
+from planner.families.dragonfly import model as dm
+from planner.families.dragonfly.family import solve_each_switch
+from planner.loading import load_catalog
+from planner.sizing import search
+from planner.solver_parts import instance_families, load_solvers
+
+INSTANCES = Path(__file__).resolve().parents[1] / "instances"
+
+
+class Ticks:
+    """A clock that moves one second at every reading."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+def problem(gpus: int = 150, radix: int = 12) -> dm.DragonflyProblem:
+    """A small dragonfly problem of two switch models (``tests/test_dragonfly.py``'s)."""
+    media = (
+        tf.cb.MediumOption("copper", 50.0, 0.1, 0.0, 0, 3.0, copper=True),
+        tf.cb.MediumOption("optic", 400.0, 8.0, 60.0, 100, 500.0),
+    )
+    switches = (
+        tf.SwitchChoice("small", radix, 10_000.0, 300.0, 300),
+        tf.SwitchChoice("big", 2 * radix, 30_000.0, 700.0, 400),
+    )
+    floor = tf.Floor(16, 8, 0.6, 2.4, 2.0, 3.0, 1.1)
+    return dm.DragonflyProblem(
+        gpus, 1, 400, switches, media, floor, dm.Requirements(), energy_usd_per_w=5.0
+    )
+
+
+def test_a_dragonfly_after_the_deadline_prices_nothing() -> None:
+    each = solve_each_switch(problem(), Deadline(-1.0))
+    assert set(each) == {"small", "big"}
+    for sol in each.values():
+        assert sol.status is Status.TIME_LIMIT
+        assert sol.priced is None
+        assert sol.examined == 0
+
+
+@pytest.mark.parametrize("readings", [2, 6, 30])
+def test_a_dragonfly_stops_at_the_commands_deadline(readings: int) -> None:
+    """Its enumeration reads the deadline's clock, not a clock of its own: the fake clock's
+    deadline stops it whatever the real time says."""
+    whole = dm.solve(dm.build(problem()))
+    assert whole.status is Status.OPTIMAL
+    cut = dm.solve(dm.build(problem()), Deadline(float(readings), clock=Ticks(), pace=Ticks()))
+    assert cut.status in {Status.TIME_LIMIT, Status.FEASIBLE}
+    assert cut.examined < whole.examined
+    if cut.priced is not None:
+        assert cut.priced.objective_usd >= whole.priced.objective_usd  # type: ignore[union-attr]
+        assert cut.bound_usd is not None
+        assert cut.bound_usd <= whole.priced.objective_usd  # type: ignore[union-attr]
+
+
+@pytest.mark.slow
+def test_the_search_reports_the_dragonfly_and_keeps_to_the_commands_deadline() -> None:
+    inst = api.load_instance(INSTANCES / "dragonfly-16k.toml")
+    catalog = load_catalog(inst.search.catalog)
+    load_solvers("search")
+    seen: list[tuple[int, int, str]] = []
+    result = search(
+        inst,
+        catalog,
+        instance_families(inst),
+        time_limit_s=600.0,
+        progress=lambda done, total, label: seen.append((done, total, label)),
+        deadline=Deadline(-1.0),
+    )
+    assert result.design is None
+    assert result.status is Status.TIME_LIMIT
+    assert seen
+    assert seen[0][2].startswith("dragonfly: ")
+    assert [d for d, _, _ in seen] == list(range(1, len(seen) + 1))
+    assert {t for _, t, _ in seen} == {len(seen)}
