@@ -15,7 +15,7 @@ import polars as pl
 
 from models.status import Status
 from planner.checks import check_instance, check_run
-from planner.deadline import Deadline, cut_note
+from planner.deadline import NO_DEADLINE, Deadline, cut_note
 from planner.design import Design
 from planner.errors import InputError
 from planner.families import (
@@ -137,7 +137,7 @@ def plan(
     if failures_priced(inst):
         result = _plan_options(inst, run)
     else:
-        result = with_reliability(_plan_core(inst, run), catalog)
+        result = with_reliability(_plan_core(inst, run), catalog, run.deadline)
     if cut is not None and result.design is not None:
         design = replace(result.design, notes=(*result.design.notes, cut_note(cut)))
         result = replace(result, design=design)
@@ -168,9 +168,16 @@ def failures_priced(inst: Instance) -> bool:
     return priced or inst.constraints.max_interruptions_per_day is not None
 
 
-def with_reliability(result: PlanResult, catalog: Catalog) -> PlanResult:
-    """The result with its design's reliability assessed, when the instance asks for it."""
+def with_reliability(
+    result: PlanResult, catalog: Catalog, deadline: Deadline = NO_DEADLINE
+) -> PlanResult:
+    """The result with its design's reliability assessed, when the instance asks for it.
+
+    Its Monte Carlo stops at ``deadline`` (the command's); a NIC or link loss slows only the
+    step's scale-out exposed communication (``scale_out_idle_fraction``).
+    """
     from planner.reliability import assess
+    from planner.reliability.goodput import scale_out_idle_fraction
     from planner.report_tables import workload_step
 
     inst = result.instance
@@ -179,8 +186,13 @@ def with_reliability(result: PlanResult, catalog: Catalog) -> PlanResult:
     rates = catalog.reliability or load_catalog().reliability
     assert rates is not None
     step = workload_step(inst, result.design, result.sim)
-    idle = None if step is None or step[1] is None else step[1].idle_fraction
-    return replace(result, reliability=assess(result.design, rates, inst.reliability, idle))
+    known = None if step is None or step[1] is None else (step[0], step[1])
+    idle = None if known is None else known[1].idle_fraction
+    out = None if known is None else scale_out_idle_fraction(*known)
+    a = assess(
+        result.design, rates, inst.reliability, idle, scale_out_idle_fraction=out, deadline=deadline
+    )
+    return replace(result, reliability=a)
 
 
 @dataclass(frozen=True)
@@ -219,7 +231,7 @@ def _plan_options(inst: Instance, run: _Run) -> PlanResult:
             time_limit_s=min(run.time_limit_s, share_s),
             deadline=run.deadline.sooner(share_s),
         )
-        found = with_reliability(_plan_core(sub, mine), catalog)
+        found = with_reliability(_plan_core(sub, mine), catalog, mine.deadline)
         d, a = found.design, found.reliability
         if d is None or a is None:
             why = found.explanation[0] if found.explanation else "the search found no design"

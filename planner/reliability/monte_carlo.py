@@ -21,11 +21,12 @@ they check: the closed form's E(τ) is Daly's expectation for the same process.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from planner.deadline import NO_DEADLINE, Deadline, DeadlineExpired, watch
 from planner.reliability.classes import ComponentClass
 from planner.reliability.goodput import SECONDS_PER_DAY, Goodput, class_speed
 from planner.schema.reliability import Reliability
@@ -34,6 +35,12 @@ from planner.schema.reliability import Reliability
 Z95 = 1.96
 #: Repair times before a trial from which its degrading failures are drawn (steady state).
 WARMUP_REPAIRS = 20.0
+#: Most interruptions drawn at once in a trial (bounds its memory; the deadline is read between).
+CHUNK_ARRIVALS = 1 << 16
+#: A chunk draws this many times the interruptions expected in what is left of the trial, plus
+#: ``CHUNK_SLACK``, so that one chunk nearly always reaches the end.
+CHUNK_MARGIN = 1.2
+CHUNK_SLACK = 16
 
 
 @dataclass(frozen=True)
@@ -41,6 +48,7 @@ class MonteCarlo:
     """The trials' means and 95 % half-widths."""
 
     trials: int
+    """Trials run (fewer than ``trials_requested`` when the time limit stopped them)."""
     days: float
     goodput_fraction: float
     goodput_ci95: float
@@ -52,12 +60,31 @@ class MonteCarlo:
     interruptions_ci95: float
     network_interruptions_per_day: float
     network_interruptions_ci95: float
+    trials_requested: int = 0
+    """Trials asked for (0: as many as ran)."""
+
+    @property
+    def trials_cut(self) -> int:
+        """Trials the time limit left out."""
+        return max(self.trials_requested - self.trials, 0)
 
 
 def _mean_ci(x: np.ndarray) -> tuple[float, float]:
     if len(x) < 2:
         return float(x.mean()), math.inf
     return float(x.mean()), float(Z95 * x.std(ddof=1) / math.sqrt(len(x)))
+
+
+def _stretch_work_s(available_s: np.ndarray, tau: float, period: float) -> np.ndarray:
+    """Committed work of stretches with ``available_s`` after their restart, each cut by a failure.
+
+    floor(a / (τ + δ)) τ: only finished checkpoints count. With τ = δ = 0 (a free checkpoint
+    taken continuously) all of it.
+    """
+    a = np.maximum(available_s, 0.0)
+    if period <= 0:
+        return a
+    return np.floor(a / period) * tau
 
 
 def _committed_work_s(
@@ -67,28 +94,41 @@ def _committed_work_s(
     tau: float,
     delta: float,
     r: float,
+    check: Callable[[], None] = lambda: None,
 ) -> tuple[float, int]:
-    """Committed work of one trial and the interruptions in it."""
-    t = 0.0
+    """Committed work of one trial and the interruptions in it.
+
+    The interruptions are drawn a chunk at a time (at most ``CHUNK_ARRIVALS``), ``check`` called
+    between chunks (a deadline's watch: it raises to stop the trial). Each stretch between two
+    interruptions restarts for R, then commits τ per τ + δ; the last stretch, cut by the end of
+    the trial, also counts its unfinished work (at most τ: the job goes on).
+    """
+    period = tau + delta
+    start = 0.0
     work = 0.0
     failures = 0
-    period = tau + delta
-    while t < horizon_s:
-        gap = rng.exponential(1.0 / rate_per_s) if rate_per_s > 0 else math.inf
-        end = min(t + gap, horizon_s)
-        if t + r >= end:  # the restart does not finish before the next failure (or the end)
-            if t + gap < horizon_s:
-                failures += 1
-            t = t + gap
-            continue
-        available = end - (t + r)
-        done = math.floor(available / period)
-        work += done * tau
-        if end >= horizon_s:  # the last, unfinished stretch counts: the job goes on
-            work += min(available - done * period, tau)
+    while True:
+        check()
+        if rate_per_s > 0:
+            expected = (horizon_s - start) * rate_per_s
+            n = int(min(max(expected * CHUNK_MARGIN + CHUNK_SLACK, CHUNK_SLACK), CHUNK_ARRIVALS))
+            arrivals = start + np.cumsum(rng.exponential(1.0 / rate_per_s, n))
         else:
-            failures += 1
-        t = t + gap
+            arrivals = np.empty(0)
+        inside = arrivals[arrivals < horizon_s]
+        if len(inside):
+            starts = np.concatenate(([start], inside[:-1]))
+            work += float(_stretch_work_s(inside - starts - r, tau, period).sum())
+            failures += len(inside)
+            start = float(inside[-1])
+        if len(inside) < len(arrivals) or rate_per_s <= 0:
+            break
+    available = horizon_s - start - r
+    if available > 0 and period <= 0:
+        work += available
+    elif available > 0:
+        count = math.floor(available / period)
+        work += count * tau + min(available - count * period, tau)
     return work, failures
 
 
@@ -118,10 +158,16 @@ def monte_carlo(
     closed: Goodput,
     *,
     trials: int | None = None,
+    deadline: Deadline = NO_DEADLINE,
 ) -> MonteCarlo | None:
-    """The trials of the module docstring (None when ``monte_carlo_trials`` is 0)."""
+    """The trials of the module docstring (None when ``monte_carlo_trials`` is 0).
+
+    ``deadline`` is the command's: no trial starts once it has passed, and a trial running when
+    it passes stops (its draws dropped); the trials finished are kept and ``trials`` says how
+    many (None when none finished: ``trials_requested`` is what the caller asked for).
+    """
     n = reliability.monte_carlo_trials if trials is None else trials
-    if n <= 0:
+    if n <= 0 or deadline.expired:
         return None
     rng = np.random.default_rng(reliability.seed)
     horizon = reliability.monte_carlo_days * SECONDS_PER_DAY
@@ -139,22 +185,42 @@ def monte_carlo(
     speed = np.empty(n)
     interruptions = np.empty(n)
     network = np.empty(n)
-    for k in range(n):
-        work, failures = _committed_work_s(
-            rng, horizon, rate, tau, reliability.checkpoint_write_s, reliability.restart_s
-        )
-        efficiency[k] = work / horizon
-        s = 1.0
-        for c in degrading:
-            p = _covered_share(rng, horizon, c.degradations_per_day, c.mttr_hours * 3600.0)
-            s *= 1.0 - p * (1.0 - class_speed(c.bandwidth_loss, closed.idle_fraction))
-        speed[k] = s
-        interruptions[k] = failures / reliability.monte_carlo_days
-        network[k] = rng.binomial(failures, network_share) / reliability.monte_carlo_days
+    clock = watch(deadline)
+    done = 0
+    try:
+        for k in range(n):
+            clock.check()
+            work, failures = _committed_work_s(
+                rng,
+                horizon,
+                rate,
+                tau,
+                reliability.checkpoint_write_s,
+                reliability.restart_s,
+                clock.check,
+            )
+            s = 1.0
+            for c in degrading:
+                clock.check()
+                p = _covered_share(rng, horizon, c.degradations_per_day, c.mttr_hours * 3600.0)
+                v = class_speed(c.bandwidth_loss, closed.class_idle_fraction(c.group))
+                s *= 1.0 - p * (1.0 - v)
+            efficiency[k] = work / horizon
+            speed[k] = s
+            interruptions[k] = failures / reliability.monte_carlo_days
+            network[k] = rng.binomial(failures, network_share) / reliability.monte_carlo_days
+            done = k + 1
+    except DeadlineExpired:
+        pass
+    if done == 0:
+        return None
+    efficiency, speed = efficiency[:done], speed[:done]
+    interruptions, network = interruptions[:done], network[:done]
     good = efficiency * speed
     g, g_ci = _mean_ci(good)
     e, e_ci = _mean_ci(efficiency)
     d, d_ci = _mean_ci(speed)
     i, i_ci = _mean_ci(interruptions)
     w, w_ci = _mean_ci(network)
-    return MonteCarlo(n, reliability.monte_carlo_days, g, g_ci, e, e_ci, d, d_ci, i, i_ci, w, w_ci)
+    days = reliability.monte_carlo_days
+    return MonteCarlo(done, days, g, g_ci, e, e_ci, d, d_ci, i, i_ci, w, w_ci, trials_requested=n)

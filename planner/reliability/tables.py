@@ -32,6 +32,11 @@ GOODPUT_SCHEMA: dict[str, Any] = {
 }
 
 
+def _finite(x: float | None) -> float | None:
+    """``x``, or None where it is not a finite number (M without failures, one trial's spread)."""
+    return x if x is not None and math.isfinite(x) else None
+
+
 def classes_table(a: Assessment) -> pl.DataFrame:
     """One row per component class (``planner.reliability.classes``)."""
     rows = [
@@ -59,9 +64,9 @@ def goodput_table(a: Assessment) -> pl.DataFrame:
     def row(figure: str, closed: float, sampled: float | None, ci: float | None) -> dict[str, Any]:
         return {
             "figure": figure,
-            "closed_form": None if math.isinf(closed) else closed,
-            "monte_carlo": sampled,
-            "monte_carlo_ci95": ci,
+            "closed_form": _finite(closed),
+            "monte_carlo": _finite(sampled),
+            "monte_carlo_ci95": _finite(ci),
         }
 
     rows = [

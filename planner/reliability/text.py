@@ -25,18 +25,19 @@ def failure_lines(a: Assessment) -> list[str]:
         else f"checkpoint every {g.checkpoint_interval_s / 60:,.1f} min"
     )
     mc = a.monte_carlo
+    spread = "" if mc is None or not math.isfinite(mc.goodput_ci95) else f" ± {mc.goodput_ci95:.2%}"
     sampled = (
         ""
         if mc is None
-        else f"; Monte Carlo {mc.goodput_fraction:.2%} ± {mc.goodput_ci95:.2%} over "
-        f"{mc.trials:,} trials of {mc.days:g} days"
+        else f"; Monte Carlo {mc.goodput_fraction:.2%}{spread} over "
+        f"{mc.trials:,} trial{'' if mc.trials == 1 else 's'} of {mc.days:g} days"
     )
     lines.append(
         f"goodput: {g.goodput_fraction:.2%} of GPU time trains ({interval}: "
         f"{g.checkpoint_efficiency:.2%} after restarts and checkpoints; degraded parts leave "
         f"{g.degraded_speed:.2%} of the speed){sampled}"
     )
-    return lines
+    return lines + list(a.notes)
 
 
 def options_lines(search: OptionSearch[Any]) -> list[str]:
