@@ -2,30 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from planner import api
-from planner.api import (
-    DEFAULT_TIME_LIMIT_S,
-    Instance,
-    Status,
-    bandwidth_loop_lines,
-    claimed,
-    cut_notes,
-    headline,
-    idle_pricing_lines,
-    json_text,
-    parse_formats,
-    prepare_outdir,
-    safe_name,
-    time_limit_advice,
-    write_reports,
-    write_table,
-)
 from planner.cli.options import (
     ALL_FORMATS,
     DEFAULT_REPORTS_DIR,
@@ -42,6 +25,10 @@ from planner.cli.options import (
     load_with_changes,
 )
 from planner.cli.typer_app import EXIT_FAILS, EXIT_FOUND, EXIT_NONE, ProgressLine, app, user_errors
+from planner.defaults import DEFAULT_TIME_LIMIT_S
+
+if TYPE_CHECKING:
+    from planner import api
 
 
 def run_plan(
@@ -59,16 +46,20 @@ def run_plan(
     formats: str = ALL_FORMATS,
 ) -> int:
     """Load, plan (or evaluate), write the reports and print the outcome; return the exit status."""
-    chosen = parse_formats(formats)
+    from planner import api
+
+    chosen = api.parse_formats(formats)
     inst = load_with_changes(instance, changes)
     # The solver libraries load (in api.plan / api.evaluate) only once the input is known to be good.
-    outdir = output if output is not None else DEFAULT_REPORTS_DIR / safe_name(inst.name)
+    outdir = output if output is not None else DEFAULT_REPORTS_DIR / api.safe_name(inst.name)
     # Claim (and lock) the folder before spending the time limit, not after.
-    with claimed(outdir, force=force, command="evaluate" if evaluate else "solve"):
+    with api.claimed(outdir, force=force, command="evaluate" if evaluate else "solve"):
         progress = None if quiet else ProgressLine()
         run = api.evaluate if evaluate else api.plan
-        # One end for the whole command; with --compare-optics the solve gets half of it.
-        deadline = api.Deadline.after(time_limit)
+        # One end for the whole command, from the process's start when the process is the
+        # command; the steps leave a share of it for writing the reports.
+        deadline = api.Deadline.for_command(time_limit, since_process_start=is_the_command())
+        steps = deadline.keep_for_reports()
         try:
             sim_progress = None if progress is None else progress.note
             result = run(
@@ -77,24 +68,32 @@ def run_plan(
                 progress=progress,
                 verify=verify and inst.verify.enabled,
                 sim_progress=sim_progress,
-                deadline=api.Deadline.after(time_limit / 2) if compare_optics else deadline,
+                # With --compare-optics the solve gets half of the steps' time.
+                deadline=steps.sooner(steps.remaining_s() / 2) if compare_optics else steps,
             )
             if compare_optics:
                 comparison = api.compare_optics(
-                    inst, time_limit_s=time_limit, progress=progress, deadline=deadline
+                    inst, time_limit_s=time_limit, progress=progress, deadline=steps
                 )
                 result = replace(result, optics_comparison=comparison.table)
+            pictures = deadline.pictures_fit()
+            if not pictures:
+                result = without_pictures(result)
+            if progress is not None:
+                progress(1, 1, f"writing the reports into {outdir}")
         finally:
             if progress is not None:
                 progress.close()
-        write_reports(result, outdir, force=force, formats=chosen)
+        api.write_reports(result, outdir, force=force, formats=chosen, pictures=pictures)
+        if not pictures and result.design is None and not quiet:
+            typer.echo(api.Deadline.cut_note(PICTURES_LEFT_OUT), err=True)
     summary = result.summary
     if as_json:
-        typer.echo(json_text(summary.row(0, named=True)))
+        typer.echo(api.json_text(summary.row(0, named=True)))
         if not quiet:
             typer.echo(f"reports: {outdir}", err=True)
     else:
-        for line in headline(summary):
+        for line in api.headline(summary):
             typer.echo(line)
         if result.reliability is not None:
             for line in api.failure_lines(result.reliability):
@@ -104,23 +103,23 @@ def run_plan(
                 typer.echo(line)
         typer.echo(f"reports: {outdir}")
     if result.bandwidth_loop is not None and not quiet:
-        for line in bandwidth_loop_lines(result.bandwidth_loop):
+        for line in api.bandwidth_loop_lines(result.bandwidth_loop):
             typer.echo(f"bandwidth loop: {line}", err=True)
     if result.idle_pricing is not None and not quiet:
-        for line in idle_pricing_lines(result.idle_pricing):
+        for line in api.idle_pricing_lines(result.idle_pricing):
             typer.echo(f"idle GPUs priced: {line}", err=True)
     if result.reliability_options is not None and not quiet:
         for line in api.options_lines(result.reliability_options):
             typer.echo(f"failures priced: {line}", err=True)
     if result.found:
         assert result.design is not None
-        for note in cut_notes(result.design.notes):
+        for note in api.cut_notes(result.design.notes):
             typer.echo(note, err=True)
         if result.sim is not None:
             for note in result.sim.notes:
                 typer.echo(f"verification: {note}", err=True)
         if result.sim is not None and result.sim.cut:
-            advice = time_limit_advice(result.sim, workload=inst.workload is not None)
+            advice = api.time_limit_advice(result.sim, workload=inst.workload is not None)
             typer.echo(f"verification: {result.sim.verdict}: {advice}", err=True)
         if result.sim is not None:
             for step in result.sim.over_memory:
@@ -133,13 +132,40 @@ def run_plan(
         return EXIT_FOUND
     title = (
         "no design meets the constraints:"
-        if result.status is Status.INFEASIBLE
+        if result.status is api.Status.INFEASIBLE
         else f"no design found ({result.status.value}):"
     )
     typer.echo(title, err=True)
     for line in result.explanation:
         typer.echo(f"  - {line}", err=True)
     return EXIT_NONE
+
+
+#: What a report whose pictures the time limit left out says (report.md and stderr).
+PICTURES_LEFT_OUT = (
+    "the pictures (fig_*.png, fig_*.svg) were left out: too little of the time limit was left "
+    "to draw them after the steps before the writing; the tables, report.md and report.html "
+    "are whole (raise --time-limit to have them)"
+)
+
+
+def is_the_command() -> bool:
+    """Whether this process is the ``fabric-planner`` command.
+
+    Its time limit then counts from the process's start; a call from Python, or a test that
+    runs the app in its own process, counts from the call.
+    """
+    return Path(sys.argv[0]).name == "fabric-planner"
+
+
+def without_pictures(result: api.PlanResult) -> api.PlanResult:
+    """The result with a note that its pictures were left out (report.md lists it)."""
+    from planner import api
+
+    if result.design is None:
+        return result
+    note = api.Deadline.cut_note(PICTURES_LEFT_OUT)
+    return replace(result, design=replace(result.design, notes=(*result.design.notes, note)))
 
 
 def optics_lines(table: Any) -> list[str]:
@@ -201,11 +227,13 @@ def solve(
 
 def open_outdir(
     instance: Path, changes: list[str] | None, output: Path | None, force: bool
-) -> tuple[Instance, Path]:
+) -> tuple[api.Instance, Path]:
     """Load the instance and check its report folder before any time is spent."""
+    from planner import api
+
     inst = load_with_changes(instance, changes)
-    outdir = output if output is not None else DEFAULT_REPORTS_DIR / safe_name(inst.name)
-    prepare_outdir(outdir, force=force)
+    outdir = output if output is not None else DEFAULT_REPORTS_DIR / api.safe_name(inst.name)
+    api.prepare_outdir(outdir, force=force)
     return inst, outdir
 
 
@@ -219,12 +247,16 @@ def torus(
     time_limit: TimeLimitOpt = DEFAULT_TIME_LIMIT_S,
 ) -> None:
     """Size a TPU-style torus pod ([torus]): cubes, spares, OCS devices, slices and circuits."""
+    from planner import api
+
     with user_errors():
-        chosen = parse_formats(formats)
+        chosen = api.parse_formats(formats)
         inst, outdir = open_outdir(instance, set_, output, force)
-        with claimed(outdir, force=force, command="torus"):
+        with api.claimed(outdir, force=force, command="torus"):
             result = api.plan_torus(inst, time_limit_s=time_limit)
-            write_table(dict(result.tables), outdir, force=force, command="torus", formats=chosen)
+            api.write_table(
+                dict(result.tables), outdir, force=force, command="torus", formats=chosen
+            )
         pod = result.pod.row(0, named=True)
         typer.echo(f"status: {pod['status']}")
         if pod["spares"] is None:
@@ -268,11 +300,13 @@ def compare_fabrics(
     formats: FormatsOpt = ALL_FORMATS,
 ) -> None:
     """Electrical Clos vs OCS direct-connect: price both, simulate both, write fabric_comparison."""
+    from planner import api
+
     with user_errors():
-        chosen = parse_formats(formats)
+        chosen = api.parse_formats(formats)
         inst, outdir = open_outdir(instance, set_, output, force)
         progress = None if quiet else ProgressLine()
-        with claimed(outdir, force=force, command="compare-fabrics"):
+        with api.claimed(outdir, force=force, command="compare-fabrics"):
             try:
                 result = api.compare_fabrics(
                     inst,
@@ -283,7 +317,7 @@ def compare_fabrics(
             finally:
                 if progress is not None:
                     progress.close()
-            write_table(
+            api.write_table(
                 result.table,
                 outdir,
                 "fabric_comparison",
@@ -308,10 +342,10 @@ def compare_fabrics(
             )
         typer.echo(f"reports: {outdir}")
         for name, fabric in result.results.items():
-            for note in [] if fabric.design is None else cut_notes(fabric.design.notes):
+            for note in [] if fabric.design is None else api.cut_notes(fabric.design.notes):
                 typer.echo(f"{name}: {note}", err=True)
             if fabric.sim is not None and fabric.sim.cut:
-                advice = time_limit_advice(fabric.sim)
+                advice = api.time_limit_advice(fabric.sim)
                 typer.echo(f"verification: {fabric.sim.verdict}: {name}: {advice}", err=True)
         found = result.table["capex_usd"].is_not_null().any()
         if not found:
