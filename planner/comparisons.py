@@ -15,6 +15,7 @@ from planner.families import (
     fabric_of,
     family_of,
 )
+from planner.families.ocs_direct.family import ONE_BLOCK, OneBlock
 from planner.plan_result import PlanResult
 from planner.planning import catalog_for, plan, verify_demand, verify_for
 from planner.schema.catalog import Catalog
@@ -114,7 +115,9 @@ def compare_fabrics(
     an equal part of what is left when they start (at least ``planner.deadline.MIN_STEP_S``),
     and the simulations start only while time is left: a fabric none of whose traffic was
     simulated has one row without traffic or fraction, and each result's ``sim.cut`` lists what
-    was left out.
+    was left out. A direct-connect design of one aggregation block has nothing for its OCS
+    layer to join: its fabric has one row whose status says so (``ONE_BLOCK``), and the
+    electrical Clos is compared alone.
     """
     deadline = Deadline.after(time_limit_s)
     catalog = catalog or catalog_for(inst)
@@ -127,18 +130,23 @@ def compare_fabrics(
         OCS_DIRECT: inst.with_families([OCS_DIRECT], ocs_demand="uniform"),
     }
     results: dict[str, PlanResult] = {}
+    # Fabrics that cannot be compared, and why (a direct-connect design of one block).
+    refused: dict[str, str] = {}
     # Heavy steps left: the two searches and the engineering of the circuits.
     for done, (name, variant) in enumerate(fabrics.items()):
-        results[name] = plan(
-            variant,
-            catalog=catalog,
-            time_limit_s=deadline.step_s() / (3 - done),
-            progress=progress,
-            alternatives=False,
-            verify=False,
-        )
-    base = results[OCS_DIRECT]
-    if base.design is not None:
+        try:
+            results[name] = plan(
+                variant,
+                catalog=catalog,
+                time_limit_s=deadline.step_s() / (3 - done),
+                progress=progress,
+                alternatives=False,
+                verify=False,
+            )
+        except OneBlock:
+            refused[name] = ONE_BLOCK
+    base = results.get(OCS_DIRECT)
+    if base is not None and base.design is not None:
         demand = verify_demand(base.design, inst.verify)
         step = deadline.for_step()
         engineered = ocs.engineer(base.design, demand, deadline=step)
@@ -195,4 +203,6 @@ def compare_fabrics(
                     "fraction_of_ideal": r["fraction_of_ideal"],
                 }
             )
+    for name, why in refused.items():
+        rows.append(dict.fromkeys(FABRIC_COMPARISON_SCHEMA) | {"fabric": name, "status": why})
     return FabricComparison(pl.DataFrame(rows, schema=FABRIC_COMPARISON_SCHEMA), results)

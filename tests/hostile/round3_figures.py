@@ -46,9 +46,47 @@ REFUSED: list[tuple[str, dict[str, str | None], tuple[str, ...]]] = [
 ]
 
 
+#: OCS direct-connect of one aggregation block (every GPU in one pod): nothing to join.
+ONE_BLOCK = b"""name = "ocs-one-block"
+[cluster]
+gpus = 256
+gpus_per_node = 8
+nic_gbps = 400
+nic_ports = [1]
+[search]
+families = ["ocs_direct"]
+pin = { pods = 1 }
+"""
+
+
+def one_block_cases() -> list[Case]:
+    """compare-fabrics compares the Clos alone; solve refuses naming the pods (both planned)."""
+    files: dict[str, Content] = {"instance.toml": ONE_BLOCK}
+    return [
+        Case(
+            "compare-fabrics/round3/ocs-one-block",
+            "compare-fabrics",
+            "round3: one block",
+            _instance_args("compare-fabrics"),
+            files,
+            exit=frozenset({0}),
+            slow=True,
+        ),
+        Case(
+            "solve/round3/ocs-one-block",
+            "solve",
+            "round3: one block",
+            _instance_args("solve"),
+            files,
+            words=("search.pin.pods", "one aggregation block"),
+            slow=True,
+        ),
+    ]
+
+
 def cases() -> list[Case]:
     """This category's cases (``tests.hostile.generator.cases`` adds them)."""
-    out: list[Case] = []
+    out: list[Case] = one_block_cases()
     for name, changes, words in REFUSED:
         for command in ("solve", "simulate"):
             files: dict[str, Content] = {"instance.toml": workload_text(changes)}

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from planner.errors import InputError
 from planner.families.base import FamilyBase, simulated_verify
 
 if TYPE_CHECKING:
@@ -29,6 +30,36 @@ if TYPE_CHECKING:
 OCS_DIRECT = "ocs_direct"
 #: Tiers of a direct-connect structure: leaf, spine and the OCS layer.
 TIERS = 3
+#: Fewest aggregation blocks an OCS layer joins (a circuit runs between two blocks).
+MIN_BLOCKS = 2
+#: What a comparison says of a direct-connect fabric of one block (``planner.comparisons``).
+ONE_BLOCK = "one aggregation block: nothing for an OCS layer to join"
+
+
+class OneBlock(InputError):
+    """A direct-connect design of one aggregation block: there is nothing for its OCS to join."""
+
+
+def check_blocks(design: Design, inst: Instance) -> None:
+    """Refuse a direct-connect design of fewer than ``MIN_BLOCKS`` blocks (pods).
+
+    Raises
+    ------
+    OneBlock
+        Naming ``search.pin.pods`` when the instance pins one pod, else the cluster's GPUs.
+    """
+    if design.pods >= MIN_BLOCKS:
+        return
+    why = (
+        "search.pin.pods = 1 puts"
+        if inst.search.pin.pods is not None
+        else f"cluster.gpus ({design.gpus:,}) fit in one block, so the sizing puts"
+    )
+    raise OneBlock(
+        f"search.families: OCS direct-connect ({OCS_DIRECT}) has {ONE_BLOCK}: {why} every GPU "
+        f"in one aggregation block (pod), and a circuit joins two blocks; plan the cluster as a "
+        'Clos (search.families = ["clos"]), or pin at least 2 pods (search.pin.pods)'
+    )
 
 
 @dataclass(frozen=True)
@@ -117,6 +148,8 @@ class OcsDirect(FamilyBase):
     ) -> Design:
         """Engineer the circuits (uniform or the [verify] demand) and assign them to devices.
 
+        A design of one block is refused (:func:`check_blocks`): its OCS layer joins nothing.
+
         The circuits must exist, so they get what is left of ``deadline`` but at least
         ``planner.deadline.MIN_STEP_S``; what that cuts (the engineering for the demand, the
         generic placement) falls back to the uniform mesh placed whole, noted in the design.
@@ -125,6 +158,7 @@ class OcsDirect(FamilyBase):
 
         from planner.families.ocs_direct import circuits as ocs
 
+        check_blocks(design, inst)
         uniform = inst.search.ocs_demand == "uniform"
         demand = None if uniform else demand_of(design, simulated_verify(inst, design))
         step = deadline.for_step()
