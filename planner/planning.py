@@ -15,7 +15,7 @@ import polars as pl
 
 from models.status import Status
 from planner.checks import check_instance, check_run
-from planner.deadline import NO_DEADLINE, Deadline, cut_note
+from planner.deadline import MIN_STEP_S, NO_DEADLINE, Deadline, cut_note
 from planner.design import Design
 from planner.errors import InputError
 from planner.families import (
@@ -323,15 +323,18 @@ def _search(
         inst,
         catalog,
         instance_families(inst),
-        time_limit_s=time_limit_s,
+        time_limit_s=min(time_limit_s, deadline.step_s()),
         progress=progress,
         alternatives=alternatives,
-        # The command's clock, at least MIN_STEP_S: a search must run for a result to exist.
-        deadline=deadline.for_step(),
+        # The command's deadline; when less than MIN_STEP_S is left, MIN_STEP_S from now (a
+        # search must run for a result to exist; time_limit_s holds that floor).
+        deadline=deadline if deadline.remaining_s() >= MIN_STEP_S else None,
     )
     reconfiguration = None
     if result.design is not None:
         family = family_of(result.design.family)
+        if progress is not None:
+            progress(1, 1, f"{family.name}: the chosen design's post-solve steps and tables")
         design = family.after_solve(result.design, inst, deadline, verify_demand)
         tables = family.search_tables(design, deadline)
         left_out = tuple(

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from planner.deadline import NO_DEADLINE, Deadline, DeadlineExpired, suggest_time_limit_s
+from planner.deadline import NO_DEADLINE, Deadline, DeadlineExpired
 from planner.design import Design
 from planner.schema.verify import TrafficSpec, Verify
 from planner.sim import traffic as tr
@@ -307,7 +307,7 @@ def simulate(
     )
     wall_s = time.perf_counter() - start
     step_s = np.diff(np.append(began, trials_began)).tolist() + trial_s
-    hint_s = suggest_time_limit_s(deadline.elapsed_s(), step_s, steps_cut)
+    hint_s = deadline.suggest_time_limit(step_s, steps_cut)
     if (cut_steps or over_memory) and verdict != "fails":
         verdict = INCOMPLETE
         reasons = ()
