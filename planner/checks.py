@@ -5,6 +5,7 @@ from __future__ import annotations
 from planner.errors import InputError
 from planner.schema.catalog import Catalog
 from planner.schema.instance import Instance
+from planner.schema.workload import Workload
 
 
 def _known(kind: str, name: str, known: list[str], field: str) -> InputError:
@@ -97,9 +98,9 @@ def check_pins(inst: Instance) -> None:
 
 
 def check_workload(inst: Instance) -> None:
-    """The workload's parallel degrees occupy exactly the cluster's GPUs.
+    """The workload's parallel degrees occupy exactly the cluster's GPUs, and can be placed.
 
-    tensor x pipeline x data = cluster.gpus
+    tensor x pipeline x data = cluster.gpus, and :func:`check_workload_placement`.
     """
     work = inst.workload
     if work is None:
@@ -111,6 +112,55 @@ def check_workload(inst: Instance) -> None:
             f"{par.data} = {par.gpus:,} GPUs, but cluster.gpus is {inst.cluster.gpus:,}: the "
             "parallel degrees must multiply to the cluster's GPUs"
         )
+    c = inst.cluster
+    check_workload_placement(
+        work, gpus=c.gpus, gpus_per_node=c.gpus_per_node, domain_gpus=c.scale_up.gpus
+    )
+
+
+#: The parallel degree each collective's groups come from, by the collective's name prefix.
+DEGREE_OF_PREFIX: tuple[tuple[str, str], ...] = (
+    ("edp_", "expert"),
+    ("dp_", "data"),
+    ("tp_", "tensor"),
+    ("pp_", "pipeline"),
+    ("ep_", "expert"),
+)
+
+
+def check_workload_placement(
+    w: Workload, *, gpus: int, gpus_per_node: int, domain_gpus: int
+) -> None:
+    """Every collective of the workload's iteration can be placed on the machine.
+
+    The groups are placed as the simulator places them (``planner.sim.traffic_kinds``): pipeline
+    stages are whole blocks of nodes, tensor-parallel groups lie inside one scale-up domain,
+    same-rail groups take one GPU from each of whole domains. A collective that does not fit
+    is refused naming the parallel degree it comes from (``workload.parallelism.<degree>``),
+    before any solve, instead of a simulator error.
+    """
+    from planner.sim.gpu_groups import pipeline_pairs
+    from planner.sim.traffic_kinds import ClusterShape, placed_groups
+    from planner.workload.step import workload_traffic
+
+    at = ClusterShape(gpus, gpus_per_node, domain_gpus, seed=0)
+    par = w.parallelism
+    for collective, spec in workload_traffic(w, domain_gpus):
+        try:
+            if spec.kind == "point_to_point":
+                pipeline_pairs(gpus, gpus_per_node, spec.pipeline_stages)
+            else:
+                placed_groups(spec, at)
+        except ValueError as exc:
+            degree = next(d for p, d in DEGREE_OF_PREFIX if collective.name.startswith(p))
+            raise InputError(
+                f"workload.parallelism.{degree}: {collective.name} cannot be placed with "
+                f"{degree} ({getattr(par, degree)}) on {gpus:,} GPUs ({gpus // gpus_per_node:,} "
+                f"nodes of {gpus_per_node}, scale-up domains of {domain_gpus}): {exc}; choose "
+                "parallel degrees that divide "
+                "the machine (pipeline stages are whole blocks of nodes, a tensor-parallel group "
+                "lies in one scale-up domain)"
+            ) from None
 
 
 def check_idle_pricing(inst: Instance) -> None:
