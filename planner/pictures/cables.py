@@ -18,6 +18,8 @@ from planner.pictures.common import COLOURS, new_figure, png_svg, style, thousan
 from planner.report_text import column_label, count_text
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
     from planner.design import Design, LinkClass, LinkGroup
     from planner.layout import FloatArray
 
@@ -94,26 +96,35 @@ def sentences(design: Design) -> list[str]:
 
 
 def figure(design: Design) -> tuple[bytes, bytes] | None:
-    """One histogram panel per link class; None without a class of several lengths.
+    """One histogram panel per link class as PNG and SVG bytes (:func:`draw`); None without one.
 
     A class whose links all fall in one bin is said in a sentence instead (``sentences``).
+    """
+    with style():
+        fig = draw(design)
+        return None if fig is None else png_svg(fig)
+
+
+def draw(design: Design) -> Figure | None:
+    """One histogram panel per link class; None without a class of several lengths.
+
+    Call it inside :func:`planner.pictures.common.style`.
     """
     classes = [c for c in design.link_classes if _lengths_known(c) and not _one_bar(c)]
     if not classes:
         return None
-    with style():
-        fig = new_figure(0.6 + 2.3 * len(classes))
-        axes = fig.subplots(len(classes), 1, squeeze=False)[:, 0]
-        for ax, c in zip(axes, classes, strict=True):
-            _panel(ax, c.groups, f"{c.lower_role}-{c.upper_role}", design.planes)
-        axes[-1].set_xlabel(column_label("cable_length_m"))
-        fig.suptitle(
-            "Cable lengths from the floor plan: links per length, all planes",
-            x=0.01,
-            ha="left",
-            fontweight="bold",
-        )
-        return png_svg(fig)
+    fig = new_figure(0.6 + 2.3 * len(classes))
+    axes = fig.subplots(len(classes), 1, squeeze=False)[:, 0]
+    for ax, c in zip(axes, classes, strict=True):
+        _panel(ax, c.groups, f"{c.lower_role}-{c.upper_role}", design.planes)
+    axes[-1].set_xlabel(column_label("cable_length_m"))
+    fig.suptitle(
+        "Cable lengths from the floor plan: links per length, all planes",
+        x=0.01,
+        ha="left",
+        fontweight="bold",
+    )
+    return fig
 
 
 def _panel(ax: object, groups: tuple[LinkGroup, ...], tier: str, planes: int) -> None:
@@ -154,8 +165,9 @@ def _panel(ax: object, groups: tuple[LinkGroup, ...], tier: str, planes: int) ->
     top = float(bottom.max()) * 1.35
     ax.set_ylim(0, top)
     for reach_m, medium, colour in reaches:
-        ax.axvline(reach_m, color=colour, ls="--", lw=1.0)
-        ax.text(reach_m, top * 0.97, f" {medium} reach {reach_m:g} m", fontsize=7, va="top")
+        # The reach is named in the legend, beside the medium's bars: a text on the panel
+        # would lie on the legend (or the bars) wherever the reach falls.
+        ax.axvline(reach_m, color=colour, ls="--", lw=1.0, label=f"{medium} reach {reach_m:g} m")
     pad = max(width, (high - low) * 0.03, 0.5)
     ax.set_xlim(left[0] - pad, left[-1] + width + pad)
     ax.set_ylabel("links")

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.axis import Axis
     from matplotlib.figure import Figure
 
 #: Resolution of the PNG files, dots per inch.
@@ -120,3 +121,28 @@ def usd_tick(value: float) -> str:
     if size >= 1e3:
         return f"${value / 1e3:,.3g}k"
     return f"${value:,.0f}"
+
+
+def plain_ticks(axis: Axis) -> None:
+    """Tick labels as plain numbers with thousands separators, as many decimals as they need.
+
+    matplotlib's own ``ScalarFormatter`` writes the labels, with the decimals neighbouring ticks
+    need to differ (0.9996, 0.9998, 1.0000), kept from an offset (``+1e6``) and from scientific
+    notation; its figures are then grouped by thousands (``1,250,000``).
+    """
+    import re
+
+    from matplotlib.ticker import ScalarFormatter
+
+    def grouped(text: str) -> str:
+        return re.sub(r"\d+", lambda m: f"{int(m.group()):,}", text, count=1)
+
+    class Grouped(ScalarFormatter):
+        def __init__(self) -> None:
+            super().__init__(useOffset=False, useMathText=False)
+            self.set_scientific(False)
+
+        def __call__(self, x: float, pos: int | None = None) -> str:
+            return grouped(super().__call__(x, pos))
+
+    axis.set_major_formatter(Grouped())

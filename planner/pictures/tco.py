@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import polars as pl
 
 from planner.pictures.common import COLOURS, new_figure, png_svg, style, thousands_axis, usd
 from planner.report_text import column_label
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 #: Most alternatives drawn (the cheapest); the table keeps every one.
 MAX_BARS = 25
@@ -18,38 +23,50 @@ def _bars(
     energy: list[float],
     best: list[bool],
     note: str,
-) -> tuple[bytes, bytes]:
-    with style():
-        fig = new_figure(1.3 + 0.3 * len(labels))
-        ax = fig.add_subplot()
-        ax.barh(labels, capex, color=COLOURS["capex"], label="capex")
-        ax.barh(labels, energy, left=capex, color=COLOURS["energy"], label="lifetime energy")
-        ax.invert_yaxis()
-        ax.grid(axis="y", visible=False)
-        ax.set_title(title, loc="left")
-        ax.set_xlabel(column_label("tco_usd") + (f"; {note}" if note else ""))
-        thousands_axis(ax, "x", money=True)
-        top = max(c + e for c, e in zip(capex, energy, strict=True))
-        ax.set_xlim(0, top * 1.3)
-        for k, (c, e, b) in enumerate(zip(capex, energy, best, strict=True)):
-            ax.text(
-                c + e,
-                k,
-                f" {usd(c + e)}" + ("  ★ chosen" if b else ""),
-                va="center",
-                fontsize=8,
-                color=COLOURS["winner"] if b else "black",
-                weight="bold" if b else "normal",
-            )
-        fig.legend(loc="outside upper right", fontsize=8, ncols=2)
-        return png_svg(fig)
+) -> Figure:
+    """Horizontal bars of capex plus lifetime energy, the chosen one marked (inside ``style``)."""
+    fig = new_figure(1.3 + 0.3 * len(labels))
+    ax = fig.add_subplot()
+    ax.barh(labels, capex, color=COLOURS["capex"], label="capex")
+    ax.barh(labels, energy, left=capex, color=COLOURS["energy"], label="lifetime energy")
+    ax.invert_yaxis()
+    ax.grid(axis="y", visible=False)
+    # The figure's title, not the axes': it starts at the figure's left edge, whatever width
+    # the bar labels take, and constrained layout keeps it inside the figure.
+    fig.suptitle(title, x=0.01, ha="left", fontweight="bold", fontsize="large")
+    ax.set_xlabel(column_label("tco_usd") + (f"; {note}" if note else ""))
+    thousands_axis(ax, "x", money=True)
+    top = max(c + e for c, e in zip(capex, energy, strict=True))
+    ax.set_xlim(0, top * 1.3)
+    for k, (c, e, b) in enumerate(zip(capex, energy, best, strict=True)):
+        ax.text(
+            c + e,
+            k,
+            f" {usd(c + e)}" + ("  ★ chosen" if b else ""),
+            va="center",
+            fontsize=8,
+            color=COLOURS["winner"] if b else "black",
+            weight="bold" if b else "normal",
+        )
+    fig.legend(loc="outside upper right", fontsize=8, ncols=2)
+    return fig
 
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
+def _drawn(fig: Figure | None) -> tuple[bytes, bytes] | None:
+    return None if fig is None else png_svg(fig)
+
+
 def alternatives_figure(alternatives: pl.DataFrame) -> tuple[bytes, bytes] | None:
+    """The priced alternatives as PNG and SVG bytes (:func:`alternatives_draw`), or None."""
+    with style():
+        return _drawn(alternatives_draw(alternatives))
+
+
+def alternatives_draw(alternatives: pl.DataFrame) -> Figure | None:
     """The priced alternatives, cheapest first; None when fewer than two were priced."""
     if "tco_usd" not in alternatives.columns:
         return None
@@ -75,6 +92,12 @@ def alternatives_figure(alternatives: pl.DataFrame) -> tuple[bytes, bytes] | Non
 
 
 def optics_figure(optics: pl.DataFrame | None) -> tuple[bytes, bytes] | None:
+    """The optics comparison as PNG and SVG bytes (:func:`optics_draw`), or None."""
+    with style():
+        return _drawn(optics_draw(optics))
+
+
+def optics_draw(optics: pl.DataFrame | None) -> Figure | None:
     """The optics comparison's scenarios; None without the table or a priced scenario."""
     if optics is None or not {"scenario", "capex_usd", "energy_usd"} <= set(optics.columns):
         return None

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
     from planner.design import Design, LinkClass
 
@@ -167,61 +168,76 @@ def _scale_up_box(ax: Axes, d: Design) -> None:
 
 
 def figure(d: Design, family_notes: Sequence[str] = ()) -> tuple[bytes, bytes]:
-    """The diagram of a design as PNG and SVG bytes.
+    """The diagram of a design as PNG and SVG bytes (:func:`draw`, in the house style)."""
+    with style():
+        return png_svg(draw(d, family_notes))
+
+
+def draw(d: Design, family_notes: Sequence[str] = ()) -> Figure:
+    """The diagram of a design (call it inside :func:`planner.pictures.common.style`).
 
     ``family_notes`` are what the design's family says its tables add (rails and units, torus
     dimensions, OCS circuits: ``Family.picture_notes``), shown under the title.
     """
     stack = layers(d)
     index = {layer.role: i for i, layer in enumerate(stack)}
-    with style():
-        fig = new_figure(0.9 + LAYER_IN * len(stack))
-        ax = fig.add_subplot()
-        ax.set_axis_off()
-        ax.set_xlim(0, 1)
-        ax.set_ylim(-0.5, len(stack) - 0.5)
-        note = family_note(d, family_notes)
-        title = (
-            f"Topology: {d.family}, {count_text(d.gpus, 'GPU')}, {count_text(d.planes, 'plane')}"
-            f" × {count_text(d.num_tiers, 'tier')}"
+    fig = new_figure(0.9 + LAYER_IN * len(stack))
+    ax = fig.add_subplot()
+    ax.set_axis_off()
+    ax.set_xlim(0, 1)
+    ax.set_ylim(-0.5, len(stack) - 0.5)
+    note = family_note(d, family_notes)
+    title = (
+        f"Topology: {d.family}, {count_text(d.gpus, 'GPU')}, {count_text(d.planes, 'plane')}"
+        f" × {count_text(d.num_tiers, 'tier')}"
+    )
+    ax.set_title(title, loc="left", pad=18 if note else 6)
+    if note:
+        ax.text(0, 1.0, note, transform=ax.transAxes, fontsize=9, color=COLOURS["muted"])
+    for i, layer in enumerate(stack):
+        _box(ax, i, layer, d.planes)
+    if d.scale_up.gpus > 1:
+        _scale_up_box(ax, d)
+    # One label per bundle: classes between the same two layers (a dragonfly's local and
+    # global links, both inside its one tier) share a line or a loop and one label, a line per
+    # medium, so no label is ever drawn over another.
+    bundles: dict[tuple[int, int], list[str]] = {}
+    for c in d.link_classes:
+        lo, hi = index.get(c.lower_role), index.get(c.upper_role)
+        label = bundle_label(c, d.planes)
+        if lo is not None and hi is not None and label:
+            bundles.setdefault((lo, hi), []).append(label)
+    for (lo, hi), labels in bundles.items():
+        _bundle(ax, lo, hi, "\n".join(labels))
+    return fig
+
+
+def _bundle(ax: Axes, lo: int, hi: int, label: str) -> None:
+    """The links between two layers (a line) or inside one (a loop), with their label."""
+    if lo == hi:
+        # Links inside one tier (a torus's rings, a dragonfly's groups): a loop on the box's right.
+        x = BOX_X + BOX_W
+        ax.annotate(
+            "",
+            xy=(x, lo - 0.12),
+            xytext=(x, lo + 0.12),
+            arrowprops={
+                "arrowstyle": "-",
+                "connectionstyle": "arc3,rad=-1.6",
+                "lw": 2.5,
+                "color": COLOURS["optics"],
+            },
+            zorder=2,
         )
-        ax.set_title(title, loc="left", pad=18 if note else 6)
-        if note:
-            ax.text(0, 1.0, note, transform=ax.transAxes, fontsize=9, color=COLOURS["muted"])
-        for i, layer in enumerate(stack):
-            _box(ax, i, layer, d.planes)
-        if d.scale_up.gpus > 1:
-            _scale_up_box(ax, d)
-        cx = BOX_X + BOX_W / 2
-        for c in d.link_classes:
-            lo, hi = index.get(c.lower_role), index.get(c.upper_role)
-            label = bundle_label(c, d.planes)
-            if lo is None or hi is None or not label:
-                continue
-            if lo == hi:
-                # Links inside one tier (a torus's rings): a loop on the box's right side.
-                x = BOX_X + BOX_W
-                ax.annotate(
-                    "",
-                    xy=(x, lo - 0.12),
-                    xytext=(x, lo + 0.12),
-                    arrowprops={
-                        "arrowstyle": "-",
-                        "connectionstyle": "arc3,rad=-1.6",
-                        "lw": 2.5,
-                        "color": COLOURS["optics"],
-                    },
-                    zorder=2,
-                )
-                ax.text(x + 0.05, lo, label, va="center", fontsize=8, zorder=4)
-                continue
-            ax.plot(
-                [cx, cx],
-                [lo + BOX_H / 2, hi - BOX_H / 2],
-                color=COLOURS["optics"],
-                lw=4,
-                solid_capstyle="butt",
-                zorder=2,
-            )
-            ax.text(cx + 0.02, (lo + hi) / 2, label, va="center", fontsize=8, zorder=4)
-        return png_svg(fig)
+        ax.text(x + 0.05, lo, label, va="center", fontsize=8, zorder=4)
+        return
+    cx = BOX_X + BOX_W / 2
+    ax.plot(
+        [cx, cx],
+        [lo + BOX_H / 2, hi - BOX_H / 2],
+        color=COLOURS["optics"],
+        lw=4,
+        solid_capstyle="butt",
+        zorder=2,
+    )
+    ax.text(cx + 0.02, (lo + hi) / 2, label, va="center", fontsize=8, zorder=4)

@@ -65,12 +65,13 @@ def _figure(size_in: tuple[float, float] = FIGSIZE_IN) -> Figure:
 
 
 def _thousands(axis: Any) -> None:
-    """Tick labels as plain numbers with thousands separators (no ``1e6`` offset)."""
-    from matplotlib.ticker import FuncFormatter
+    """Tick labels as plain numbers, thousands separated, as precise as the ticks need to differ.
 
-    axis.set_major_formatter(
-        FuncFormatter(lambda v, _: f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}")
-    )
+    ``planner.pictures.common.plain_ticks``: matplotlib's ``ScalarFormatter`` picks the decimals.
+    """
+    from planner.pictures.common import plain_ticks
+
+    plain_ticks(axis)
 
 
 def _numeric(series: pl.Series) -> bool:

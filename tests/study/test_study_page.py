@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from html import escape
 from pathlib import Path
 
 import polars as pl
 import pytest
+from markupsafe import escape  # the page escapes as jinja2 does (autoescaping)
 from typer.testing import CliRunner
 
 from planner.cli import app
