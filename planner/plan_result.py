@@ -79,6 +79,7 @@ class PlanResult:
         "sim_fraction_ecmp",
         "sim_fraction_spray",
         "step_time_s",
+        "mfu",
     )
 
     @property

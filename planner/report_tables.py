@@ -117,6 +117,7 @@ SUMMARY_SCHEMA: dict[str, Any] = {
     "exposed_comm_s": pl.Float64,
     "idle_fraction": pl.Float64,
     "tokens_per_s": pl.Float64,
+    "mfu": pl.Float64,
     "usd_per_million_tokens": pl.Float64,
     "idle_gpu_value_usd": pl.Float64,
     "tco_plus_idle_gpus_usd": pl.Float64,
@@ -322,6 +323,7 @@ def _summary(
             exposed_comm_s=step.exposed_comm_s,
             idle_fraction=step.idle_fraction,
             tokens_per_s=step.tokens_per_s,
+            mfu=step.mfu,
             usd_per_million_tokens=step.usd_per_million_tokens,
         )
     return pl.DataFrame([row], schema=SUMMARY_SCHEMA)
@@ -424,7 +426,8 @@ def workload_assumptions(inst: Instance) -> list[tuple[str, str]]:
     )
     gpu = (
         f"{w.gpu.peak_flops / 1e12:,.4g} TFLOP/s peak at "
-        f"{100 * w.gpu.utilisation:.4g} % model FLOPs utilisation (MFU)"
+        f"{100 * w.gpu.utilisation:.4g} % of peak while computing (utilisation, not MFU: "
+        "the step's MFU is the summary's mfu)"
     )
     if w.gpu.power_w is not None:
         gpu += f"; {w.gpu.power_w:,.0f} W"

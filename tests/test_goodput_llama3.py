@@ -295,3 +295,64 @@ def test_monte_carlo_without_a_deadline_runs_every_trial(nvswitched) -> None:
     assert a.monte_carlo is not None
     assert a.monte_carlo.trials == 20
     assert a.notes == ()
+
+
+# ---- the step's MFU, and the scale-out share, end to end ---------------------------------------
+#: A 20B dense model on 64 GPUs: tensor 8 inside each node (NVLink), data 8 across the fabric.
+SMALL_WORKLOAD = {
+    "model": {
+        "parameters": 20e9,
+        "layers": 8,
+        "hidden_size": 4096,
+        "sequence_length_tokens": 1024,
+        "global_batch_sequences": 64,
+    },
+    "parallelism": {"tensor": 8, "data": 8},
+    "gpu": {"peak_flops": 989e12, "utilisation": 0.4, "price_usd_per_hour": 2.0},
+    "overlap_fraction": 0.5,
+}
+#: FLOPs a parameter and a token of training (forward and backward): MFU's numerator.
+FLOPS_PER_PARAMETER_TOKEN = 6
+
+
+@pytest.fixture(scope="module")
+def small_workload():
+    """The workload above planned, simulated and assessed (one plane, no Monte Carlo)."""
+    from planner.schema.instance import Instance
+
+    inst = Instance.model_validate(
+        {
+            "name": "mfu-64",
+            "cluster": {"gpus": 64, "gpus_per_node": 8, "nic_gbps": 400},
+            "constraints": {"max_oversubscription": 1.0, "max_switch_hops": 3},
+            "verify": {"single_switch_failures": False},
+            "workload": SMALL_WORKLOAD,
+            "reliability": {"monte_carlo_trials": 0},
+        }
+    )
+    result = plan(inst, alternatives=False)
+    assert result.step is not None
+    assert result.reliability is not None
+    return result
+
+
+def test_summary_mfu_is_the_simulated_steps(small_workload) -> None:
+    """mfu = model FLOPs a step / (GPUs x peak x step), by hand; printed beside the throughput."""
+    from planner.api import headline
+
+    s = small_workload.summary.row(0, named=True)
+    model = SMALL_WORKLOAD["model"]
+    flops = FLOPS_PER_PARAMETER_TOKEN * model["parameters"] * 64 * model["sequence_length_tokens"]
+    expected = flops / (64 * 989e12 * s["step_time_s"])
+    assert s["mfu"] == pytest.approx(expected, rel=REL)
+    assert 0 < s["mfu"] < SMALL_WORKLOAD["gpu"]["utilisation"]
+    assert any(f"MFU {expected:.1%}" in line for line in headline(small_workload.summary))
+
+
+def test_plan_slows_degraded_parts_by_the_scale_out_share(small_workload) -> None:
+    """The plan hands the step's scale-out share to the closed form: TP time is NVLink's."""
+    g = small_workload.reliability.closed
+    share = scale_out_idle_fraction(small_workload.workload, small_workload.step)
+    assert g.scale_out_idle_fraction == pytest.approx(share, rel=REL)
+    assert g.idle_fraction == pytest.approx(small_workload.step.idle_fraction, rel=REL)
+    assert share < g.idle_fraction

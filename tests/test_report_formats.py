@@ -103,7 +103,7 @@ def test_a_count_takes_the_right_plural(n: int, noun: str, text: str) -> None:
                 "workload model": "llama3.1-405b (preset): 405B parameters (dense)",
                 "parallelism": "tp 8 x pp 16 x dp 2 = 256 GPUs; ep 1",
                 "microbatch": "1 sequence; 1,024 microbatches per iteration",
-                "GPU": "at 40 % model FLOPs utilisation (MFU)",
+                "GPU": "at 40 % of peak while computing (utilisation, not MFU",
                 "GPU price": "$2.00 per GPU-hour, over 5 years",
             },
         ),
