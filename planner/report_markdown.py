@@ -61,17 +61,41 @@ def _md_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+#: Widest a markdown table may be, in characters (polars' limit): wider ones wrap no cell.
+MARKDOWN_WIDTH_CHARS = 65_535
+
+
 def markdown_table(df: pl.DataFrame, columns: list[str] | None = None) -> str:
-    """Render a DataFrame as a GitHub markdown table."""
+    """Render a DataFrame as a GitHub markdown table, through polars' own ``MARKDOWN`` format.
+
+    Headings read as words with units (``column_label``) and cells as the reports write them
+    (``column_texts``); polars lays the table out, every cell whole and padded so its columns
+    line up in the file too.
+    """
     columns = columns or df.columns
-    lines = [
-        "| " + " | ".join(column_label(c) for c in columns) + " |",
-        "|" + "|".join("---" for _ in columns) + "|",
-    ]
-    texts = [[_md_cell(t) for t in column_texts(c, df[c].to_list())] for c in columns]
-    for row in zip(*texts, strict=True):
-        lines.append("| " + " | ".join(row) + " |")
-    return "\n".join(lines)
+    labels: list[str] = []
+    for c in columns:
+        label = column_label(c)
+        while label in labels:  # two names that read alike stay two columns
+            label += " "
+        labels.append(label)
+    texts = {
+        label: [_md_cell(t) for t in column_texts(c, df[c].to_list())]
+        for label, c in zip(labels, columns, strict=True)
+    }
+    shown = pl.DataFrame(texts, schema=dict.fromkeys(labels, pl.Utf8))
+    longest = max([len(t) for cells in texts.values() for t in cells] + [len(x) for x in labels])
+    with pl.Config(
+        tbl_formatting="MARKDOWN",
+        tbl_hide_column_data_types=True,
+        tbl_hide_dataframe_shape=True,
+        tbl_rows=-1,
+        tbl_cols=-1,
+        fmt_str_lengths=longest + 1,
+        tbl_width_chars=MARKDOWN_WIDTH_CHARS,
+        tbl_cell_alignment="LEFT",
+    ):
+        return str(shown)
 
 
 def _signed_money(x: float) -> str:

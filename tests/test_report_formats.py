@@ -139,3 +139,25 @@ def test_no_workload_states_none() -> None:
 )
 def test_a_column_reads_one_way(column: str, values: list[Any], texts: list[str]) -> None:
     assert column_texts(column, values) == texts
+
+
+# ---- report.md's tables: polars' own markdown formatting ----------------------------------
+def test_a_markdown_table_lines_up_its_columns_and_keeps_every_cell_whole() -> None:
+    """Each line as wide as the others (polars pads the cells), no cell cut, pipes escaped."""
+    import polars as pl
+
+    from planner.report_markdown import markdown_table
+
+    long = "estimate: " + "a" * 120
+    df = pl.DataFrame(
+        {"model": ["sn5600", "a|b"], "source": [long, ""], "capex_usd": [1234.5, 80.0]}
+    )
+    lines = markdown_table(df).splitlines()
+    assert len(lines) == 2 + df.height
+    assert len({len(line) for line in lines}) == 1
+    assert [c.strip() for c in lines[0].strip("|").split("|")] == ["model", "source", "capex (USD)"]
+    assert set(lines[1]) <= {"|", "-", ":"}
+    assert long in lines[2]
+    assert "a\\|b" in lines[3]
+    assert "$1,234" in lines[2]
+    assert "null" not in "\n".join(lines)
