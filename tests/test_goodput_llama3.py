@@ -161,6 +161,29 @@ def test_monte_carlo_with_a_free_checkpoint() -> None:
     )
 
 
+@pytest.mark.parametrize(("per_day", "mttr_s"), [(2.0, 3600.0 * 12), (50.0, 3600.0)])
+def test_degraded_share_starts_in_the_steady_state(per_day: float, mttr_s: float) -> None:
+    """The share of a trial with a unit down averages 1 - e^{-u}, u = per_day x MTTR (M/M/∞)."""
+    import numpy as np
+
+    from planner.reliability.monte_carlo import _covered_share
+
+    rng = np.random.default_rng(11)
+    shares = np.array([_covered_share(rng, 2 * 86_400.0, per_day, mttr_s) for _ in range(400)])
+    u = per_day * mttr_s / 86_400.0
+    half_width = 3 * shares.std(ddof=1) / math.sqrt(len(shares))
+    assert abs(shares.mean() - (1 - math.exp(-u))) <= half_width + 1e-3
+
+
+def test_a_saturated_class_is_down_the_whole_trial() -> None:
+    """Ten thousand repairs a day lasting a year each: always one down, nothing drawn."""
+    import numpy as np
+
+    from planner.reliability.monte_carlo import _covered_share
+
+    assert _covered_share(np.random.default_rng(0), 30 * 86_400.0, 1e4, 8766 * 3600.0) == 1.0
+
+
 # ---- NVLink faults counted once --------------------------------------------------------------
 @pytest.fixture(scope="module")
 def nvswitched():

@@ -8,10 +8,13 @@ Each trial runs the job for ``reliability.monte_carlo_days``:
   everything since the last finished checkpoint. At the end of the trial the work since the last
   checkpoint counts (the job goes on). Each interruption's origin (network, scale-up, outside,
   planned) is drawn in proportion to its rate.
-* **Degraded time**: the failures of each degrading class arrive as a Poisson process from well
-  before the trial starts (so the trial begins in the steady state) and each lasts an
-  exponential repair time of mean r_c; the share of the trial with at least one unit down is
-  p_c, and the trial's speed is Π_c (1 - p_c (1 - v_c)).
+* **Degraded time**: the failures of each degrading class arrive as a Poisson process and each
+  lasts an exponential repair time of mean r_c. The trial begins in the steady state of that
+  M/M/∞ queue, exactly: Poisson(u_c) units already down, each for an exponential residual time
+  of mean r_c (memoryless); the share of the trial with at least one unit down is p_c, and the
+  trial's speed is Π_c (1 - p_c (1 - v_c)). A class with u_c above ``SATURATED_MEAN_UNITS`` is
+  down the whole trial (the share of time with none down, e^{-u_c}, is below what a double
+  resolves next to 1), which spares drawing its millions of repairs.
 
 A trial's goodput is its committed work over its length times its speed. The trials' mean and
 a 95 % confidence interval (1.96 standard errors) are reported beside the closed form, which
@@ -33,8 +36,8 @@ from planner.schema.reliability import Reliability
 
 #: Standard errors either side of the mean in a 95 % confidence interval (normal).
 Z95 = 1.96
-#: Repair times before a trial from which its degrading failures are drawn (steady state).
-WARMUP_REPAIRS = 20.0
+#: Mean units down above which a class counts as degrading the whole trial: e^{-36} = 2.3e-16.
+SATURATED_MEAN_UNITS = 36.0
 #: Most interruptions drawn at once in a trial (bounds its memory; the deadline is read between).
 CHUNK_ARRIVALS = 1 << 16
 #: A chunk draws this many times the interruptions expected in what is left of the trial, plus
@@ -135,16 +138,17 @@ def _committed_work_s(
 def _covered_share(
     rng: np.random.Generator, horizon_s: float, per_day: float, mean_s: float
 ) -> float:
-    """Share of [0, horizon] with at least one of the class's units down."""
-    warmup = WARMUP_REPAIRS * mean_s
-    span = horizon_s + warmup
-    count = rng.poisson(per_day * span / SECONDS_PER_DAY)
+    """Share of [0, horizon] with at least one of the class's units down (module docstring)."""
+    mean_down = per_day * mean_s / SECONDS_PER_DAY
+    if mean_down > SATURATED_MEAN_UNITS:
+        return 1.0
+    ongoing = rng.poisson(mean_down)
+    arriving = rng.poisson(per_day * horizon_s / SECONDS_PER_DAY)
+    count = ongoing + arriving
     if count == 0:
         return 0.0
-    start = np.sort(rng.uniform(-warmup, horizon_s, count))
-    end = start + rng.exponential(mean_s, count)
-    start = np.clip(start, 0.0, horizon_s)
-    end = np.clip(end, 0.0, horizon_s)
+    start = np.concatenate((np.zeros(ongoing), np.sort(rng.uniform(0.0, horizon_s, arriving))))
+    end = np.clip(start + rng.exponential(mean_s, count), 0.0, horizon_s)
     # Union of the intervals: the running maximum of the ends decides where a new piece starts.
     reach = np.maximum.accumulate(end)
     previous = np.concatenate(([0.0], reach[:-1]))
