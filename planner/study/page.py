@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 import polars as pl
 
 from planner.report_html import render_page
+from planner.report_text import column_label
 from planner.study.pareto import (
     GPUS,
     default_objectives,
@@ -133,5 +134,17 @@ def study_page(
             "another figure, grey points are dominated.",
         ],
         titles={"study": "Every scenario", "pareto": "The Pareto front"},
+        captions={name: _caption(name) for name in figures},
         max_rows=200,
     )
+
+
+def _caption(name: str) -> str:
+    """A study figure's caption: its file beside the page and what it draws."""
+    if name == "pareto":
+        return "pareto.png: the Pareto front of the ranked scenarios, on every pair of its figures"
+    for metric in ("capex_usd", "step_time_s"):  # planner.study.figures' sweep_<metric>_<key>
+        key = name.removeprefix(f"sweep_{metric}_")
+        if key != name:
+            return f"{name}.png: {column_label(metric)} against {key}, ranked scenarios only"
+    return f"{name}.png"
