@@ -66,11 +66,25 @@ def nvl(domain_gpus: int = NVL_DOMAIN, **search: Any) -> Instance:
     )
 
 
+#: The tier count each domain's free search chooses: the tests that need a design of that shape,
+#: not the search's choice, pin it (a fifth of the search's time).
+CHOSEN_TIERS = {NVL_NODE: 2, NVL_DOMAIN: 1}
+
+
 @functools.cache
-def planned(domain_gpus: int) -> Design:
-    result = plan(nvl(domain_gpus), verify=False, alternatives=False)
+def planned(domain_gpus: int, pin_tiers: bool = False) -> Design:
+    search = {"pin": {"tiers": CHOSEN_TIERS[domain_gpus]}} if pin_tiers else {}
+    result = plan(nvl(domain_gpus, **search), verify=False, alternatives=False)
     assert result.design is not None
     return result.design
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("domain_gpus", sorted(CHOSEN_TIERS))
+def test_the_pinned_designs_are_the_searchs_own(domain_gpus: int) -> None:
+    """The fast tests' designs (tiers pinned) are the ones the free search chooses."""
+    pinned, free = planned(domain_gpus, pin_tiers=True), planned(domain_gpus)
+    assert replace(pinned, solve_s=0.0) == replace(free, solve_s=0.0)
 
 
 # ---- candidates --------------------------------------------------------------------------------
@@ -225,7 +239,7 @@ def test_the_fabric_puts_gpu_g_on_rail_g_mod_r_and_joins_no_two_rails() -> None:
 
     from planner.families import fabric_of
 
-    d = planned(NVL_DOMAIN)
+    d = planned(NVL_DOMAIN, pin_tiers=True)
     r = d.wiring.params()["rails"]
     u = d.tiers[0].downlinks  # rail groups per SU
     assert u * r == d.wiring.params()["su_nodes"] * NVL_NODE
@@ -270,7 +284,7 @@ def test_design_json_round_trips_with_more_rails_than_a_node() -> None:
 
 def test_a_design_json_of_node_rails_reads_as_before() -> None:
     """Before R was a decision, a rail-only wiring was {su_nodes, rails = n}: still the same."""
-    d = planned(NVL_NODE)
+    d = planned(NVL_NODE, pin_tiers=True)
     params = d.to_dict()["wiring"]
     assert set(params) == {"kind", "su_nodes", "rails"}
     assert params["rails"] == d.gpus_per_node
@@ -303,7 +317,7 @@ BREAKS = {
 
 @pytest.mark.parametrize("how", sorted(BREAKS))
 def test_the_validator_refuses_a_rail_count_the_domain_cannot_hold(how: str) -> None:
-    d = planned(NVL_DOMAIN)
+    d = planned(NVL_DOMAIN, pin_tiers=True)
     assert d.wiring.params()["rails"] in (8, 12, 24, 36, 72)
     broken = BREAKS[how](d)
     found = structure_violations(broken, family_of(broken.family))
