@@ -129,7 +129,7 @@ def plan(
     check_instance(inst, catalog)
     # A [workload.search] plans, and is verified, with the layout it chooses for the cluster
     # (the best it timed before the deadline, which the design's notes then say).
-    inst, choice, cut = _chosen_parallelism(inst, deadline)
+    inst, choice, cut = _chosen_parallelism(inst, deadline, progress)
     verifying = inst.verify.enabled if verify is None else verify
     load_solvers(*parts_for(inst, verifying))
     check_run(inst, verifying)
@@ -145,18 +145,21 @@ def plan(
 
 
 def _chosen_parallelism(
-    inst: Instance, deadline: Deadline
+    inst: Instance, deadline: Deadline, progress: Progress | None = None
 ) -> tuple[Instance, pl.DataFrame | None, str | None]:
     """The instance with its [workload.search]'s layout, the choice table and what was cut.
 
     What the deadline cut of the search is in a user's words (None: nothing). The instance
     returned has no ``[workload.search]`` left (``Choice.workload``): the choice is made once,
-    within the command's deadline, and every later step plans with it.
+    within the command's deadline, and every later step plans with it. ``progress`` is told
+    the choice.
     """
     w = inst.workload
     if w is None or w.search is None:
         return inst, None, None
     choice = choose(w, instance_bandwidths(inst), inst.cluster.gpus_per_node, deadline)
+    if progress is not None:
+        progress(1, 1, f"parallelism search: {choice.label()}")
     return inst.model_copy(update={"workload": choice.workload}), choice.table, choice.note
 
 

@@ -135,3 +135,19 @@ def test_a_cut_search_is_said_in_the_design_notes() -> None:
     notes = [n for n in cut.design.notes if "parallelism search" in n] if cut.design else []
     assert notes
     assert notes[0].startswith(CUT_NOTE_PREFIX)
+
+
+@pytest.mark.parametrize(
+    ("deadline", "words"),
+    [
+        (Deadline(-1.0), "parallelism search: the given layout stands (tensor 8, pipeline 4"),
+        (Deadline.after(3600.0), "layouts timed"),
+    ],
+)
+def test_the_choice_is_a_progress_line(deadline: Deadline, words: str) -> None:
+    inst = api.load_instance(INSTANCES / "workload-gpt3-175b-search.toml")
+    seen: list[tuple[int, int, str]] = []
+    _chosen_parallelism(inst, deadline, lambda d, t, label: seen.append((d, t, label)))
+    assert len(seen) == 1
+    assert words in seen[0][2]
+    assert ("cut by the time limit" in seen[0][2]) is False

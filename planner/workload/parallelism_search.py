@@ -328,6 +328,17 @@ class Choice:
     """The given layout's row, and the chosen one's when there is one (``CHOICE_SCHEMA``)."""
     note: str | None = None
     """What the deadline cut, in a user's words (None: the search ran whole)."""
+    timed: int = 0
+    """Layouts that fit memory and were timed."""
+
+    def label(self) -> str:
+        """The choice in a progress line: the layout chosen, of how many timed."""
+        par = self.workload.parallelism
+        layout = f"tensor {par.tensor}, pipeline {par.pipeline}, data {par.data}"
+        if self.timed == 0:
+            return f"the given layout stands ({layout})"
+        cut = ", cut by the time limit" if self.note else ""
+        return f"{layout}, the best of {self.timed:,} layouts timed{cut}"
 
 
 def choose(
@@ -359,7 +370,7 @@ def choose(
             "it did not reach may be faster"
         )
     rows.append(choice_row("chosen", found.workload, found.step))
-    return Choice(found.workload, pl.DataFrame(rows, schema=CHOICE_SCHEMA), note)
+    return Choice(found.workload, pl.DataFrame(rows, schema=CHOICE_SCHEMA), note, found.timed)
 
 
 def choose_parallelism(
