@@ -58,11 +58,12 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from planner.errors import InputError
+
+if TYPE_CHECKING:
+    import polars as pl
 
 #: Significant digits of every float written to CSV or JSON.
 SIGNIFICANT_DIGITS = 12
@@ -146,6 +147,8 @@ def rounded(df: pl.DataFrame, digits: int = SIGNIFICANT_DIGITS) -> pl.DataFrame:
     floats = [name for name, dtype in df.schema.items() if dtype.is_float()]
     if not floats:
         return df
+    import polars as pl  # loaded when a table is written, not with the command line's --help
+
     return df.with_columns(pl.col(name).round_sig_figs(digits) for name in floats)
 
 
