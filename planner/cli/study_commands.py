@@ -260,7 +260,11 @@ def run_study(
         study_executor(workers, dask, len(the_study.scenarios), quiet) as executor,
         claimed(outdir, force=force),
     ):
-        resuming = study.open_study(outdir, inst.name, the_study, force=force)
+        opened = study.open_study(outdir, inst.name, the_study, force=force)
+        resuming = opened.resuming
+        # Said even with -q: results are replaced, not only progress shown.
+        for note in opened.replanned:
+            typer.echo(f"{note}", err=True)
         progress = None if quiet else ProgressLine()
         try:
             run = study.run_sweep(
@@ -285,6 +289,8 @@ def run_study(
         finally:
             if progress is not None:
                 progress.close()
+        for note in run.damaged:  # said even with -q, as the changed inputs are
+            typer.echo(note, err=True)
         table = study.write_study(outdir, inst.name, the_study, run, force=force)
     # The headline (the scenario names the keys' values); columns with no value left out.
     columns = [*PRINTED_COLUMNS]

@@ -9,6 +9,7 @@ library and no Dask.
 
 from __future__ import annotations
 
+from planner.study.folder import Opened as Opened
 from planner.study.folder import open_study as open_study
 from planner.study.folder import write_study as write_study
 from planner.study.pareto import DEFAULT_MAXIMISE as DEFAULT_MAXIMISE

@@ -7,13 +7,27 @@ name, changes and key) and whether it finished; it is written first, as the fold
 any scenario runs. So a run killed midway leaves a folder the planner recognises: the same
 command run again finds the same study and resumes it, with or without ``--force``; a folder
 holding another study or another command's output is replaced only with ``--force``.
+
+*The same study* is the same instance (by name) over the same scenarios (names and changes):
+what the folder's ``study.json`` lists. Its scenarios' keys may differ (the catalog's content,
+the instance file, ``--time-limit`` changed since): the study resumes, the scenarios whose key
+changed are planned again (their old parts are kept: change the input back and they are reused),
+and :class:`Opened` says which inputs changed, as ``study.json`` records each scenario's
+(``planner.study.scenarios.KEY_INPUTS``).
+
+A ``study.json`` the planner cannot use is named: a link, a folder or another file that is not
+regular, or a file changed since the planner wrote it is never read or replaced, even with
+``--force`` (``planner.output``'s rule), and a missing one needs ``--force``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+import os
+import stat
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +36,12 @@ import polars as pl
 from planner.errors import InputError
 from planner.loading import read_text
 from planner.output import (
+    Manifest,
     Writer,
     bytes_writer,
     read_manifest,
     safe_name,
+    sha256,
     table_writers,
     text_writer,
     write_set,
@@ -34,7 +50,7 @@ from planner.schema.instance import Instance
 from planner.study.pareto import PARETO, with_pareto
 from planner.study.parts import parts_dir, remove_temporaries
 from planner.study.run import StudyRun
-from planner.study.scenarios import Study
+from planner.study.scenarios import KEY_INPUTS, Study
 
 #: The study's record in its folder.
 STUDY_FILE = "study.json"
@@ -59,7 +75,8 @@ def study_record(instance_name: str, study: Study, run: StudyRun | None = None) 
         # Complete: every scenario ran and is kept (an error is planned again by the next run).
         "complete": run is not None and run.complete,
         "scenarios": [
-            {"name": s.name, "key": s.key, "changes": s.changes} for s in study.scenarios
+            {"name": s.name, "key": s.key, "changes": s.changes, "inputs": dict(s.inputs)}
+            for s in study.scenarios
         ],
     }
     if study.merged:
@@ -70,6 +87,7 @@ def study_record(instance_name: str, study: Study, run: StudyRun | None = None) 
             "reused": run.reused,
             "lost": run.lost,
             "stale": run.stale,
+            "damaged": len(run.damaged),
         }
     return record
 
@@ -102,31 +120,152 @@ def _names(record: dict[str, Any]) -> list[Any]:
     return [s.get("name") if isinstance(s, dict) else None for s in scenarios]
 
 
-def open_study(folder: Path, instance_name: str, study: Study, *, force: bool = False) -> bool:
-    """Make ``folder`` this study's (call it inside ``planner.output.claimed``); True to resume.
+def _as_json(value: Any) -> Any:
+    """``value`` as ``study.json`` holds it (so a record read back compares equal)."""
+    return json.loads(json.dumps(value, default=str))
 
-    Returns True when the folder already holds this study (finished or not): its parts are
-    reused. Raises InputError, unless ``force``, when the folder holds another command's output
-    or another study; and, even with ``force``, when its ``parts`` is a link, a file or a folder
-    the planner did not make (``planner.study.parts.parts_dir``). Then writes ``study.json`` (not complete) as the folder's set, so that a
-    run killed from here on leaves a folder the next run recognises.
+
+def _grid(record: Mapping[str, Any]) -> list[Any]:
+    """The scenarios a record lists: (name, changes) each, as JSON holds them."""
+    scenarios = record.get("scenarios")
+    if not isinstance(scenarios, list):
+        return []
+    return [[s.get("name"), s.get("changes")] if isinstance(s, dict) else None for s in scenarios]
+
+
+def same_study(record: Mapping[str, Any], instance_name: str, study: Study) -> bool:
+    """Whether a record is this study's: the same instance, the same scenarios and changes.
+
+    Whatever their keys: the inputs of a scenario may have changed since.
+    """
+    return record.get("instance") == instance_name and _grid(record) == _as_json(
+        [[s.name, s.changes] for s in study.scenarios]
+    )
+
+
+def changed_inputs(folder: Path, record: Mapping[str, Any], study: Study) -> tuple[str, ...]:
+    """Why scenarios of a resumed study are planned again: one line per set of changed inputs.
+
+    A scenario counts when its key is not the one ``record`` lists and no part of its new key
+    is in the folder (one that is, from an earlier run with these inputs, is reused).
+    """
+    from planner.study.parts import part_path
+
+    old = {s.get("name"): s for s in record.get("scenarios") or [] if isinstance(s, dict)}
+    counts: dict[tuple[str, ...], int] = {}
+    for s in study.scenarios:
+        before = old.get(s.name) or {}
+        if before.get("key") == s.key or part_path(folder, s.key).exists():
+            continue
+        inputs = before.get("inputs")
+        inputs = inputs if isinstance(inputs, dict) else {}
+        what = tuple(
+            words for name, words in KEY_INPUTS.items() if inputs.get(name) != s.inputs.get(name)
+        )
+        if not inputs:  # a record from before the inputs were recorded
+            what = ("its inputs or settings",)
+        counts[what] = counts.get(what, 0) + 1
+    total = len(study.scenarios)
+    return tuple(
+        f"{n} of {total} scenarios planned again: {_join(list(what))} changed since the last "
+        "run (their old parts are kept)"
+        for what, n in counts.items()
+    )
+
+
+def _join(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def check_record_file(folder: Path, manifest: Manifest | None) -> None:
+    """Refuse a ``study.json`` the planner did not write or may not replace, naming it.
+
+    A link, a folder or any entry that is not a regular file, and a regular file that the
+    folder's manifest does not list as written (changed since, or never the planner's), are
+    never read or replaced, even with ``--force`` (``planner.output``'s rule): said here, with
+    the file's name, before anything else.
+    """
+    path = Path(folder) / STUDY_FILE
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise InputError(f"cannot read {path} ({exc.strerror or exc})") from None
+    what = ""
+    if stat.S_ISLNK(mode):
+        what = "is a link"
+    elif stat.S_ISDIR(mode):
+        what = "is a folder"
+    elif not stat.S_ISREG(mode):
+        what = "is not a regular file (a FIFO, a socket or a device)"
+    else:
+        listed = (
+            set()
+            if manifest is None
+            else {manifest.files.get(STUDY_FILE), manifest.replaces.get(STUDY_FILE)} - {None}
+        )
+        try:
+            written = sha256(path) in listed
+        except OSError as exc:
+            raise InputError(f"cannot read {path} ({exc.strerror or exc})") from None
+        if not written:
+            what = (
+                "is not written by fabric-planner, or was changed since (the folder's manifest "
+                "does not list these bytes)"
+            )
+    if what:
+        raise InputError(
+            f"{path} {what}: it is not a study record the planner can read, and the planner "
+            "never reads or replaces it, even with --force: move it away (the parts are kept "
+            "and reused) or choose another -o"
+        )
+
+
+@dataclass(frozen=True)
+class Opened:
+    """What :func:`open_study` found in the folder."""
+
+    resuming: bool
+    """The folder held this study (finished or not): its parts are reused."""
+    replanned: tuple[str, ...] = ()
+    """Why some of its scenarios are planned again (:func:`changed_inputs`), one line each."""
+
+
+def open_study(folder: Path, instance_name: str, study: Study, *, force: bool = False) -> Opened:
+    """Make ``folder`` this study's (call it inside ``planner.output.claimed``); whether it resumes.
+
+    The folder holds this study when its record names the same instance and scenarios
+    (:func:`same_study`), finished or not: its parts are reused, and the scenarios whose inputs
+    changed since are planned again (``Opened.replanned`` says why). Raises InputError, unless
+    ``force``, when the folder holds another command's output, another study, or a study
+    without its ``study.json``; and, even with ``force``, when ``study.json`` is not a file the
+    planner wrote (:func:`check_record_file`) or ``parts`` is a link, a file or a folder the
+    planner did not make (``planner.study.parts.parts_dir``). Then writes ``study.json`` (not
+    complete) as the folder's set, so that a run killed from here on leaves a folder the next
+    run recognises.
     """
     folder = Path(folder)
     manifest = read_manifest(folder)
+    check_record_file(folder, manifest)
     record = read_record(folder)
     same = (
         manifest is not None
         and manifest.command == COMMAND
         and record is not None
-        and record.get("study") == study_id(study)
+        and same_study(record, instance_name, study)
     )
     if manifest is not None and manifest.files and not same and not force:
         names = [s.name for s in study.scenarios]
-        if manifest.command == COMMAND and record is not None and _names(record) == names:
+        if manifest.command == COMMAND and record is None:
             what = (
-                "this study's scenarios planned under other settings (the instance's or the "
-                "catalog's content, --set, --time-limit, --no-verify or another version of "
-                "fabric-planner)"
+                f"a study whose {STUDY_FILE} is missing or unreadable, so the planner cannot "
+                "tell which study it is"
+            )
+        elif manifest.command == COMMAND and record is not None and _names(record) == names:
+            what = (
+                f"this study's scenarios of another instance ({record.get('instance')}: "
+                "another file, or --set)"
             )
         elif manifest.command == COMMAND and record is not None:
             what = (
@@ -137,13 +276,14 @@ def open_study(folder: Path, instance_name: str, study: Study, *, force: bool = 
         else:
             what = f"the output of `{manifest.command or 'fabric-planner'}`"
         raise InputError(
-            f"{folder} holds {what}; pass --force to replace it with this study, "
-            "or choose another -o"
+            f"{folder} holds {what}; pass --force to replace it with this study (parts it "
+            "shares are reused), or choose another -o"
         )
     # parts/ is the planner's own folder (never a link, never someone else's), checked before
     # anything is written; then the temporary parts a killed run was writing go (only those).
     parts_dir(folder, create=False)
     remove_temporaries(folder)
+    replanned = changed_inputs(folder, record, study) if same and record is not None else ()
     write_set(
         folder,
         {STUDY_FILE: _record_writer(study_record(instance_name, study))},
@@ -152,7 +292,7 @@ def open_study(folder: Path, instance_name: str, study: Study, *, force: bool = 
         # Resuming: the last run's tables and figures stay until this run replaces them.
         carry=(lambda name: True) if same else None,
     )
-    return same
+    return Opened(same, replanned)
 
 
 def flagged(table: pl.DataFrame) -> pl.DataFrame:

@@ -10,11 +10,17 @@ part renamed or copied from elsewhere), of another format, with other columns or
 error is *stale*: the scenario is planned again and the part replaced. Only a scenario that ran
 (``status`` ``ok``) is ever written; an error is computed again by the next run.
 
+A regular file at a part's name that cannot be read as one is *damaged* (truncated, garbage,
+empty, or Parquet whose part metadata is not JSON): its scenario is planned again, and the
+damaged file is kept aside as ``<key>.parquet.damaged`` (:data:`DAMAGED_SUFFIX`) when the new part
+replaces it, so nothing is lost; a good part is never touched.
+
 The folder's rule (``planner.output``: never touch what the planner did not write, never follow
 a link out) holds for ``parts/`` too: it is a real folder, never a link, and carries the marker
-:data:`PARTS_MARKER`; a file at a part's name that is not a part the planner wrote (no part
-metadata, a link, a folder) is never read, replaced or removed, with or without ``--force``: it
-is bad input. Temporary files are removed only when their name is one this module makes.
+:data:`PARTS_MARKER`; what stands at a part's name and is not a part the planner wrote (a link,
+a folder, a FIFO, a readable Parquet table without a part's metadata) is never read, replaced or
+removed, with or without ``--force``: it is bad input. Temporary files are removed only when
+their name is one this module makes.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,8 +49,11 @@ PARTS_MARKER = ".fabric-planner-parts"
 PART_METADATA = "fabric_planner_part"
 #: ``status`` of the only rows kept as parts (``planner.study.run.OK``).
 KEPT_STATUS = "ok"
-#: Names this module gives parts and their temporary files (a key is 20 hex digits).
-_PART_NAME = re.compile(r"^[0-9a-f]{20}\.parquet$")
+#: Suffix a damaged part's file is kept aside with when its new part replaces it.
+DAMAGED_SUFFIX = ".damaged"
+#: Names this module gives parts, damaged ones kept aside and temporary files (a key is 20 hex
+#: digits).
+_PART_NAME = re.compile(r"^[0-9a-f]{20}\.parquet(\.damaged)?$")
 _TMP_NAME = re.compile(r"^\.[0-9a-f]{20}\.[0-9a-f]{8}\.tmp$")
 #: Most foreign names listed in a message.
 _SHOWN_NAMES = 5
@@ -56,6 +66,8 @@ class Part:
     row: dict[str, Any] | None
     stale: bool = False
     """A part the planner wrote for another key, format or columns, or holding an error."""
+    damaged: str = ""
+    """Why the file at the part's name is damaged (not readable as a part), or empty."""
 
 
 def part_path(folder: Path, key: str) -> Path:
@@ -123,16 +135,40 @@ def remove_temporaries(folder: Path) -> list[Path]:
     return removed
 
 
-def _stored(path: Path) -> dict[str, Any] | None:
-    """A part file's metadata (format and key), or None when it is not a part the planner wrote."""
-    if path.is_symlink() or not path.is_file():
+def _stored(path: Path) -> dict[str, Any] | str | None:
+    """What stands at a part's name: its part metadata, why it is damaged, or None (not ours).
+
+    None for a link, a folder or any other file that is not regular (never opened), and for a
+    readable Parquet table without a part's metadata (someone else's table). A regular file that
+    is not readable Parquet (truncated, garbage, empty), or whose part metadata is not a JSON
+    table, is damaged: the reason, in words.
+    """
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise InputError(f"cannot read {path} ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(mode):
         return None
     try:
         meta = pl.read_parquet_metadata(path)
-        stored = json.loads(meta[PART_METADATA])
-    except (OSError, KeyError, ValueError, pl.exceptions.PolarsError):
+    except PermissionError as exc:
+        raise InputError(f"cannot read {path} ({exc.strerror or exc})") from None
+    except (OSError, ValueError, pl.exceptions.PolarsError):
+        return "not a readable Parquet file (truncated, empty or overwritten)"
+    if PART_METADATA not in meta:
         return None
-    return stored if isinstance(stored, dict) else None
+    try:
+        stored = json.loads(meta[PART_METADATA])
+    except ValueError:
+        return "its part metadata is not JSON"
+    return stored if isinstance(stored, dict) else "its part metadata is not a JSON table"
+
+
+def damaged_path(path: Path) -> Path:
+    """Where a damaged part's file is kept aside when its new part replaces it."""
+    return path.with_name(path.name + DAMAGED_SUFFIX)
 
 
 def _not_ours(path: Path) -> InputError:
@@ -147,7 +183,9 @@ def read_part(folder: Path, key: str, schema: dict[str, Any]) -> Part:
     """The finished row of a scenario, checked against its key; raises InputError for a foreign file.
 
     No part: ``Part(None)``. A part the planner wrote but for another key or format, with other
-    columns, or not ``ok``: ``Part(None, stale=True)`` (planned again, and replaced).
+    columns, or not ``ok``: ``Part(None, stale=True)`` (planned again, and replaced). A damaged
+    file at the part's name: ``Part(None, damaged=<why>)`` (planned again; the file is kept
+    aside when the new part replaces it).
     """
     if parts_dir(folder, create=False) is None:
         return Part(None)
@@ -157,12 +195,14 @@ def read_part(folder: Path, key: str, schema: dict[str, Any]) -> Part:
     stored = _stored(path)
     if stored is None:
         raise _not_ours(path)
+    if isinstance(stored, str):
+        return Part(None, damaged=stored)
     if stored.get("format") != PART_FORMAT or stored.get("key") != key:
         return Part(None, stale=True)
     try:
         df = pl.read_parquet(path)
-    except (OSError, pl.exceptions.PolarsError):
-        return Part(None, stale=True)
+    except (OSError, ValueError, pl.exceptions.PolarsError):
+        return Part(None, damaged="its rows cannot be read (the file is damaged)")
     if df.height != 1 or set(df.columns) != set(schema):
         return Part(None, stale=True)
     row = df.row(0, named=True)
@@ -175,18 +215,22 @@ def write_part(folder: Path, key: str, row: dict[str, Any], schema: dict[str, An
     """Write a finished scenario's row atomically (temporary file, then ``os.replace``).
 
     Only a row whose ``status`` is ``ok`` is kept (ValueError otherwise). Raises InputError when
-    the part's name is taken by a file the planner did not write.
+    the part's name is taken by a file the planner did not write. A damaged file at the part's
+    name is kept aside (:func:`damaged_path`, replacing an older one kept there) first.
     """
     if row.get("status") != KEPT_STATUS:
         raise ValueError(f"only a scenario that ran is kept as a part, not {row.get('status')!r}")
     parts_dir(folder, create=True)
     path = part_path(folder, key)
-    if (path.exists() or path.is_symlink()) and _stored(path) is None:
+    stored = _stored(path) if path.exists() or path.is_symlink() else {}
+    if stored is None:
         raise _not_ours(path)
     tmp = path.with_name(f".{key}.{uuid.uuid4().hex[:8]}.tmp")
     metadata = {PART_METADATA: json.dumps({"format": PART_FORMAT, "key": key})}
     try:
         table(schema, [row]).write_parquet(tmp, metadata=metadata)
+        if isinstance(stored, str):  # damaged: kept aside, never lost
+            os.replace(path, damaged_path(path))
         os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)

@@ -23,7 +23,15 @@ import polars as pl
 
 from planner.schema.catalog import Catalog
 from planner.schema.instance import DEFAULT_TIME_LIMIT_S, Instance
-from planner.study.parts import parts_dir, read_part, table, write_part
+from planner.study.parts import (
+    DAMAGED_SUFFIX,
+    PARTS_DIR,
+    part_path,
+    parts_dir,
+    read_part,
+    table,
+    write_part,
+)
 from planner.study.scenarios import (
     PLAN_COLUMNS,
     GridOrChanges,
@@ -162,6 +170,9 @@ class StudyRun:
     stale: int = 0
     """Parts found that were not their scenario's (another key, format or columns, an error):
     planned again and replaced."""
+    damaged: tuple[str, ...] = ()
+    """One line per damaged part found (which file, why, which scenario): planned again, the
+    damaged file kept aside (``planner.study.parts``)."""
 
     @property
     def complete(self) -> bool:
@@ -206,7 +217,8 @@ def sweep(
     results
         A folder: each scenario that ran is written there as ``parts/<key>.parquet``, and a
         re-run with the same folder reuses the scenarios whose part exists and holds their key
-        (``planner.study.parts``); scenarios in error are planned again.
+        (``planner.study.parts``); scenarios in error, and those whose part is damaged
+        (``StudyRun.damaged``), are planned again.
     progress
         ``progress(done, total, scenario)``, called in this process after each scenario that
         finishes or is found in ``results`` (``done`` of ``total``, the last one's name). The
@@ -257,6 +269,7 @@ def run_sweep(
     total = len(study.scenarios)
     rows: dict[str, dict[str, Any]] = {}
     stale = 0
+    damaged: list[str] = []
     if folder is not None:
         parts_dir(folder, create=False)  # a link or a foreign folder: bad input, before any run
     for s in study.scenarios:
@@ -264,6 +277,12 @@ def run_sweep(
             break
         found = read_part(folder, s.key, study.schema)
         stale += found.stale
+        if found.damaged:
+            name = part_path(folder, s.key).name
+            damaged.append(
+                f"{PARTS_DIR}/{name} was damaged ({found.damaged}): scenario {s.name} is planned "
+                f"again, and the damaged file kept as {PARTS_DIR}/{name}{DAMAGED_SUFFIX}"
+            )
         if found.row is not None:
             rows[s.key] = found.row
             if progress is not None:
@@ -300,7 +319,7 @@ def run_sweep(
             if own:
                 pool.shutdown(wait=True, cancel_futures=True)
     frame = table(study.schema, [rows[s.key] for s in study.scenarios])
-    return StudyRun(frame, len(todo), reused, lost, stale)
+    return StudyRun(frame, len(todo), reused, lost, stale, tuple(damaged))
 
 
 def _completed(

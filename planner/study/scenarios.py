@@ -24,7 +24,7 @@ import itertools
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
@@ -80,6 +80,19 @@ class Scenario:
     """Hash of the content the result depends on (instance, catalog contents, settings)."""
     catalog: Catalog
     """The scenario's catalog, read (and checked against) when the study was built."""
+    inputs: Mapping[str, str] = field(default_factory=dict)
+    """What its key is made of, each hashed apart (:data:`KEY_INPUTS`): a resumed study says
+    which of them changed since the last run (``planner.study.folder``)."""
+
+
+#: What a scenario's key is made of, in words (``Scenario.inputs``' keys).
+KEY_INPUTS: dict[str, str] = {
+    "instance": "the instance (its file, --set or the scenario's changes)",
+    "catalog": "the catalog's content",
+    "settings": "--time-limit or --no-verify",
+    "planner": "the planner's version",
+    "format": "the part format",
+}
 
 
 @dataclass(frozen=True)
@@ -206,7 +219,14 @@ def build_study(
                 "catalog": catalogs.digest(cat),
             }
         )
-        scenarios.append(Scenario(name, changes, inst, key, cat))
+        inputs = {
+            "instance": _digest({"scenario": name, "instance": inst.model_dump(mode="json")}),
+            "catalog": catalogs.digest(cat),
+            "settings": _digest(common["settings"]),
+            "planner": str(common["planner"]),
+            "format": str(PART_FORMAT),
+        }
+        scenarios.append(Scenario(name, changes, inst, key, cat, inputs))
     schema: dict[str, Any] = {SCENARIO_COLUMN: pl.Utf8}
     for key in keys:
         schema[key] = value_dtype([c[key] for c, _, _ in kept if key in c])

@@ -1094,6 +1094,8 @@ def cases() -> list[Case]:
 
 #: What a run says of a file at a part's name that it did not write (it never reads it).
 FOREIGN_PART = ("not a part fabric-planner wrote",)
+#: Words of a damaged part's notice (planned again, ``planner.study.parts``).
+DAMAGED_PART = ("was damaged", "planned again")
 #: Cases made in loops over commands that expose a bug outside the inputs' files, by id.
 KNOWN_BUGS: dict[str, str] = {}
 
@@ -1517,14 +1519,15 @@ def study_folder_cases() -> list[Case]:
             "",
             False,
         ),
-        ("part-garbage", "parts", {part: b"garbage"}, (), BAD, FOREIGN_PART, "", False),
+        # A damaged part (not readable Parquet) is planned again, the file kept aside.
+        ("part-garbage", "parts", {part: b"garbage"}, (), resumes, DAMAGED_PART, "", False),
         (
             "part-truncated",
             "parts",
             {part: lambda d: d["study"]["files"][f"parts/{d['study']['part']}.parquet"][:500]},
             (),
-            BAD,
-            FOREIGN_PART,
+            resumes,
+            DAMAGED_PART,
             "",
             False,
         ),

@@ -122,11 +122,21 @@ def test_another_study_in_the_folder_needs_force(swept: Path, tiny_toml: Path) -
 
 
 @pytest.mark.slow
-def test_other_settings_in_the_folder_need_force(swept: Path, tiny_toml: Path) -> None:
+def test_other_settings_resume_the_study_and_plan_it_again(swept: Path, tiny_toml: Path) -> None:
     args = ["sweep", str(tiny_toml), *GRID, "--workers", "1", "--no-verify", "-q", "-o", str(swept)]
-    refused = runner.invoke(app, [*args, "--time-limit", "7"])
+    again = runner.invoke(app, [*args, "--time-limit", "7"])
+    assert again.exit_code == 0, again.output
+    assert "4 of 4 scenarios planned again: --time-limit or --no-verify changed" in again.stderr
+    assert "scenarios: 4 computed, 0 reused" in again.stdout
+
+
+@pytest.mark.slow
+def test_the_study_of_another_instance_needs_force(swept: Path, tiny_toml: Path) -> None:
+    args = ["sweep", str(tiny_toml), *GRID, "--workers", "1", "--no-verify", "-q", "-o", str(swept)]
+    refused = runner.invoke(app, [*args, "--set", "cluster.gpus_per_node=4"])
     assert refused.exit_code == 2
-    assert "under other settings" in refused.output
+    assert "this study's scenarios of another instance" in refused.output
+    assert "--force" in refused.output
 
 
 @pytest.mark.slow

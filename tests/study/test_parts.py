@@ -17,7 +17,14 @@ import planner
 from planner.cli import app
 from planner.errors import InputError
 from planner.study import SerialExecutor, run_sweep
-from planner.study.parts import PARTS_DIR, PARTS_MARKER, part_path, read_part, write_part
+from planner.study.parts import (
+    DAMAGED_SUFFIX,
+    PARTS_DIR,
+    PARTS_MARKER,
+    part_path,
+    read_part,
+    write_part,
+)
 from tests.study.conftest import TIME_LIMIT_S, comparable, tiny
 
 #: A small study: 2 x 2 scenarios of the tiny instance.
@@ -132,16 +139,31 @@ def test_an_error_part_of_an_older_run_is_stale(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_a_foreign_file_at_a_parts_name_is_refused_and_left(
+def test_a_file_at_a_parts_name_that_is_no_parquet_is_planned_again_and_kept_aside(
     finished: tuple[Path, pl.DataFrame],
 ) -> None:
     folder, _ = finished
     victim = parts_of(folder)[0]
     victim.write_text("my notes, not a part\n", encoding="utf-8")
+    run = study_in(folder)
+    assert (run.computed, run.reused) == (1, 3)
+    assert victim.name in run.damaged[0]
+    kept = victim.with_name(victim.name + DAMAGED_SUFFIX)
+    assert kept.read_text(encoding="utf-8") == "my notes, not a part\n"
+
+
+@pytest.mark.slow
+def test_a_table_at_a_parts_name_without_a_parts_metadata_is_refused_and_left(
+    finished: tuple[Path, pl.DataFrame],
+) -> None:
+    folder, _ = finished
+    victim = parts_of(folder)[0]
+    pl.DataFrame({"mine": [1]}).write_parquet(victim)
+    data = victim.read_bytes()
     with pytest.raises(InputError, match="not a part fabric-planner wrote") as info:
         study_in(folder)
     assert victim.name in str(info.value)
-    assert victim.read_text(encoding="utf-8") == "my notes, not a part\n"
+    assert victim.read_bytes() == data
 
 
 def test_a_linked_parts_folder_is_refused_and_its_target_untouched(tmp_path: Path) -> None:
