@@ -27,7 +27,7 @@ from planner.deadline import NO_DEADLINE, Deadline
 from planner.sim import traffic as tr
 from planner.sim.fabric import Fabric, FloatArray
 from planner.sim.flow import Completion, completion_times
-from planner.sim.hashed_spray import hashed_times_s
+from planner.sim.hashed_spray import CHUNK_SUBFLOWS, chunk_for_budget, hashed_times_s
 from planner.sim.packet import ROCE_V2, Fidelity, queueing_s
 from planner.sim.routing import Routing, route
 from planner.sim.scale_up import ScaleUp, Split, joined_times_s
@@ -311,6 +311,7 @@ def run_traffic(
                 deadline,
                 failed=failed,
                 planes_lost=lost,
+                chunk_subflows=chunk_for_budget(fabric, phase, memory_budget_gib),
             )
             _note_once(
                 notes,
@@ -380,8 +381,12 @@ def _hashed_run(
     deadline: Deadline,
     failed: Fabric | None = None,
     planes_lost: int = 0,
+    chunk_subflows: int = CHUNK_SUBFLOWS,
 ) -> PhaseRun:
     """A phase sprayed by hashed entropies over the planes that are up, as ``run_phase`` runs one.
+
+    Its sub-flows are routed ``chunk_subflows`` at a time (``chunk_for_budget``: what fits the
+    memory budget), which changes no figure.
 
     Each plane carries 1/p of every flow; a failed plane 0 is hashed over its surviving links,
     a flow it cuts off moves its share to the other planes (or is cut with one plane), and a
@@ -396,7 +401,13 @@ def _hashed_run(
     def hashed(fabric: Fabric, size: FloatArray) -> tuple[FloatArray, FloatArray]:
         share = tr.Phase(phase.src, phase.dst, size)
         times, link_s, _ = hashed_times_s(
-            fabric, share, seed, entropies, payload_bytes, deadline=deadline
+            fabric,
+            share,
+            seed,
+            entropies,
+            payload_bytes,
+            deadline=deadline,
+            chunk_subflows=chunk_subflows,
         )
         return times, link_s
 

@@ -182,3 +182,49 @@ def test_flows_a_failed_plane_cuts_off_move_to_the_other_plane() -> None:
     )
     assert single[2] == 2
     assert np.isinf(single[1][lost]).all()
+
+
+#: Sub-flows of the memory case: 32 flows of 4,096 packets over 4,096 entropies each.
+MEMORY_FLOWS, MEMORY_ENTROPIES = 32, 4096
+#: Sub-flows routed at once in the memory case.
+MEMORY_CHUNK = 1024
+#: Most bytes the memory case may hold at its peak: its chunks' routes and the per-flow arrays,
+#: about 2.2 MB whatever the flows, where the 131,072 sub-flows' own arrays held whole took
+#: about 9 MB before (4.9 MB at 16 flows, 17.6 MB at 64).
+MEMORY_PEAK_BYTES = 4 * 2**20
+
+
+@pytest.mark.slow
+def test_memory_is_bounded_by_the_chunk_not_by_the_sub_flows() -> None:
+    """Issue 32: the sub-flows were built whole (flows x entropies), a MemoryError at 1 GiB."""
+    import tracemalloc
+
+    fabric = make_fabric(4, 4, 4)
+    src = np.arange(MEMORY_FLOWS) % fabric.gpus
+    phase = tr.Phase(
+        src, (src + 4) % fabric.gpus, np.full(MEMORY_FLOWS, float(PAYLOAD * MEMORY_ENTROPIES))
+    )
+    tracemalloc.start()
+    try:
+        times, _, cut = hashed_times_s(
+            fabric, phase, 1, MEMORY_ENTROPIES, PAYLOAD, chunk_subflows=MEMORY_CHUNK
+        )
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert cut == 0
+    assert np.all(np.isfinite(times))
+    assert peak < MEMORY_PEAK_BYTES, peak
+
+
+@pytest.mark.parametrize("budget_gib", [0.001, 1.0, 4096.0])
+def test_the_chunk_follows_the_memory_budget(budget_gib: float) -> None:
+    from planner.sim.hashed_spray import CHUNK_SUBFLOWS, MIN_CHUNK_SUBFLOWS, chunk_for_budget
+
+    fabric = make_fabric(4, 4, 4)
+    phase = traffic_patterns.random_permutation(fabric.gpus, 40 * PAYLOAD, seed=3).phases[0]
+    chunk = chunk_for_budget(fabric, phase, budget_gib)
+    assert MIN_CHUNK_SUBFLOWS <= chunk <= CHUNK_SUBFLOWS
+    if budget_gib < 0.01:
+        assert chunk == MIN_CHUNK_SUBFLOWS
+    assert chunk_for_budget(fabric, phase, None) == CHUNK_SUBFLOWS
