@@ -61,6 +61,11 @@ if TYPE_CHECKING:
 
 #: Largest block, device or circuit count in a circuit entry.
 MAX_INDEX = 10_000_000
+#: Most links one plane of a design may state, over its link classes: the checks and the
+#: simulator hold arrays of one entry per link (tens of bytes each), so this bounds what reading
+#: a design.json may allocate. Five times the largest shipped design (cluster-1m's Clos plane:
+#: 3,145,728 links); a 4,000,000-GPU Clos of three tiers needs about 12 million.
+MAX_LINKS_PER_PLANE = 16_000_000
 
 #: What a role of a design may be called (a family names them: leaf, spine, core, ocs, ...).
 ROLE_PATTERN = r"^[a-z][a-z_]{0,31}$"
@@ -450,6 +455,12 @@ class DesignFile(_Part):
                 )
         if any(not (t.ocs and t.role == "ocs") for t in self.tiers if t.ocs or t.role == "ocs"):
             raise ValueError("tiers: an OCS tier has role 'ocs' and ocs true, and only it")
+        links = sum(c.links for c in self.link_classes)
+        if links > MAX_LINKS_PER_PLANE:
+            raise ValueError(
+                f"link_classes: {links:,} links per plane, more than the {MAX_LINKS_PER_PLANE:,} "
+                "a design may hold (each is checked and simulated one by one)"
+            )
         if any(c.speed_gbps != self.link_speed_gbps for c in self.link_classes):
             raise ValueError(
                 f"link_classes: every class runs at link_speed_gbps ({self.link_speed_gbps})"

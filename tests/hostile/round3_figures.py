@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from planner.cli.typer_app import EXIT_FAILS
 from tests.hostile.generator import (
     REAL_DESIGN,
     Case,
     Content,
+    _design_json,
     _instance_args,
+    set_path,
+    small_text,
     workload_text,
 )
 
@@ -99,9 +103,57 @@ def one_block_cases() -> list[Case]:
     ]
 
 
+def memory_cases() -> list[Case]:
+    """Hashed spraying with the most entropies under the 2 GiB limit: an answer, not MemoryError.
+
+    Every flow's sub-flows (65,280 flows of 977 packets: 64 million) were built at once, beyond
+    the memory budget (MemoryError after 13 s); they are now built a chunk at a time
+    (``planner.sim.hashed_spray``), and the time limit cuts the simulation (exit 0 in 25 s).
+    """
+    text = small_text().rstrip("\n") + (
+        "\n\n[verify]\nspray_entropies = 65536\n"
+        'traffic = [{ kind = "uniform_all_to_all", size_bytes = 1e9 }]\n'
+    )
+    return [
+        Case(
+            "solve/round3/spray-entropies-65536",
+            "solve",
+            "round3: memory",
+            ("solve", "instance.toml", "-o", "out", "--time-limit", "20", "-q"),
+            {"instance.toml": text.encode()},
+            exit=frozenset({0, 1, EXIT_FAILS}),
+            slow=True,
+            subprocess_only=True,
+        )
+    ]
+
+
+def dragonfly_cases() -> list[Case]:
+    """A dragonfly design.json naming a million global links per group pair (78 million links).
+
+    It reached an array of one entry per global link in validate and simulate (MemoryError);
+    the wiring's counts are now compared with the design's in closed form first.
+    """
+    edit = _design_json(set_path("wiring.global_links_per_pair", 1_000_000), "dragonfly")
+    return [
+        Case(
+            f"{command}/round3/dragonfly-global-links-1e6",
+            command,
+            "round3: memory",
+            args,
+            {"design.json": edit},
+            words=("design.json", "wiring", "global links"),
+        )
+        for command, args in (
+            ("validate", ("validate", "design.json")),
+            ("simulate", ("simulate", "design.json", "-o", "out", "-q")),
+        )
+    ]
+
+
 def cases() -> list[Case]:
     """This category's cases (``tests.hostile.generator.cases`` adds them)."""
-    out: list[Case] = one_block_cases()
+    out: list[Case] = one_block_cases() + memory_cases() + dragonfly_cases()
     for name, changes, words in REFUSED:
         for command in ("solve", "simulate"):
             files: dict[str, Content] = {"instance.toml": workload_text(changes)}

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from planner.families.dragonfly import layout as ly
+from planner.families.dragonfly import structure as st
 from planner.families.dragonfly.wiring import DRAGONFLY, DragonflyWiring
 
 if TYPE_CHECKING:
@@ -56,6 +57,22 @@ def check_structure(d: Design) -> list[Violation]:
                 f"stated) for {d.gpus:,} GPUs",
             )
         )
+    # The wiring's counts in closed form first: a wiring of more links than the design states
+    # (or than its ports hold) is refused before an array of one entry per link is built.
+    stated = [c.links for c in d.link_classes]
+    counts = {"local": st.local_links(a, g, q), "global": st.global_links(g, m)}
+    if len(stated) == 3 and (counts["local"], counts["global"]) != (stated[1], stated[2]):
+        return [
+            *out,
+            Violation(
+                "wiring",
+                f"the wiring makes {counts['local']:,} local links and {counts['global']:,} "
+                f"global links; the design states {stated[1]:,} and {stated[2]:,}",
+            ),
+        ]
+    if p + q * (a - 1) + w.global_ports > t.radix:
+        h = w.global_ports
+        return [*out, Violation("ports", f"{p} + {q * (a - 1)} + {h} ports > radix {t.radix}")]
     gu, gv = ly.global_pairs(a, g, m)
     ends = np.bincount(np.concatenate([gu, gv]), minlength=a * g)
     h = int(ends.max()) if ends.size else 0
