@@ -171,3 +171,30 @@ def test_a_generous_limit_draws_the_pictures(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     assert (out / "fig_topology.png").is_file()
     assert "were left out" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv0", "main_spec", "expected"),
+    [
+        ("/venv/bin/fabric-planner", None, True),
+        ("/repo/planner/__main__.py", "planner.__main__", True),  # python -m planner
+        ("/venv/bin/pytest", None, False),  # the app run inside a test's process
+        ("-c", None, False),  # python -c: a call from Python
+    ],
+)
+def test_only_the_command_counts_from_its_process_start(
+    monkeypatch: pytest.MonkeyPatch, argv0: str, main_spec: str | None, expected: bool
+) -> None:
+    import importlib.machinery
+    import sys
+    import types
+
+    from planner.cli.plan_commands import is_the_command
+
+    fake_main = types.ModuleType("__main__")
+    fake_main.__spec__ = (
+        None if main_spec is None else importlib.machinery.ModuleSpec(main_spec, None)
+    )
+    monkeypatch.setattr(sys, "argv", [argv0])
+    monkeypatch.setitem(sys.modules, "__main__", fake_main)
+    assert is_the_command() is expected

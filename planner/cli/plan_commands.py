@@ -150,12 +150,15 @@ PICTURES_LEFT_OUT = (
 
 
 def is_the_command() -> bool:
-    """Whether this process is the ``fabric-planner`` command.
+    """Whether this process is the ``fabric-planner`` command (or ``python -m planner``).
 
     Its time limit then counts from the process's start; a call from Python, or a test that
     runs the app in its own process, counts from the call.
     """
-    return Path(sys.argv[0]).name == "fabric-planner"
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    return Path(sys.argv[0]).name == "fabric-planner" or (
+        spec is not None and spec.name == "planner.__main__"
+    )
 
 
 def without_pictures(result: api.PlanResult) -> api.PlanResult:
