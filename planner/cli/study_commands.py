@@ -49,15 +49,63 @@ GridOpt = Annotated[
 GRID_END = '"fabric-planner:end-of-grid"'
 #: A value given as a bare word (not TOML): letters, digits and ``._-+/:@~``, no spaces.
 BARE_WORD = re.compile(r"[A-Za-z0-9._+/:@~-]+")
+#: Characters that make a --grid's values TOML (a quoted string, a list, a table): never bare
+#: words.
+QUOTING = "\"'[]{}"
+#: What closes each opening quote, bracket or brace.
+_CLOSING = {'"': '"', "'": "'", "[": "]", "{": "}"}
+
+
+def unclosed(raw: str) -> int | None:
+    """Where the first quote, bracket or brace of ``raw`` that is never closed opens, or None.
+
+    A double-quoted string honours backslash escapes (TOML's basic string), a single-quoted one
+    none (a literal string); quotes inside a string and brackets inside a string do not count.
+    """
+    opened: list[tuple[str, int]] = []
+    i = 0
+    while i < len(raw):
+        c = raw[i]
+        if opened and opened[-1][0] in "\"'":
+            quote = opened[-1][0]
+            if c == "\\" and quote == '"':
+                i += 2
+                continue
+            if c == quote:
+                opened.pop()
+        elif c in _CLOSING:
+            opened.append((c, i))
+        elif opened and c == _CLOSING[opened[-1][0]]:
+            opened.pop()
+        i += 1
+    return opened[0][1] if opened else None
+
+
+def _unreadable(key: str, raw: str) -> str:
+    """The message for --grid values that hold quotes, brackets or braces but are not TOML."""
+    at = unclosed(raw)
+    rule = (
+        "a value that opens a quote (\" or '), a [ or a { is one value up to where it closes, "
+        "its commas and = included"
+    )
+    if at is not None:
+        return f"--grid {key[:80]}: {raw[at:][:80]} is not closed: {rule}"
+    return (
+        f"--grid {key[:80]}: cannot read {raw[:80]!r} as values separated by commas: {rule}, "
+        "and nothing but a comma may follow it"
+    )
 
 
 def parse_grid(items: list[str] | None) -> dict[str, list[Any]]:
     """``--grid PATH=V1,V2,...`` options as a grid; values are read like ``--set``'s.
 
-    The values are one TOML array's elements (``16,32``, ``"a,b","c"``, ``[1],[1,2]``) or,
-    when they are not TOML, bare words (``clos,rail_only``). Reading is strict: a line break,
-    text after a closing bracket or a comment, or a word with spaces or brackets is an error
-    naming the ``--grid``; nothing is silently dropped. Values that are the same once validated
+    The path is everything before the first ``=``; the values, everything after it, are one
+    TOML array's elements (``16,32``, ``"a,b","c"``, ``[1],[1,2]``) or, when they hold no
+    quote, bracket or brace and are not TOML, bare words (``clos,rail_only``). The quoting rule:
+    a quoted, bracketed or braced value is one value, whatever commas and ``=`` it holds
+    (``"a=b,c"``, ``[{kind="all_to_all",size_bytes=1e6}]``). Reading is strict: a line break, a
+    quote or bracket left open, text after a closing quote or bracket, a comment, or a bare word
+    with spaces or ``=`` is an error naming the ``--grid``; nothing is silently dropped. Values that are the same once validated
     (``1`` and ``1.0`` for an integer field) are merged by the study (``Study.merged``).
     """
     if not items:
@@ -90,6 +138,10 @@ def parse_grid(items: list[str] | None) -> dict[str, list[Any]]:
             if isinstance(values, list) and values and values[-1] == GRID_END.strip('"'):
                 grid[key] = values[:-1]
                 continue
+            # A quote, bracket or brace makes the values TOML: one left open is said as such,
+            # never split at its commas into bare words.
+            if any(c in raw for c in QUOTING):
+                raise InputError(_unreadable(key, raw))
             # Else bare words (clos,rail_only), each read as TOML where it is (16,many).
             words = [word.strip() for word in raw.split(",")]
             if "" in words:
@@ -101,7 +153,8 @@ def parse_grid(items: list[str] | None) -> dict[str, list[Any]]:
                 raise InputError(
                     f"--grid {key[:80]}: cannot read {bad[0][:80]!r}: each value is a TOML "
                     'value (16, 2.5, true, "text", [1, 2]) or a bare word of letters, digits '
-                    "and ._-+/:@~, separated by commas, with nothing after the last one"
+                    "and ._-+/:@~, separated by commas, with nothing after the last one; a "
+                    'value holding anything else (a space, =, a comma): quote it, "a=b,c"'
                 )
             grid[key] = [parse_override(f"{key}={word}")[1] for word in words]
         except InputError as exc:
@@ -250,9 +303,9 @@ def run_study(
     the_study = study.study_of(inst, parse_grid(grid), verify, time_limit)
     if dask is not None and workers is not None:
         raise InputError("--dask and --workers: choose one (a Dask cluster has its own workers)")
-    if not quiet:
-        for note in the_study.merged:
-            typer.echo(f"merged: {note}", err=True)
+    # Said even with -q (it is no progress): fewer scenarios are planned than were given.
+    for note in the_study.merged:
+        typer.echo(f"merged: {note}", err=True)
     outdir = output if output is not None else DEFAULT_REPORTS_DIR / f"{safe_name(inst.name)}-study"
     # Connect to Dask (or make the pool) before the folder is touched: a wrong address is bad
     # input that leaves nothing behind.

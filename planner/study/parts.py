@@ -167,8 +167,26 @@ def _stored(path: Path) -> dict[str, Any] | str | None:
 
 
 def damaged_path(path: Path) -> Path:
-    """Where a damaged part's file is kept aside when its new part replaces it."""
-    return path.with_name(path.name + DAMAGED_SUFFIX)
+    """Where a damaged part's file is kept aside when its new part replaces it.
+
+    Raises InputError when that name is taken by anything but a regular file (a link, a
+    folder): it is never replaced, even with ``--force``. A regular file there (a part damaged
+    before) is replaced.
+    """
+    aside = path.with_name(path.name + DAMAGED_SUFFIX)
+    try:
+        mode = aside.lstat().st_mode
+    except FileNotFoundError:
+        return aside
+    except OSError as exc:
+        raise InputError(f"cannot read {aside} ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(mode):
+        raise InputError(
+            f"{path} is damaged, and {aside}, where it would be kept aside, is not a file the "
+            "planner wrote (a link or a folder); the planner never replaces it, even with "
+            "--force: move it away or choose another -o"
+        )
+    return aside
 
 
 def _not_ours(path: Path) -> InputError:
@@ -196,6 +214,7 @@ def read_part(folder: Path, key: str, schema: dict[str, Any]) -> Part:
     if stored is None:
         raise _not_ours(path)
     if isinstance(stored, str):
+        damaged_path(path)  # where it will be kept aside: refused now, before anything is planned
         return Part(None, damaged=stored)
     if stored.get("format") != PART_FORMAT or stored.get("key") != key:
         return Part(None, stale=True)
@@ -225,12 +244,13 @@ def write_part(folder: Path, key: str, row: dict[str, Any], schema: dict[str, An
     stored = _stored(path) if path.exists() or path.is_symlink() else {}
     if stored is None:
         raise _not_ours(path)
+    aside = damaged_path(path) if isinstance(stored, str) else None
     tmp = path.with_name(f".{key}.{uuid.uuid4().hex[:8]}.tmp")
     metadata = {PART_METADATA: json.dumps({"format": PART_FORMAT, "key": key})}
     try:
         table(schema, [row]).write_parquet(tmp, metadata=metadata)
-        if isinstance(stored, str):  # damaged: kept aside, never lost
-            os.replace(path, damaged_path(path))
+        if aside is not None:  # damaged: kept aside, never lost
+            os.replace(path, aside)
         os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)

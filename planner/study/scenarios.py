@@ -49,6 +49,8 @@ from planner.schema.instance import Instance
 PART_FORMAT = 2
 #: Most scenarios in one study (each is validated, keyed and kept in memory before any runs).
 MAX_SCENARIOS = 100_000
+#: The instance's name: never swept (each scenario's instance is named after its scenario).
+NAME_KEY = "name"
 #: Columns of a study table before the changed keys: the scenario's name.
 SCENARIO_COLUMN = "scenario"
 #: Columns after the changed keys: how the scenario ended (``ok``/``error``), the error's message.
@@ -174,6 +176,13 @@ def build_study(
     are merged into the first (``Study.merged`` says which).
     """
     sets = change_sets(grid_or_change_sets)
+    if any(NAME_KEY in changes for changes in sets):
+        # A swept name would be dropped (every instance is renamed below) and its scenarios
+        # merged into one without a word.
+        raise InputError(
+            f"{NAME_KEY}: a study names each scenario's instance itself (<instance>.<scenario>),"
+            " so the name cannot be swept; sweep description, or run one study per name"
+        )
     given_labels = short_labels(list(dict.fromkeys(k for changes in sets for k in changes)))
     verify = bool(settings.get("verify", True))
     catalogs = _Catalogs(catalog)

@@ -1,0 +1,96 @@
+"""``--grid PATH=V1,V2,...``: the quoting rule (a quoted value is one value), and what is refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from planner.cli import app
+from planner.cli.study_commands import parse_grid
+from planner.errors import InputError
+from planner.study import study_of
+from tests.study.conftest import tiny
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize(
+    ("item", "values"),
+    [
+        # A quoted value is one value: its commas and = are the value's.
+        ('description="a=b,c"', ["a=b,c"]),
+        ("description='a=b,c','d'", ["a=b,c", "d"]),
+        ('name="a=b,c"', ["a=b,c"]),
+        ('description = "a=b" , "c"', ["a=b", "c"]),
+        ('description="""x,y"""', ["x,y"]),
+        # So is a bracketed or braced one (a list, a table): its commas and = are its own.
+        (
+            'verify.traffic=[{kind="all_to_all",size_bytes=1e6}]',
+            [[{"kind": "all_to_all", "size_bytes": 1e6}]],
+        ),
+        (
+            'verify.traffic=[{kind="all_to_all",size_bytes=1e6}],[{kind="all_reduce",size_bytes=2e6}]',
+            [
+                [{"kind": "all_to_all", "size_bytes": 1e6}],
+                [{"kind": "all_reduce", "size_bytes": 2e6}],
+            ],
+        ),
+        ("cluster.nic_ports=[1],[1,2]", [[1], [1, 2]]),
+        # Bare words and numbers: split at every comma.
+        ("layout.name=clos,rail_only", ["clos", "rail_only"]),
+        ("cluster.gpus=16, 32", [16, 32]),
+        ("cluster.gpus=1,1.0", [1, 1.0]),
+    ],
+    ids=str,
+)
+def test_a_quoted_bracketed_or_braced_value_is_one_value(item: str, values: list[Any]) -> None:
+    [(_, got)] = parse_grid([item]).items()
+    assert got == values
+
+
+@pytest.mark.parametrize(
+    ("item", "words"),
+    [
+        ('description="a,b', ["--grid description", "not closed", '"a,b']),
+        ("description='a=b", ["--grid description", "not closed"]),
+        ("cluster.nic_ports=[1,2", ["--grid cluster.nic_ports", "not closed", "[1,2"]),
+        ('verify.traffic=[{kind="all_to_all"', ["--grid verify.traffic", "not closed"]),
+        ('description="a"b', ["--grid description", '"a"b']),
+        ("description=a=b", ["--grid description", "a=b", "quote it"]),
+    ],
+    ids=str,
+)
+def test_an_unclosed_or_unquoted_value_is_refused_naming_it(item: str, words: list[str]) -> None:
+    with pytest.raises(InputError) as info:
+        parse_grid([item])
+    for word in words:
+        assert word in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "grid_or_sets",
+    [{"name": ["a", "b"]}, [{"name": "a"}], {"cluster.gpus": [64], "name": ["x"]}],
+    ids=str,
+)
+def test_the_instance_name_cannot_be_swept(grid_or_sets: Any) -> None:
+    # Each scenario's instance is named <instance>.<scenario>: a swept name would be dropped
+    # and its scenarios merged into one without a word.
+    with pytest.raises(InputError, match="name: a study names each scenario's instance"):
+        study_of(tiny(), grid_or_sets)
+
+
+@pytest.mark.slow
+def test_a_merge_is_said_even_with_quiet(tmp_path: Path) -> None:
+    source = tmp_path / "tiny.toml"
+    source.write_text(
+        'name = "tiny"\n[cluster]\ngpus = 64\ngpus_per_node = 8\nnic_gbps = 400\nnic_ports = [1]\n',
+        encoding="utf-8",
+    )
+    args = ["sweep", str(source), "--grid", "cluster.gpus=16,16.0", "--workers", "1"]
+    result = runner.invoke(app, [*args, "--no-verify", "-q", "-o", str(tmp_path / "o")])
+    assert result.exit_code == 0, result.output
+    assert "merged: cluster.gpus = 16.0 is the same as cluster.gpus = 16" in result.stderr
+    assert "scenarios: 1 computed" in result.stdout
