@@ -29,8 +29,8 @@ HINT_MARGIN = 1.5
 HINT_FALLBACK_FACTOR = 2.0
 #: Share of a command's time limit kept for writing its reports (tables, report.md, pictures,
 #: report.html): the steps before the writing end this share of the time left earlier. Writing
-#: takes 2 to 12 s on the 16k-65k-GPU examples with one core to itself (tests/bench/
-#: bench_time_limits.py), 12 s being this share of the default 60 s limit.
+#: took 3 to 7 s for the 16k-65k-GPU examples on a shared 2-core machine, about twice that
+#: under heavy load; 12 s is this share of the default 60 s limit.
 REPORTS_SHARE = 0.2
 #: Pictures are drawn only while this share of the command's limit is left when the writing
 #: starts (half the reports' share), and at least PICTURES_MIN_S; otherwise they are left out,
