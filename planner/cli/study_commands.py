@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+import shlex
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -371,8 +373,11 @@ def run_study(
     )
     typer.echo(f"reports: {outdir}")
     errors = table.filter(table["status"] != "ok")
+    none = no_design_note(table, the_study, instance, changes)
+    if none:
+        typer.echo(none, err=True)
     if errors.is_empty():
-        return EXIT_FOUND
+        return EXIT_NONE if none else EXIT_FOUND
     typer.echo(f"{errors.height} of {table.height} scenarios ended in error:", err=True)
     for r in errors.head(5).iter_rows(named=True):
         typer.echo(f"  - {r['scenario']}: {r['error']}", err=True)
@@ -382,6 +387,69 @@ def run_study(
         err=True,
     )
     return EXIT_NONE
+
+
+#: A key of a TOML inline table written without quotes.
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def toml_value(value: Any) -> str:
+    """A change's value as TOML, as ``--set`` reads it back (inline tables for tables)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float | str):
+        return json.dumps(value)  # a JSON number or string is a TOML one
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        pairs = (
+            f"{k if _BARE_KEY.fullmatch(str(k)) else json.dumps(str(k))} = {toml_value(v)}"
+            for k, v in value.items()
+        )
+        return "{" + ", ".join(pairs) + "}"
+    return json.dumps(str(value))
+
+
+def no_design_note(
+    table: Any, the_study: study.Study, instance: Path, changes: list[str] | None
+) -> str:
+    """What to say when no scenario that ran has a design (empty when some has one).
+
+    As ``solve`` exits 1 when no design exists, so does a study none of whose plans found one:
+    the note counts their statuses, names the swept values every scenario shares (the likely
+    cause) and gives the ``solve`` command that plans the first scenario alone, whose report
+    says which constraints conflict.
+    """
+    ran = table.filter(table["status"] == "ok")
+    if ran.is_empty() or ran["capex_usd"].is_not_null().any():
+        return ""
+    counts = ran["plan_status"].fill_null("no status").value_counts(sort=True)
+    found = ", ".join(f"{n} {status}" for status, n in counts.iter_rows())
+    lines = [f"no scenario has a design: the plans of all {ran.height} found none ({found})"]
+    if "time_limit" in ran["plan_status"].to_list():
+        lines.append("  a plan cut by its time limit may find one with a longer --time-limit")
+    scenarios = {s.name: s for s in the_study.scenarios}
+    ran_scenarios = [scenarios[name] for name in ran["scenario"].to_list() if name in scenarios]
+    shared = [
+        key
+        for key in the_study.keys
+        if all(key in s.changes for s in ran_scenarios)
+        and len({json.dumps(s.changes[key], sort_keys=True) for s in ran_scenarios}) == 1
+    ]
+    for key in shared:
+        value = json.dumps(ran_scenarios[0].changes[key], sort_keys=True)
+        lines.append(f"  {key} = {value} in every scenario")
+    if ran_scenarios:
+        first = ran_scenarios[0]
+        items = [*(changes or []), *(f"{k}={toml_value(v)}" for k, v in first.changes.items())]
+        command = ["fabric-planner", "solve", str(instance)]
+        for item in items:
+            command += ["--set", item]
+        lines.append(
+            "  to see which constraints conflict, plan one scenario alone: "
+            + " ".join(shlex.quote(word) for word in command)
+        )
+    return "\n".join(lines)
 
 
 @contextmanager

@@ -514,3 +514,20 @@ def test_progress_counts_the_scenarios_on_stderr(tiny_toml: Path, tmp_path: Path
     lines = [line for line in result.stderr.splitlines() if line.startswith("[")]
     assert [line.split()[0] for line in lines] == ["[1/4]", "[2/4]", "[3/4]", "[4/4]"]
     assert "[1/4]" not in result.stdout
+
+
+@pytest.mark.slow
+def test_a_grid_that_leaves_no_scenario_a_design_exits_1_and_says_so(
+    tiny_toml: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "none"
+    args = ["sweep", str(tiny_toml), "--grid", "constraints.max_switch_hops=1"]
+    args += ["--grid", "cluster.gpus=2048,4096", "--workers", "1", "--no-verify", "-q"]
+    result = runner.invoke(app, [*args, "-o", str(out)])
+    assert result.exit_code == 1, result.output
+    assert "no scenario has a design: the plans of all 2 found none" in result.stderr
+    assert "constraints.max_switch_hops = 1 in every scenario" in result.stderr
+    assert "fabric-planner solve" in result.stderr
+    assert "--set constraints.max_switch_hops=1 --set cluster.gpus=2048" in result.stderr
+    # The study is written all the same: it is a finding, not bad input.
+    assert json.loads((out / "study.json").read_text())["complete"] is True

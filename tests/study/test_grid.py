@@ -94,3 +94,15 @@ def test_a_merge_is_said_even_with_quiet(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "merged: cluster.gpus = 16.0 is the same as cluster.gpus = 16" in result.stderr
     assert "scenarios: 1 computed" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "value",
+    [64, 2.5, 1e6, True, "a=b,c", 'say "hi"', [1, 2], [{"kind": "all_to_all", "size_bytes": 1e6}]],
+    ids=str,
+)
+def test_a_value_written_for_set_reads_back_the_same(value: Any) -> None:
+    from planner.cli.study_commands import toml_value
+    from planner.loading import parse_override
+
+    assert parse_override(f"description={toml_value(value)}") == ("description", value)
