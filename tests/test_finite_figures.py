@@ -110,3 +110,61 @@ def test_step_time_refuses_a_non_finite_collective_time(call_s: float) -> None:
     times = [CollectiveTime(c, c.name, call_s) for c in collectives(w, 8)]
     with pytest.raises(ValueError, match="not finite"):
         step_time(w, times)
+
+
+# ---- the other rates and counts the figures divide by or multiply up --------------------------
+@pytest.mark.parametrize(
+    ("dotted", "value", "bound"),
+    [
+        # The scale-up rate divides every tensor-parallel byte: 1e-300 Gb/s gave a 2.6e304 s step.
+        ("cluster.scale_up.gbps_per_gpu", 1e-300, "greater than or equal to 1"),
+        # The pacing divides every flow's rate: 1e-300 gave a 4.3e299 s step.
+        ("verify.transport.pacing_fraction", 1e-300, "greater than or equal to 0.01"),
+    ],
+)
+def test_rates_are_bounded_below(dotted: str, value: float, bound: str) -> None:
+    import tomllib
+    from pathlib import Path
+
+    from planner.schema.instance import Instance
+
+    path = Path(__file__).resolve().parents[1] / "instances" / "workload-gpt3-175b.toml"
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    node = data
+    *parents, last = dotted.split(".")
+    for part in parents:
+        node = node.setdefault(part, {})
+    node[last] = value
+    with pytest.raises(InputError) as err:
+        validate_data(Instance, data)
+    assert dotted in str(err.value)
+    assert bound in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("dotted", "value"),
+    [
+        ("switch.0.capacity_gbps", 10**15),
+        ("switch.0.latency_ns", 10**15),
+        ("medium.0.speed_gbps", 10**9),
+        ("medium.0.reach_m", 1e300),
+        ("medium.0.latency_ns", 10**15),
+        ("nic.0.speed_gbps", 10**9),
+        ("ocs.0.reconfiguration_ms", 1e300),
+    ],
+)
+def test_catalog_figures_are_bounded_above(dotted: str, value: float) -> None:
+    import copy
+    import tomllib
+    from pathlib import Path
+
+    from planner.schema.catalog import Catalog
+
+    path = Path(__file__).resolve().parents[1] / "planner" / "catalog" / "default.toml"
+    data = copy.deepcopy(tomllib.loads(path.read_text(encoding="utf-8")))
+    kind, index, field = dotted.split(".")
+    data[kind][int(index)][field] = value
+    with pytest.raises(InputError) as err:
+        validate_data(Catalog, data)
+    assert dotted in str(err.value)
+    assert "less than or equal to" in str(err.value)

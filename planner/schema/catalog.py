@@ -17,6 +17,19 @@ Protocol = Literal["infiniband", "ethernet"]
 #: within what the models' integer units hold (``models.scaling``).
 MAX_UNIT_COST_USD = 1e9
 MAX_UNIT_POWER_W = 1e7
+#: Upper bounds of the catalog's rates, delays and reaches: every figure the planner sums or
+#: multiplies them into (a tier's capacity, a path's latency, a link count) stays finite and
+#: inside 64-bit integers. Each is far above any product: the fastest port is 1.6 Tb/s (the
+#: design file's own cap is 6,400 Gb/s), the largest switch 115.2 Tb/s, a lane 200 Gb/s.
+MAX_SPEED_GBPS = 6400
+MAX_LANE_GBPS = 400
+MAX_CAPACITY_GBPS = 10_000_000
+#: One second, as design.json's ``latency_ns`` cap.
+MAX_LATENCY_NS = 1_000_000_000
+#: A thousand kilometres.
+MAX_REACH_M = 1e6
+#: A day.
+MAX_RECONFIGURATION_MS = 86_400_000.0
 #: A module or plug form factor ('osfp', 'qsfp-dd', 'qsfp112', ...).
 FORM_FACTOR_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
 #: Media kinds that are copper (no optics at either end).
@@ -71,11 +84,11 @@ class Cage(Strict):
 class CpoOptics(Strict):
     """The co-packaged optical engine behind every port of a CPO switch, at one port speed."""
 
-    lane_gbps: int = Field(gt=0)
+    lane_gbps: int = Field(gt=0, le=MAX_LANE_GBPS)
     """Optical lane rate; a pluggable at the far end must run the same lanes."""
     connector: str = Field(min_length=1)
     """Fibre connector of each port (for example 'mpo-12'); the far end must match it."""
-    reach_m: float = Field(gt=0)
+    reach_m: float = Field(gt=0, le=MAX_REACH_M)
     """Longest fibre the engine drives."""
 
 
@@ -84,7 +97,7 @@ class Switch(Strict):
 
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     description: str = ""
-    capacity_gbps: int = Field(gt=0)
+    capacity_gbps: int = Field(gt=0, le=MAX_CAPACITY_GBPS)
     """Aggregate switching capacity in Gb/s."""
     port_configs: list[PortConfig] = Field(min_length=1)
     """Every logical port configuration (64x800G, 128x400G by breakout, ...)."""
@@ -92,7 +105,7 @@ class Switch(Strict):
     """System price without pluggable optics (with its optical engines when CPO)."""
     power_w: float = Field(ge=0, le=MAX_UNIT_POWER_W)
     """Typical power without pluggable optics (with its optical engines when CPO)."""
-    latency_ns: int = Field(ge=0)
+    latency_ns: int = Field(ge=0, le=MAX_LATENCY_NS)
     """Port-to-port latency in ns."""
     rack_units: int = Field(1, ge=1, le=64)
     cpo: bool = False
@@ -230,17 +243,17 @@ class Medium(Strict):
 
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     kind: MediumKind
-    speed_gbps: int = Field(gt=0)
-    reach_m: float = Field(gt=0)
+    speed_gbps: int = Field(gt=0, le=MAX_SPEED_GBPS)
+    reach_m: float = Field(gt=0, le=MAX_REACH_M)
     cost_usd_per_end: float = Field(ge=0, le=MAX_UNIT_COST_USD)
     power_w_per_end: float = Field(ge=0, le=MAX_UNIT_POWER_W)
     cable_cost_usd: float = Field(0.0, ge=0, le=MAX_UNIT_COST_USD)
     """Per link: the fibre for optics; 0 for copper assemblies priced in their ends."""
-    latency_ns: int = Field(0, ge=0)
+    latency_ns: int = Field(0, ge=0, le=MAX_LATENCY_NS)
     """Electronics latency (DSP, FEC, retimer) added per link, one way."""
     afr: float = Field(ge=0, le=1)
     """Annual failure rate per end."""
-    lane_gbps: int | None = Field(None, gt=0)
+    lane_gbps: int | None = Field(None, gt=0, le=MAX_LANE_GBPS)
     """Lane rate (optical lanes for optics, electrical for copper); None: unknown, so the medium
     never meets a co-packaged port, which must match it."""
     host_lane_gbps: list[int] = Field(default_factory=list)
@@ -347,7 +360,7 @@ class Ocs(Strict):
     power_w: float = Field(ge=0, le=MAX_UNIT_POWER_W)
     insertion_loss_db: float = Field(ge=0, le=20)
     """Optical loss a circuit adds, in dB; a medium must have the budget for it."""
-    reconfiguration_ms: float = Field(ge=0)
+    reconfiguration_ms: float = Field(ge=0, le=MAX_RECONFIGURATION_MS)
     """Time to set up a new circuit, in ms."""
     source: dict[str, str]
 
@@ -366,7 +379,7 @@ class Nic(Strict):
 
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     description: str = ""
-    speed_gbps: int = Field(gt=0)
+    speed_gbps: int = Field(gt=0, le=MAX_SPEED_GBPS)
     port_splits: list[int] = Field(min_length=1)
     """Into how many ports (planes) the NIC's lanes may be split."""
     cost_usd: float = Field(ge=0, le=MAX_UNIT_COST_USD)

@@ -25,6 +25,9 @@ from planner.schema.workload import Workload
 
 #: Most families one search may name.
 MAX_FAMILIES = 32
+#: Lowest scale-up rate per GPU (Gb/s): every tensor-parallel byte is divided by it, so 1e-300
+#: made a 2.6e304 s step; a PCIe 3 x1 link is 8 Gb/s, NVLink 4 is 3,600.
+MIN_SCALE_UP_GBPS = 1.0
 
 
 def one_of(names: Sequence[str]) -> str:
@@ -62,7 +65,7 @@ class ScaleUp(Strict):
 
     gpus: int = Field(8, ge=1, le=1024)
     """GPUs per scale-up domain (8: one DGX/HGX node; 72: a GB200 NVL72 rack)."""
-    gbps_per_gpu: float = Field(3600.0, gt=0, le=1e6)
+    gbps_per_gpu: float = Field(3600.0, ge=MIN_SCALE_UP_GBPS, le=1e6)
     """Scale-up bandwidth per GPU, each way, Gb/s. NVLink 4 (H100): 18 links x 25 GB/s = 450 GB/s
     each way, 3,600 Gb/s (NVIDIA's "900 GB/s" counts both ways); NVLink 5 (B200): 7,200."""
     switch: str | None = None

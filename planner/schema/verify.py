@@ -127,6 +127,10 @@ class FailureSpec(Strict):
         return "+".join(parts) or "healthy"
 
 
+#: Lowest pacing a transport may give: every flow's rate is multiplied by it, so a pacing of
+#: 1e-300 made a 4e299 s step; 1 % is below any transport's pacing.
+MIN_PACING_FRACTION = 0.01
+
 TransportName = Literal["rocev2", "htsim_roce", "htsim_ndp", "htsim_eqds"]
 LossName = Literal["lossless", "trimming", "drop"]
 
@@ -175,7 +179,7 @@ class TransportSpec(Strict):
     acks_per_packet: float = Field(1.0, ge=0, le=16)
     """ACKs (or other control packets) the receiver returns per data packet; their bytes share
     a GPU's NIC link with the data it sends (a NIC that coalesces ACKs sends fewer)."""
-    pacing_fraction: float = Field(1.0, gt=0, le=1)
+    pacing_fraction: float = Field(1.0, ge=MIN_PACING_FRACTION, le=1)
     """Fraction of its fair rate the transport sends at (1: line rate when alone)."""
     completion: Literal["ack", "last_byte"] = "ack"
     """When a flow counts as done: the sender holds the last ACK, or the last byte arrives."""

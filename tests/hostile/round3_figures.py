@@ -32,6 +32,12 @@ REFUSED: list[tuple[str, dict[str, str | None], tuple[str, ...]]] = [
     # A tiny GPU made the step time and the cost per token inf (exit 0).
     ("peak-flops-tiny", {G + "peak_flops": "1e-300"}, ("workload.gpu.peak_flops", "1000000000")),
     ("utilisation-tiny", {G + "utilisation": "1e-300"}, ("workload.gpu.utilisation", "0.001")),
+    # A pacing of 1e-300 made a 4e299 s step (a few times smaller overflows).
+    (
+        "pacing-tiny",
+        {"verify.transport.pacing_fraction": "1e-300"},
+        ("verify.transport.pacing_fraction", "0.01"),
+    ),
     # Search items of 0 or below reached the search (ZeroDivisionError, an internal error).
     (
         "search-microbatch-zero",
