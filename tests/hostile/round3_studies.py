@@ -188,6 +188,11 @@ def cases() -> list[Case]:
         _grid_case("grid-name", "name=a,b", words=("name: a study names",)),
         _grid_case("grid-unclosed-quote", 'description="a,b', words=('"a,b is not closed',)),
         _grid_case("grid-unclosed-bracket", "cluster.nic_ports=[1,[2]", words=("not closed",)),
+        _grid_case(
+            "grid-table-and-field-overlap",
+            "cluster={gpus=128,gpus_per_node=8,nic_gbps=400,nic_ports=[1]}",
+            words=("cluster and cluster.gpus overlap",),
+        ),
         _grid_case("grid-bare-equals", "description=a=b", words=("'a=b'", "quote it")),
         _grid_case("grid-quoted-equals-commas", 'description="a=b,c","d"', exit=RESUMES),
         _grid_case(

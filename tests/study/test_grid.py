@@ -106,3 +106,23 @@ def test_a_value_written_for_set_reads_back_the_same(value: Any) -> None:
     from planner.loading import parse_override
 
     assert parse_override(f"description={toml_value(value)}") == ("description", value)
+
+
+TABLE = {"gpus": 128, "gpus_per_node": 8, "nic_gbps": 400, "nic_ports": [1]}
+
+
+@pytest.mark.parametrize(
+    "grid_or_sets",
+    [
+        {"cluster.gpus": [16], "cluster": [TABLE]},
+        {"cluster": [TABLE], "cluster.gpus": [16]},
+        [{"cluster": TABLE, "cluster.gpus": 16}],
+    ],
+    ids=["field-then-table", "table-then-field", "change-set"],
+)
+def test_a_table_and_a_field_inside_it_are_refused(grid_or_sets: Any) -> None:
+    # One would override the other (the field's value dropped without a word, or the table's
+    # value changed in place), and the scenario's name would not say what it planned.
+    with pytest.raises(InputError, match="cluster and cluster.gpus overlap"):
+        study_of(tiny(), grid_or_sets)
+    assert TABLE["gpus"] == 128
