@@ -376,7 +376,13 @@ def _verify(
                 deadline=deadline,
             )
         if len(inst.search.families) > 1:
-            family_sims = _family_sims(inst, catalog, result, sim, sim_progress, deadline)
+            family_sims, left_out = _family_sims(inst, catalog, result, sim, sim_progress, deadline)
+            if left_out:
+                note = (
+                    f"the time limit passed before the best designs of {', '.join(left_out)} "
+                    "were simulated: their rows of the alternatives table have no verdict"
+                )
+                sim = replace(sim, notes=(*sim.notes, note))
     except ValueError as exc:  # traffic that does not fit the cluster (group sizes, ...)
         raise InputError(f"verify: {exc}") from None
     return sim, family_sims
@@ -526,30 +532,38 @@ def _family_sims(
     sim: SimResult,
     progress: SimProgress | None,
     deadline: Deadline,
-) -> dict[str, SimResult]:
+) -> tuple[dict[str, SimResult], list[str]]:
     """The best design of every other family simulated under the [verify] traffic, healthy.
 
     Failures and Monte Carlo trials are left out (they judge the chosen design); what the time
-    limit cuts shows as the family's simulation being incomplete.
+    limit cuts shows as the family's simulation being incomplete. A family whose turn comes
+    after the limit has passed is not built at all (its canonical solve, post-solve steps,
+    fabric and traffic take seconds on a large cluster, for a simulation that would be cut
+    whole): it is returned in the list of the families left out.
     """
-    from planner.alternatives import design_of_outcome, family_bests
+    from planner import alternatives
     from planner.sim.simulate import simulate as _simulate
     from planner.sizing.search_loop import TIE_BREAK_TIME_S
 
     assert result.design is not None
     healthy_update = {"failures": [], "single_switch_failures": False, "monte_carlo_trials": 0}
     sims = {result.design.family: sim}
-    for name, outcome in family_bests(result).items():
+    left_out: list[str] = []
+    for name, outcome in alternatives.family_bests(result).items():
         if name in sims:
             continue
-        design = design_of_outcome(inst, outcome, catalog, min(TIE_BREAK_TIME_S, deadline.step_s()))
+        if deadline.expired:
+            left_out.append(name)
+            continue
+        time_s = min(TIE_BREAK_TIME_S, deadline.step_s())
+        design = alternatives.design_of_outcome(inst, outcome, catalog, time_s)
         design = family_of(name).after_solve(design, inst, deadline, verify_demand)
         say = None if progress is None else (lambda text, n=name: progress(f"{n}: {text}"))
         healthy = verify_for(inst, design).model_copy(update=healthy_update)
         sims[name] = _simulate(
             design, healthy, fabric=fabric_of(design), progress=say, deadline=deadline
         )
-    return sims
+    return sims, left_out
 
 
 def verify_demand(design: Design, verify: Verify) -> npt.NDArray[np.float64]:

@@ -95,3 +95,41 @@ def test_the_search_reports_the_dragonfly_and_keeps_to_the_commands_deadline() -
     assert seen[0][2].startswith("dragonfly: ")
     assert [d for d, _, _ in seen] == list(range(1, len(seen) + 1))
     assert {t for _, t, _ in seen} == {len(seen)}
+
+
+@pytest.mark.slow
+def test_other_families_are_not_built_once_the_limit_has_passed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past the limit, the best design of every other family is not built (a canonical solve,
+    its post-solve steps, its fabric and traffic: seconds at 65k GPUs) only to have every step
+    of its simulation cut: the chosen design's verification says which were left out."""
+    from planner import alternatives, planning
+    from planner.schema.instance import Instance
+    from planner.sim.simulate import simulate
+
+    inst = Instance.model_validate(
+        {
+            "name": "families",
+            "cluster": {"gpus": 512, "gpus_per_node": 8, "nic_gbps": 400, "nic_ports": [1]},
+            "search": {"families": ["clos", "ocs_direct"], "switch_models": ["qm9700"]},
+            "verify": {"single_switch_failures": False, "ecmp_seeds": 1},
+        }
+    )
+    found = api.plan(inst, verify=False, time_limit_s=60)
+    assert found.design is not None
+    assert found.search is not None
+    passed = Deadline(-1.0)
+    sim = simulate(
+        found.design, planning.verify_for(inst, found.design), fabric=api.fabric_of(found.design)
+    )
+
+    def built(*args: object) -> None:
+        raise AssertionError("a family's design was built after the limit had passed")
+
+    monkeypatch.setattr(alternatives, "design_of_outcome", built)
+    catalog = load_catalog(inst.search.catalog)
+    chosen, sims = planning._verify(inst, catalog, found.search, None, passed, sim)
+    assert set(sims) == {found.design.family}
+    other = ({"clos", "ocs_direct"} - {found.design.family}).pop()
+    assert any(other in n and "time limit" in n for n in chosen.notes)
