@@ -58,11 +58,12 @@ QUOTING = "\"'[]{}"
 _CLOSING = {'"': '"', "'": "'", "[": "]", "{": "}"}
 
 
-def unclosed(raw: str) -> int | None:
-    """Where the first quote, bracket or brace of ``raw`` that is never closed opens, or None.
+def unclosed(raw: str) -> tuple[int, bool] | None:
+    """The first quote, bracket or brace of ``raw`` that is not matched: (where, opens), or None.
 
-    A double-quoted string honours backslash escapes (TOML's basic string), a single-quoted one
-    none (a literal string); quotes inside a string and brackets inside a string do not count.
+    ``opens`` is True for one that opens and is never closed, False for a bracket or brace that
+    closes nothing. A double-quoted string honours backslash escapes (TOML's basic string), a
+    single-quoted one none (a literal string); what is inside a string does not count.
     """
     opened: list[tuple[str, int]] = []
     i = 0
@@ -79,19 +80,26 @@ def unclosed(raw: str) -> int | None:
             opened.append((c, i))
         elif opened and c == _CLOSING[opened[-1][0]]:
             opened.pop()
+        elif c in "]}":
+            return i, False
         i += 1
-    return opened[0][1] if opened else None
+    return (opened[0][1], True) if opened else None
 
 
 def _unreadable(key: str, raw: str) -> str:
     """The message for --grid values that hold quotes, brackets or braces but are not TOML."""
-    at = unclosed(raw)
+    fault = unclosed(raw)
     rule = (
         "a value that opens a quote (\" or '), a [ or a { is one value up to where it closes, "
         "its commas and = included"
     )
-    if at is not None:
-        return f"--grid {key[:80]}: {raw[at:][:80]} is not closed: {rule}"
+    if fault is not None and fault[1]:
+        return f"--grid {key[:80]}: {raw[fault[0] :][:80]} is not closed: {rule}"
+    if fault is not None:
+        at = fault[0]
+        end = raw.find(",", at)
+        word = raw[raw.rfind(",", 0, at) + 1 : None if end < 0 else end].strip()
+        return f"--grid {key[:80]}: cannot read {word[:80]!r}: its {raw[at]} closes nothing; {rule}"
     return (
         f"--grid {key[:80]}: cannot read {raw[:80]!r} as values separated by commas: {rule}, "
         "and nothing but a comma may follow it"

@@ -276,6 +276,8 @@ def run_sweep(
         if folder is None:
             break
         found = read_part(folder, s.key, study.schema)
+        if found.row is not None and not _labels_match(study, s, found.row):
+            found = replace(found, row=None, stale=True)  # its key, another scenario's labels
         stale += found.stale
         if found.damaged:
             name = part_path(folder, s.key).name
@@ -375,6 +377,12 @@ def study_of(
     """
     settings = {"verify": verify, "time_limit_s": time_limit_s}
     return build_study(instance, grid_or_change_sets, settings=settings, catalog=catalog)
+
+
+def _labels_match(study: Study, s: Scenario, row: Mapping[str, Any]) -> bool:
+    """Whether a part's row is labelled as its scenario: its name and its changed values."""
+    expected = scenario_row(study, s, {})
+    return all(row.get(column) == value for column, value in expected.items())
 
 
 def scenario_row(study: Study, s: Scenario, result: Mapping[str, Any]) -> dict[str, Any]:

@@ -126,3 +126,14 @@ def test_a_table_and_a_field_inside_it_are_refused(grid_or_sets: Any) -> None:
     with pytest.raises(InputError, match="cluster and cluster.gpus overlap"):
         study_of(tiny(), grid_or_sets)
     assert TABLE["gpus"] == 128
+
+
+@pytest.mark.parametrize(
+    ("item", "shown"),
+    [("cluster.gpus=16,32]", "'32]'"), ("cluster.nic_ports=[1]],[2]", "'[1]]'")],
+    ids=str,
+)
+def test_a_bracket_that_closes_nothing_names_its_value(item: str, shown: str) -> None:
+    with pytest.raises(InputError, match="closes nothing") as info:
+        parse_grid([item])
+    assert f"cannot read {shown}" in str(info.value)

@@ -259,3 +259,20 @@ def test_a_missing_study_json_is_named_and_force_reuses_the_parts(
     assert forced.exit_code == 0, forced.output
     assert "scenarios: 0 computed, 2 reused" in forced.stdout
     assert json.loads((out / "study.json").read_text())["complete"] is True
+
+
+@pytest.mark.slow
+def test_a_part_whose_row_names_another_scenario_is_planned_again(tmp_path: Path) -> None:
+    folder = tmp_path / "study"
+    first = run_sweep(
+        tiny(), GRID_2, SerialExecutor(), verify=False, time_limit_s=TIME_LIMIT_S, results=folder
+    )
+    path = parts_of(folder)[0]
+    meta = pl.read_parquet_metadata(path)[PART_METADATA]
+    edited = pl.read_parquet(path).with_columns(pl.lit("../../escape").alias("scenario"))
+    edited.write_parquet(path, metadata={PART_METADATA: meta})
+    run = run_sweep(
+        tiny(), GRID_2, SerialExecutor(), verify=False, time_limit_s=TIME_LIMIT_S, results=folder
+    )
+    assert (run.computed, run.reused, run.stale) == (1, 1, 1)
+    assert run.table["scenario"].to_list() == first.table["scenario"].to_list()
