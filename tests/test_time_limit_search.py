@@ -133,3 +133,35 @@ def test_other_families_are_not_built_once_the_limit_has_passed(
     assert set(sims) == {found.design.family}
     other = ({"clos", "ocs_direct"} - {found.design.family}).pop()
     assert any(other in n and "time limit" in n for n in chosen.notes)
+
+
+def test_each_family_sized_by_its_own_model_is_told_as_it_finishes() -> None:
+    """The progress line moves after each such family, not once after all of them."""
+    from dataclasses import dataclass
+
+    from planner.sizing.search_loop import _own_outcomes
+
+    events: list[str] = []
+
+    @dataclass(frozen=True)
+    class Stub:
+        name: str
+
+        def size(self, *args: object) -> list[object]:
+            events.append(f"size {self.name}")
+            return []
+
+    inst = api.load_instance(INSTANCES / "small-256.toml")
+    families = [Stub("first"), Stub("second")]
+    _own_outcomes(
+        inst,
+        load_catalog(inst.search.catalog),
+        families,  # type: ignore[arg-type]
+        [],
+        False,
+        True,
+        Deadline.after(600.0),
+        later=False,
+        told=lambda done, family, sized: events.append(f"told {done} {family.name}"),
+    )
+    assert events == ["size first", "told 1 first", "size second", "told 2 second"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -83,12 +83,22 @@ def search(
     clos_families = {st.family for st, _, _ in jobs}
     own_families = [f for f in families if f not in clos_families]
     total = len(own_families) + len(jobs)
+
+    def told(done: int, family: Family, sized: list[Outcome]) -> None:
+        if progress is not None:
+            progress(done, total, f"{family.name}: {_statuses(sized)}")
+
     own = _own_outcomes(
-        inst, catalog, own_families, names, mixed, alternatives, deadline, later=bool(jobs)
+        inst,
+        catalog,
+        own_families,
+        names,
+        mixed,
+        alternatives,
+        deadline,
+        later=bool(jobs),
+        told=told,
     )
-    if progress is not None:
-        for i, (family, sized) in enumerate(own, start=1):
-            progress(i, total, f"{family.name}: {_statuses(sized)}")
     own_outcomes = [o for _, sized in own for o in sized]
     outcomes.extend(own_outcomes)
     for o in own_outcomes:  # the reasons an own-model structure is infeasible, once each
@@ -168,6 +178,7 @@ def _own_outcomes(
     deadline: Deadline,
     *,
     later: bool,
+    told: Callable[[int, Family, list[Outcome]], None] | None = None,
 ) -> list[tuple[Family, list[Outcome]]]:
     """The structures of families sized by their own model (``Family.size``), per family.
 
@@ -175,7 +186,7 @@ def _own_outcomes(
     mixed models are allowed) and each switch model alone, all in one call per family. Each
     family gets an even share of the time left, counting the Clos model's structures (solved
     after them, ``later``) as one more when there are any; what a family leaves unused goes to
-    the next.
+    the next. ``told(done, family, outcomes)`` is called as each family is sized.
     """
     options: tuple[str | None, ...] = ((None,) if mixed else ()) + tuple(
         names if alternatives or not mixed else ()
@@ -198,6 +209,8 @@ def _own_outcomes(
             )
             st = Structure(sized.planes, sized.tiers, None, family, impossible=sized.reason or None)
             mine.append(Outcome(st, sized.switch_model, sol, sized.design))
+        if told is not None:
+            told(i + 1, family, mine)
     return out
 
 
