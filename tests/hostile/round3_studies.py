@@ -42,6 +42,19 @@ def _part_metadata_not_json(designs: Designs) -> bytes:
     return buffer.getvalue()
 
 
+def _part_labelled_elsewhere(designs: Designs) -> bytes:
+    """The base study's first part, its metadata kept, its row naming a scenario that leaves."""
+    import polars as pl
+
+    study = designs["study"]
+    data = study["files"][f"parts/{study['part']}.parquet"]
+    meta = pl.read_parquet_metadata(io.BytesIO(data))
+    frame = pl.read_parquet(io.BytesIO(data)).with_columns(pl.lit("../../escape").alias("scenario"))
+    buffer = io.BytesIO()
+    frame.write_parquet(buffer, metadata=meta)
+    return buffer.getvalue()
+
+
 def _study_json_edited(designs: Designs) -> bytes:
     """The base study's study.json, valid JSON, but not the bytes the planner wrote."""
     record = json.loads(designs["study"]["files"]["study.json"])
@@ -124,6 +137,13 @@ def cases() -> list[Case]:
             "parts",
             {FIRST_PART: b"garbage", f"{FIRST_PART}.damaged": Folder()},
             words=(".damaged", "even with --force"),
+        ),
+        # A part of its scenario's key whose row names another scenario: planned again.
+        _study_case(
+            "part-labelled-another-scenario",
+            "parts",
+            {FIRST_PART: _part_labelled_elsewhere},
+            exit=RESUMES,
         ),
         # A study.json the planner cannot use is named, and --force is not offered in vain.
         _study_case(
