@@ -8,8 +8,8 @@ any scenario runs. So a run killed midway leaves a folder the planner recognises
 command run again finds the same study and resumes it, with or without ``--force``; a folder
 holding another study or another command's output is replaced only with ``--force``.
 
-*The same study* is the same instance (by name) over the same scenarios (names and changes):
-what the folder's ``study.json`` lists. Its scenarios' keys may differ (the catalog's content,
+*The same study* is the same instance (by name) over the same scenarios (names and changes, in
+any order): what the folder's ``study.json`` lists. Its scenarios' keys may differ (the catalog's content,
 the instance file, ``--time-limit`` changed since): the study resumes, the scenarios whose key
 changed are planned again (their old parts are kept: change the input back and they are reused),
 and :class:`Opened` says which inputs changed, as ``study.json`` records each scenario's
@@ -136,11 +136,16 @@ def _grid(record: Mapping[str, Any]) -> list[Any]:
 def same_study(record: Mapping[str, Any], instance_name: str, study: Study) -> bool:
     """Whether a record is this study's: the same instance, the same scenarios and changes.
 
-    Whatever their keys: the inputs of a scenario may have changed since.
+    In any order (a grid's values listed in another order give the same scenarios), and
+    whatever their keys: the inputs of a scenario may have changed since.
     """
-    return record.get("instance") == instance_name and _grid(record) == _as_json(
-        [[s.name, s.changes] for s in study.scenarios]
-    )
+    old = sorted(_grid(record), key=_sort_key)
+    new = sorted(_as_json([[s.name, s.changes] for s in study.scenarios]), key=_sort_key)
+    return record.get("instance") == instance_name and old == new
+
+
+def _sort_key(entry: Any) -> str:
+    return json.dumps(entry, sort_keys=True, default=str)
 
 
 def changed_inputs(folder: Path, record: Mapping[str, Any], study: Study) -> tuple[str, ...]:

@@ -276,3 +276,14 @@ def test_a_part_whose_row_names_another_scenario_is_planned_again(tmp_path: Path
     )
     assert (run.computed, run.reused, run.stale) == (1, 1, 1)
     assert run.table["scenario"].to_list() == first.table["scenario"].to_list()
+
+
+@pytest.mark.slow
+def test_the_same_scenarios_in_another_order_resume(swept: tuple[Path, Path]) -> None:
+    source, out = swept
+    args = sweep_args(source, out)
+    args[args.index("cluster.gpus=16,64")] = "cluster.gpus=64,16"
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "scenarios: 0 computed, 2 reused (resumed)" in result.stdout
+    assert pl.read_parquet(out / "study.parquet")["scenario"].to_list() == ["gpus=64", "gpus=16"]
