@@ -48,7 +48,7 @@ from planner.output import (
 )
 from planner.schema.instance import Instance
 from planner.study.pareto import PARETO, with_pareto
-from planner.study.parts import parts_dir, remove_temporaries
+from planner.study.parts import PARTS_DIR, parts_dir, remove_temporaries
 from planner.study.run import StudyRun
 from planner.study.scenarios import KEY_INPUTS, Study
 
@@ -152,15 +152,22 @@ def changed_inputs(folder: Path, record: Mapping[str, Any], study: Study) -> tup
     """Why scenarios of a resumed study are planned again: one line per set of changed inputs.
 
     A scenario counts when its key is not the one ``record`` lists and no part of its new key
-    is in the folder (one that is, from an earlier run with these inputs, is reused).
+    is in the folder (one that is, from an earlier run with these inputs, is reused); and, when
+    the record says the study finished, when its part is gone.
     """
     from planner.study.parts import part_path
 
     old = {s.get("name"): s for s in record.get("scenarios") or [] if isinstance(s, dict)}
     counts: dict[tuple[str, ...], int] = {}
+    missing = 0
     for s in study.scenarios:
         before = old.get(s.name) or {}
-        if before.get("key") == s.key or part_path(folder, s.key).exists():
+        here = part_path(folder, s.key)
+        if before.get("key") == s.key:
+            # A finished study kept every scenario as a part: one gone is said.
+            missing += record.get("complete") is True and not (here.exists() or here.is_symlink())
+            continue
+        if here.exists() or here.is_symlink():
             continue
         inputs = before.get("inputs")
         inputs = inputs if isinstance(inputs, dict) else {}
@@ -171,11 +178,17 @@ def changed_inputs(folder: Path, record: Mapping[str, Any], study: Study) -> tup
             what = ("its inputs or settings",)
         counts[what] = counts.get(what, 0) + 1
     total = len(study.scenarios)
-    return tuple(
+    notes = [
         f"{n} of {total} scenarios planned again: {_join(list(what))} changed since the last "
         "run (their old parts are kept)"
         for what, n in counts.items()
-    )
+    ]
+    if missing:
+        notes.append(
+            f"{missing} of {total} scenarios planned again: their part is missing from "
+            f"{PARTS_DIR}/ (the study had finished)"
+        )
+    return tuple(notes)
 
 
 def _join(words: list[str]) -> str:

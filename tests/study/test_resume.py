@@ -287,3 +287,15 @@ def test_the_same_scenarios_in_another_order_resume(swept: tuple[Path, Path]) ->
     assert result.exit_code == 0, result.output
     assert "scenarios: 0 computed, 2 reused (resumed)" in result.stdout
     assert pl.read_parquet(out / "study.parquet")["scenario"].to_list() == ["gpus=64", "gpus=16"]
+
+
+@pytest.mark.slow
+def test_a_finished_studys_missing_part_is_planned_again_and_said(
+    swept: tuple[Path, Path],
+) -> None:
+    source, out = swept
+    parts_of(out)[0].unlink()
+    result = runner.invoke(app, sweep_args(source, out))
+    assert result.exit_code == 0, result.output
+    assert "scenarios: 1 computed, 1 reused" in result.stdout
+    assert "1 of 2 scenarios planned again: their part is missing from parts/" in result.stderr
