@@ -89,10 +89,18 @@ def load_with_changes(path: Path, changes: list[str] | None) -> api.Instance:
     A changed instance gets a name derived from its changes (``h100-1k.gpus-65536``), so its
     default report folder is not the base's, and records them for the reports
     (``api.derived_instance``).
+
+    Bad input is refused before the heavy libraries load: the file is read against the schema
+    alone first (every field but the family names), and only then against the family registry,
+    which loads every family's model.
     """
+    from planner.loading import load_instance, parse_override
+
+    load_instance(path)
+    overrides = dict(parse_override(item) for item in changes or [])
     from planner import api
 
     inst = api.load_instance(path)
-    if changes:
-        inst = api.derived_instance(inst, dict(api.parse_override(item) for item in changes))
+    if overrides:
+        inst = api.derived_instance(inst, overrides)
     return inst

@@ -26,6 +26,7 @@ from planner.cli.options import (
 )
 from planner.cli.typer_app import EXIT_FAILS, EXIT_FOUND, EXIT_NONE, ProgressLine, app, user_errors
 from planner.defaults import DEFAULT_TIME_LIMIT_S
+from planner.output import parse_formats
 
 if TYPE_CHECKING:
     from planner import api
@@ -46,11 +47,12 @@ def run_plan(
     formats: str = ALL_FORMATS,
 ) -> int:
     """Load, plan (or evaluate), write the reports and print the outcome; return the exit status."""
+    chosen = parse_formats(formats)
+    inst = load_with_changes(instance, changes)
+    # The API, and with it the solver and table libraries, loads only once the input is known to
+    # be good: bad input is refused at once.
     from planner import api
 
-    chosen = api.parse_formats(formats)
-    inst = load_with_changes(instance, changes)
-    # The solver libraries load (in api.plan / api.evaluate) only once the input is known to be good.
     outdir = output if output is not None else DEFAULT_REPORTS_DIR / api.safe_name(inst.name)
     # Claim (and lock) the folder before spending the time limit, not after.
     with api.claimed(outdir, force=force, command="evaluate" if evaluate else "solve"):
@@ -232,9 +234,9 @@ def open_outdir(
     instance: Path, changes: list[str] | None, output: Path | None, force: bool
 ) -> tuple[api.Instance, Path]:
     """Load the instance and check its report folder before any time is spent."""
-    from planner import api
-
     inst = load_with_changes(instance, changes)
+    from planner import api  # once the input is known to be good
+
     outdir = output if output is not None else DEFAULT_REPORTS_DIR / api.safe_name(inst.name)
     api.prepare_outdir(outdir, force=force)
     return inst, outdir
@@ -250,11 +252,11 @@ def torus(
     time_limit: TimeLimitOpt = DEFAULT_TIME_LIMIT_S,
 ) -> None:
     """Size a TPU-style torus pod ([torus]): cubes, spares, OCS devices, slices and circuits."""
-    from planner import api
-
     with user_errors():
-        chosen = api.parse_formats(formats)
+        chosen = parse_formats(formats)
         inst, outdir = open_outdir(instance, set_, output, force)
+        from planner import api
+
         with api.claimed(outdir, force=force, command="torus"):
             result = api.plan_torus(inst, time_limit_s=time_limit)
             api.write_table(
@@ -303,11 +305,11 @@ def compare_fabrics(
     formats: FormatsOpt = ALL_FORMATS,
 ) -> None:
     """Electrical Clos vs OCS direct-connect: price both, simulate both, write fabric_comparison."""
-    from planner import api
-
     with user_errors():
-        chosen = api.parse_formats(formats)
+        chosen = parse_formats(formats)
         inst, outdir = open_outdir(instance, set_, output, force)
+        from planner import api
+
         progress = None if quiet else ProgressLine()
         with api.claimed(outdir, force=force, command="compare-fabrics"):
             try:

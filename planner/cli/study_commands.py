@@ -8,20 +8,10 @@ import shlex
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from planner import api, study
-from planner.api import (
-    DEFAULT_TIME_LIMIT_S,
-    InputError,
-    claimed,
-    output_formats,
-    parse_formats,
-    parse_override,
-    safe_name,
-)
 from planner.cli.options import (
     ALL_FORMATS,
     DEFAULT_REPORTS_DIR,
@@ -33,7 +23,12 @@ from planner.cli.options import (
     load_with_changes,
 )
 from planner.cli.typer_app import EXIT_FOUND, EXIT_NONE, ProgressLine, app, user_errors
-from planner.study.cluster import connect as connect_scheduler
+from planner.defaults import DEFAULT_TIME_LIMIT_S
+from planner.errors import InputError
+from planner.output import output_formats, parse_formats
+
+if TYPE_CHECKING:
+    from planner import study
 
 GridOpt = Annotated[
     list[str] | None,
@@ -118,6 +113,8 @@ def parse_grid(items: list[str] | None) -> dict[str, list[Any]]:
     with spaces or ``=`` is an error naming the ``--grid``; nothing is silently dropped. Values that are the same once validated
     (``1`` and ``1.0`` for an integer field) are merged by the study (``Study.merged``).
     """
+    from planner import api
+
     if not items:
         raise InputError(
             "sweep needs at least one --grid PATH=V1,V2,..., e.g. --grid cluster.gpus=8192,32768"
@@ -138,13 +135,13 @@ def parse_grid(items: list[str] | None) -> dict[str, list[Any]]:
             )
         try:
             # The path's and the values' limits, as --set checks them.
-            parse_override(item)
+            api.parse_override(item)
             if not raw:
                 grid[key] = []  # the study says "no values"
                 continue
             # As one TOML array first (values may be lists, quoted strings with commas): the
             # array must end exactly where the values do.
-            _, values = parse_override(f"{key}=[{raw}, {GRID_END}]")
+            _, values = api.parse_override(f"{key}=[{raw}, {GRID_END}]")
             if isinstance(values, list) and values and values[-1] == GRID_END.strip('"'):
                 grid[key] = values[:-1]
                 continue
@@ -166,7 +163,7 @@ def parse_grid(items: list[str] | None) -> dict[str, list[Any]]:
                     "and ._-+/:@~, separated by commas, with nothing after the last one; a "
                     'value holding anything else (a space, =, a comma): quote it, "a=b,c"'
                 )
-            grid[key] = [parse_override(f"{key}={word}")[1] for word in words]
+            grid[key] = [api.parse_override(f"{key}={word}")[1] for word in words]
         except InputError as exc:
             raise InputError(str(exc).replace("--set", "--grid", 1)) from None
     return grid
@@ -183,6 +180,8 @@ def study_executor(
     One process is this process (no pool). ``--dask`` connects within ``DASK_CONNECT_S``
     seconds, or exits 2 saying why (``planner.study.cluster.connect``).
     """
+    from planner import api, study
+
     if dask is not None and workers is not None:
         raise InputError("--dask and --workers: choose one (a Dask cluster has its own workers)")
     if dask is None:
@@ -202,7 +201,9 @@ def study_executor(
             pool.shutdown(wait=True, cancel_futures=True)
         return
     api.require_extra("distributed", "--dask")
-    client = connect_scheduler(dask, DASK_CONNECT_S)
+    from planner.study.cluster import connect
+
+    client = connect(dask, DASK_CONNECT_S)
     try:
         yield client.get_executor()
     finally:
@@ -308,6 +309,9 @@ def run_study(
 ) -> int:
     """Load, validate every scenario, run the study into its folder, print it; the exit status."""
     inst = load_with_changes(instance, changes)
+    # The API and the study load once the instance is known to be good.
+    from planner import api, study
+
     # Every scenario checked as solve checks its instance (schema, catalog, components, NIC
     # speeds, parallelism) before anything runs or is written.
     the_study = study.study_of(inst, parse_grid(grid), verify, time_limit)
@@ -316,12 +320,14 @@ def run_study(
     # Said even with -q (it is no progress): fewer scenarios are planned than were given.
     for note in the_study.merged:
         typer.echo(f"merged: {note}", err=True)
-    outdir = output if output is not None else DEFAULT_REPORTS_DIR / f"{safe_name(inst.name)}-study"
+    outdir = (
+        output if output is not None else DEFAULT_REPORTS_DIR / f"{api.safe_name(inst.name)}-study"
+    )
     # Connect to Dask (or make the pool) before the folder is touched: a wrong address is bad
     # input that leaves nothing behind.
     with (
         study_executor(workers, dask, len(the_study.scenarios), quiet) as executor,
-        claimed(outdir, force=force),
+        api.claimed(outdir, force=force),
     ):
         opened = study.open_study(outdir, inst.name, the_study, force=force)
         resuming = opened.resuming

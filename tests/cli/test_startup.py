@@ -66,12 +66,13 @@ BAD_INSTANCES = {
 }
 
 
+@pytest.mark.parametrize("command", ["solve", "evaluate", "torus", "compare-fabrics", "sweep"])
 @pytest.mark.parametrize("name", sorted(BAD_INSTANCES))
 def test_a_bad_instance_is_refused_before_any_heavy_library_loads(
-    name: str, tmp_path: Path
+    name: str, command: str, tmp_path: Path
 ) -> None:
     (tmp_path / "bad.toml").write_text(BAD_INSTANCES[name], encoding="utf-8")
-    modules = imported_after(run_cli(["solve", "bad.toml", "-o", "out"]), tmp_path)
+    modules = imported_after(run_cli([command, "bad.toml", "-o", "out"]), tmp_path)
     assert "planner.schema.instance" in modules or name == "toml-syntax"
     assert heavy(modules) == []
     assert not (tmp_path / "out").exists()
