@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from models.status import Status
-from planner.checks import check_instance, check_run
+from planner.checks import check_instance, check_run, check_workload_placement
 from planner.deadline import MIN_STEP_S, NO_DEADLINE, Deadline, cut_note
 from planner.design import Design
 from planner.errors import InputError
@@ -69,6 +69,13 @@ def check_workload_fits(inst: Instance, design: Design) -> None:
     par = work.parallelism
     fabric_gpus = family_of(design.family).build_fabric(design).gpus
     if par.gpus == fabric_gpus:
+        # The groups placed as the simulation places them (a refusal names the degree).
+        check_workload_placement(
+            work,
+            gpus=fabric_gpus,
+            gpus_per_node=design.gpus_per_node,
+            domain_gpus=design.scale_up.gpus,
+        )
         return
     where = (
         f"the design has {design.gpus:,} GPUs"

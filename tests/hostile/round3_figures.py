@@ -18,15 +18,6 @@ G, S, P = "workload.gpu.", "workload.search.", "workload.parallelism."
 #: A GPU with memory, which ``[workload.search]`` needs.
 MEMORY = {G + "memory_gib": "80"}
 
-#: simulate --instance checks a workload against the design's GPU count only
-#: (``planner.planning.check_workload_fits``, not this category's file): the placement check
-#: (``planner.checks.check_workload_placement``) is still to be called there.
-PLACEMENT_ON_SIMULATE = (
-    "simulate --instance: planner.planning.check_workload_fits does not yet place the groups "
-    "(check_workload_placement), so the simulator's 'verify: stages (64) does not divide 32' "
-    "names no field"
-)
-
 #: (name, changes to the generator's workload instance, words the refusal holds).
 REFUSED: list[tuple[str, dict[str, str | None], tuple[str, ...]]] = [
     # A tiny GPU made the step time and the cost per token inf (exit 0).
@@ -175,7 +166,6 @@ def cases() -> list[Case]:
                     _instance_args(command),
                     files,
                     words=words if checked else ("instance.toml", *words),
-                    known_bug=PLACEMENT_ON_SIMULATE if checked and command == "simulate" else "",
                 )
             )
     return out
