@@ -43,8 +43,19 @@ def test_module_loads_no_solver(module: str) -> None:
     assert loaded_after_import(module) == []
 
 
-#: What the CLI may import from the planner: the API, and the studies planned through it.
-CLI_MAY_IMPORT = {"planner.api", "planner.study"}
+#: What the CLI may import from the planner: the API, and the studies planned through it; and,
+#: so that --help and bad input answer before the API loads (tests/cli/test_startup.py), the
+#: base layer's light modules the API re-exports: its defaults, errors, Ctrl-C handling, output
+#: folder checks and the instance reader (the schema alone).
+CLI_MAY_IMPORT = {
+    "planner.api",
+    "planner.study",
+    "planner.defaults",
+    "planner.errors",
+    "planner.interrupt",
+    "planner.output",
+    "planner.loading",
+}
 
 
 def cli_files() -> list[Path]:
