@@ -187,8 +187,13 @@ def _workload_lines(s: dict[str, Any]) -> list[str]:
             f"step: {s['step_time_s']:,.3f} s = compute {s['compute_s']:,.3f} s + exposed "
             f"communication {s['exposed_comm_s']:,.3f} s (of {s['comm_s']:,.3f} s; "
             f"{hidden:,.3f} s hidden); GPUs idle {s['idle_fraction']:.1%} of the step",
-            f"throughput: {s['tokens_per_s']:,.0f} tokens/s, MFU {s['mfu']:.1%}, "
-            f"${s['usd_per_million_tokens']:,.3f} per million tokens (GPU time)",
+            f"throughput: {s['tokens_per_s']:,.0f} tokens/s, MFU {s['mfu']:.1%}"
+            + (
+                ""
+                if s.get("published_mfu") is None
+                else f" (published for this run: {s['published_mfu']:.1%})"
+            )
+            + f", ${s['usd_per_million_tokens']:,.3f} per million tokens (GPU time)",
         ]
     if s["idle_gpu_value_usd"] is not None:
         lines.append(

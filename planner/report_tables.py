@@ -118,6 +118,7 @@ SUMMARY_SCHEMA: dict[str, Any] = {
     "idle_fraction": pl.Float64,
     "tokens_per_s": pl.Float64,
     "mfu": pl.Float64,
+    "published_mfu": pl.Float64,
     "usd_per_million_tokens": pl.Float64,
     "idle_gpu_value_usd": pl.Float64,
     "tco_plus_idle_gpus_usd": pl.Float64,
@@ -326,6 +327,8 @@ def _summary(
             mfu=step.mfu,
             usd_per_million_tokens=step.usd_per_million_tokens,
         )
+        if workload is not None:
+            row.update(published_mfu=workload.published_mfu)
     return pl.DataFrame([row], schema=SUMMARY_SCHEMA)
 
 

@@ -379,6 +379,7 @@ SMALL_WORKLOAD = {
     "parallelism": {"tensor": 8, "data": 8},
     "gpu": {"peak_flops": 989e12, "utilisation": 0.4, "price_usd_per_hour": 2.0},
     "overlap_fraction": 0.5,
+    "published_mfu": 0.35,
 }
 #: FLOPs a parameter and a token of training (forward and backward): MFU's numerator.
 FLOPS_PER_PARAMETER_TOKEN = 6
@@ -417,6 +418,17 @@ def test_summary_mfu_is_the_simulated_steps(small_workload) -> None:
     assert s["mfu"] == pytest.approx(expected, rel=REL)
     assert 0 < s["mfu"] < SMALL_WORKLOAD["gpu"]["utilisation"]
     assert any(f"MFU {expected:.1%}" in line for line in headline(small_workload.summary))
+
+
+@pytest.mark.slow
+def test_the_published_mfu_is_printed_beside_the_planners(small_workload) -> None:
+    """workload.published_mfu is carried to the summary and the headline as given, beside mfu."""
+    from planner.api import headline
+
+    s = small_workload.summary.row(0, named=True)
+    assert s["published_mfu"] == SMALL_WORKLOAD["published_mfu"]
+    line = next(x for x in headline(small_workload.summary) if x.startswith("throughput"))
+    assert f"MFU {s['mfu']:.1%} (published for this run: 35.0%)" in line
 
 
 @pytest.mark.slow

@@ -134,3 +134,19 @@ def test_non_finite_numbers_are_refused(dotted: str, value: float) -> None:
     message = _refusal(Instance, _set(_instance_data(), dotted, value))
     assert dotted in message
     assert "finite" in message
+
+
+@pytest.mark.parametrize("value", [0, -0.1, 1.01, True])
+def test_a_published_mfu_is_a_fraction(value: object) -> None:
+    """workload.published_mfu: a number in (0, 1], named when it is not."""
+    data = {
+        "name": "mfu",
+        "cluster": {"gpus": 64, "gpus_per_node": 8},
+        "workload": {
+            "preset": "llama3.1-405b",
+            "gpu": {"peak_flops": 989e12, "price_usd_per_hour": 2.0},
+            "published_mfu": value,
+        },
+    }
+    with pytest.raises((InputError, ValueError), match="published_mfu"):
+        validate_data(Instance, data)

@@ -255,6 +255,10 @@ class Workload(Strict):
     search: ParallelismSearch | None = None
     """Ask the planner to choose the parallelism (``[workload.search]``); needs
     ``gpu.memory_gib``."""
+    published_mfu: float | None = Field(None, gt=0, le=1)
+    """An MFU published for this run (e.g. the Llama 3 paper's 0.41), for comparison only: the
+    report sets it beside the planner's own (the summary's ``mfu``, from the simulated step);
+    it changes no figure."""
 
     @model_validator(mode="after")
     def _check(self) -> Workload:
