@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
 
@@ -12,7 +11,7 @@ from planner.cli.typer_app import EXIT_FOUND, app, user_errors
 from planner.defaults import DEFAULT_CATALOG
 
 if TYPE_CHECKING:
-    from planner import api
+    pass
 
 
 class Kind(StrEnum):
@@ -83,7 +82,6 @@ def schema(
     ] = False,
 ) -> None:
     """Print the JSON Schema of the instance file (or of the catalog file)."""
-    from planner import api
+    from planner.schema.files import shipped
 
-    model: type[api.Instance] | type[api.Catalog] = api.Catalog if catalog else api.Instance
-    typer.echo(json.dumps(model.model_json_schema(), indent=2))
+    typer.echo(shipped("catalog" if catalog else "instance"))
