@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from planner.deadline import cut_notes
 from planner.pictures import sentences
 from planner.report_text import column_label, column_texts, count_text, figure_text
 
@@ -695,7 +696,8 @@ def solve_page(
             else "No design found"
         )
         sections.append((heading, list(plan_result.explanation)))
-    notes: list[str] = []
+    # What the time limit cut (pictures, tables, families), as report.md lists it.
+    notes: list[str] = [] if plan_result.design is None else cut_notes(plan_result.design.notes)
     if plan_result.sim is not None:
         notes += list(plan_result.sim.reasons) + list(plan_result.sim.notes)
     notes.append(

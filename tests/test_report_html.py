@@ -17,6 +17,7 @@ import polars as pl
 import pytest
 
 from planner.api import PlanResult, load_instance, plan
+from planner.deadline import cut_note
 from planner.report import write_reports
 from planner.report_html import (
     MAX_ROWS,
@@ -102,6 +103,18 @@ def test_a_plan_without_design_still_gets_a_page(result: PlanResult, tmp_path: P
     write_reports(empty, tmp_path / "out")
     text = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     assert "fabric-planner report: h100-1k" in text
+
+
+def test_a_page_without_pictures_says_why(result: PlanResult, tmp_path: Path) -> None:
+    """Pictures left out (the time limit's cut note on the design): the page says so and why."""
+    assert result.design is not None
+    note = cut_note("the pictures were left out: too little of the time limit was left")
+    cut = replace(result, design=replace(result.design, notes=(*result.design.notes, note)))
+    write_reports(cut, tmp_path / "out", pictures=False)
+    text = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert 'id="no-pictures"' in text
+    assert escape(note) in text
+    assert "<img" not in text
 
 
 @pytest.mark.slow
