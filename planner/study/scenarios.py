@@ -217,7 +217,7 @@ def build_study(
             raise InputError(f"scenario {where}: {exc}") from None
         # The same instance once validated (1 and 1.0 for an integer field, a value given
         # twice) is the same scenario: planned once.
-        same = _digest(inst.model_dump(mode="json", exclude={"name"}))
+        same = _digest(_canonical(inst.model_dump(mode="json", exclude={"name"})))
         if same in seen:
             merges.append((changes, kept[seen[same]][0]))
             continue
@@ -336,6 +336,17 @@ def _json(value: Any) -> str:
     if value is _BASE:
         return "the base value"
     return json.dumps(value, sort_keys=True, default=str)
+
+
+def _canonical(value: Any) -> Any:
+    """``value`` with every float zero as ``0.0``: ``-0.0`` equals it as a float field reads it."""
+    if isinstance(value, dict):
+        return {k: _canonical(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_canonical(v) for v in value]
+    if isinstance(value, float) and value == 0.0:
+        return 0.0
+    return value
 
 
 def _digest(value: Any) -> str:

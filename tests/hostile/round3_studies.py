@@ -226,5 +226,11 @@ def cases() -> list[Case]:
             exit=RESUMES,
             words=("merged: constraints.max_oversubscription = 1.0 is the same",),
         ),
+        _grid_case(
+            "grid-minus-zero",
+            "objective.energy_weight=0.0,-0.0",
+            exit=RESUMES,
+            words=("merged: objective.energy_weight = -0.0 is the same",),
+        ),
     ]
     return out

@@ -137,3 +137,18 @@ def test_a_bracket_that_closes_nothing_names_its_value(item: str, shown: str) ->
     with pytest.raises(InputError, match="closes nothing") as info:
         parse_grid([item])
     assert f"cannot read {shown}" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "grid",
+    [
+        {"objective.energy_weight": [0.0, -0.0]},
+        {"objective.energy_weight": [-0.0, 0]},
+        {"constraints.max_oversubscription": [1, 1.0, 1e0]},
+    ],
+    ids=str,
+)
+def test_values_equal_as_the_fields_type_are_one_scenario(grid: dict[str, list[Any]]) -> None:
+    study = study_of(tiny(), grid)
+    assert len(study.scenarios) == 1
+    assert study.merged
