@@ -299,3 +299,22 @@ def test_a_finished_studys_missing_part_is_planned_again_and_said(
     assert result.exit_code == 0, result.output
     assert "scenarios: 1 computed, 1 reused" in result.stdout
     assert "1 of 2 scenarios planned again: their part is missing from parts/" in result.stderr
+
+
+@pytest.mark.slow
+def test_only_the_scenarios_of_the_edited_catalog_are_planned_again(tmp_path: Path) -> None:
+    cheap = priced_catalog(tmp_path / "cheap.toml", 10_000.0)
+    dear = priced_catalog(tmp_path / "dear.toml", 20_000.0)
+    source = tmp_path / "tiny.toml"
+    source.write_text(TINY_TOML, encoding="utf-8")
+    out = tmp_path / "study"
+    args = sweep_args(source, out)
+    args[args.index("--grid") + 1] = (
+        f"search.catalog={json.dumps(str(cheap))},{json.dumps(str(dear))}"
+    )
+    assert runner.invoke(app, args).exit_code == 0
+    priced_catalog(dear, 30_000.0)
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "scenarios: 1 computed, 1 reused" in result.stdout
+    assert "1 of 2 scenarios planned again: the catalog's content changed" in result.stderr
