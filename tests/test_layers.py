@@ -46,7 +46,7 @@ def test_module_loads_no_solver(module: str) -> None:
 #: What the CLI may import from the planner: the API, and the studies planned through it; and,
 #: so that --help and bad input answer before the API loads (tests/cli/test_startup.py), the
 #: base layer's light modules the API re-exports: its defaults, errors, Ctrl-C handling, output
-#: folder checks and the instance reader (the schema alone).
+#: folder checks, the instance reader (the schema alone) and the shipped JSON Schema files.
 CLI_MAY_IMPORT = {
     "planner.api",
     "planner.study",
@@ -55,6 +55,7 @@ CLI_MAY_IMPORT = {
     "planner.interrupt",
     "planner.output",
     "planner.loading",
+    "planner.schema.files",
 }
 
 
