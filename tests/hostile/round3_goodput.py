@@ -29,6 +29,7 @@ def cases() -> list[Case]:
             ),
             {"instance.toml": small},
             exit=ANSWER,
+            slow=True,  # plans and simulates small-256 for real (2 s)
         ),
         Case(
             "solve/round3/goodput-every-limit-at-once",
@@ -44,6 +45,7 @@ def cases() -> list[Case]:
             ),
             {"instance.toml": small},
             exit=ANSWER,
+            slow=True,  # plans and simulates small-256 for real (2 s)
         ),
         # A free checkpoint (δ = 0): Daly's interval is 0 and the Monte Carlo divided by τ + δ.
         Case(
@@ -53,6 +55,7 @@ def cases() -> list[Case]:
             solve + _sets("reliability.checkpoint_write_s=0"),
             {"instance.toml": small},
             exit=ANSWER,
+            slow=True,  # plans and simulates small-256 for real (2 s)
         ),
         # Ten-year months drawn 100,000 times: the Monte Carlo must stop at the time limit.
         Case(
