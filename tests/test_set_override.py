@@ -36,3 +36,35 @@ def test_a_value_is_read_whole(item: str, value: Any) -> None:
 def test_text_after_the_value_is_refused_not_dropped(item: str, words: str) -> None:
     with pytest.raises(InputError, match=words):
         parse_override(item)
+
+
+def _small() -> Any:
+    from planner.schema.instance import Instance
+
+    return Instance.model_validate(
+        {"name": "set", "cluster": {"gpus": 64, "gpus_per_node": 8, "nic_gbps": 400}}
+    )
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"cluster": {"gpus": 128, "gpus_per_node": 8}, "cluster.gpus": 16},
+        {"cluster.gpus": 16, "cluster": {"gpus": 128, "gpus_per_node": 8}},
+        {"search": {"families": ["clos"]}, "search.pin.tiers": 2},
+    ],
+    ids=["table-then-field", "field-then-table", "nested"],
+)
+def test_a_table_and_a_field_inside_it_are_refused_together(changes: dict[str, Any]) -> None:
+    """One would silently override the other, whichever came last (--set, like --grid)."""
+    with pytest.raises(InputError, match="overlap"):
+        _small().with_changes(changes)
+
+
+def test_changes_never_write_into_the_tables_they_are_given() -> None:
+    table = {"gpus": 128, "gpus_per_node": 8}
+    changed = _small().with_changes({"cluster": table})
+    assert changed.cluster.gpus == 128
+    again = changed.with_changes({"cluster.gpus": 256})
+    assert again.cluster.gpus == 256
+    assert table == {"gpus": 128, "gpus_per_node": 8}

@@ -6,6 +6,7 @@ and a docstring that ``fabric-planner schema`` exports as the JSON Schema descri
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal
@@ -398,6 +399,21 @@ INSTANCE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
 MAX_NETWORK_POSITIONS = 4096
 
 
+def check_overlap(keys: Sequence[str]) -> None:
+    """Refuse a table and a field inside it changed together (``cluster`` and ``cluster.gpus``).
+
+    One would override the other, whichever came last, and the changes would say a value that
+    is not the one planned.
+    """
+    for outer in keys:
+        inner = next((k for k in keys if k.startswith(outer + ".")), None)
+        if inner is not None:
+            raise InputError(
+                f"{outer} and {inner} overlap: {inner} is a field of {outer}; change the whole "
+                f"table {outer} or its fields, not both"
+            )
+
+
 class Instance(Strict):
     """One planning question: a cluster, its floor, its constraints, the objective and the search."""
 
@@ -483,11 +499,14 @@ class Instance(Strict):
         """A new, validated instance with dotted fields replaced: {"cluster.gpus": 65536}.
 
         The instance is validated as a whole, a refused field reported as ``load_instance``
-        reports it. The name stays (``planner.loading.derived_instance`` gives one derived from
+        reports it. A table and a field inside it cannot both change (``check_overlap``). The name stays (``planner.loading.derived_instance`` gives one derived from
         the changes); an instance that was itself derived keeps that record (``derived_from``).
         """
+        check_overlap(list(changes))
         data = self.model_dump(mode="python", exclude_unset=True)
         for dotted, value in changes.items():
+            # A table given as a value is copied: a later change never writes into the caller's.
+            value = copy.deepcopy(value)
             parts = dotted.split(".")
             node = data
             for i, part in enumerate(parts[:-1]):

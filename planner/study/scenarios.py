@@ -43,7 +43,7 @@ from planner.loading import short_labels as short_labels
 from planner.loading import value_text as value_text
 from planner.report_tables import SUMMARY_SCHEMA
 from planner.schema.catalog import Catalog
-from planner.schema.instance import Instance
+from planner.schema.instance import Instance, check_overlap
 
 #: Version of the part files' content: a change here makes old parts miss (recomputed).
 PART_FORMAT = 2
@@ -154,21 +154,6 @@ def change_sets(grid_or_change_sets: GridOrChanges) -> list[Changes]:
     return out
 
 
-def _check_overlap(keys: Sequence[str]) -> None:
-    """Refuse a table and a field inside it changed together (``cluster`` and ``cluster.gpus``).
-
-    One would override the other, whichever comes last, and the scenario's name would say a
-    value it does not plan.
-    """
-    for outer in keys:
-        inner = next((k for k in keys if k.startswith(outer + ".")), None)
-        if inner is not None:
-            raise InputError(
-                f"{outer} and {inner} overlap: {inner} is a field of {outer}; change the whole "
-                f"table {outer} or its fields, not both"
-            )
-
-
 def _check_key(key: object, *, where: str) -> None:
     if not isinstance(key, str) or not key or not all(part.strip() for part in key.split(".")):
         raise InputError(f"{where}: {key!r:.80} is not a dotted field path like cluster.gpus")
@@ -192,7 +177,7 @@ def build_study(
     """
     sets = change_sets(grid_or_change_sets)
     for changes in sets[:1] if isinstance(grid_or_change_sets, Mapping) else sets:
-        _check_overlap(list(changes))
+        check_overlap(list(changes))
     if any(NAME_KEY in changes for changes in sets):
         # A swept name would be dropped (every instance is renamed below) and its scenarios
         # merged into one without a word.
