@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 from planner.schema.instance import Instance
 from planner.schema.verify import TrafficSpec
-from planner.sim.verdict import FRACTION_RTOL  # the verdict's slack, so both judge alike
+from planner.sim.verdict import FRACTION_RTOL, required_fractions  # judge as the verdict does
 from planner.sizing.problems import RATIO_DENOMINATOR  # the grid the model reads ratios on
 from planner.workload.step import verify_with_workload
 
@@ -229,7 +229,6 @@ def structural_cut(inst: Instance, design: Design) -> Cut | None:
     """
     if design.num_tiers < 2 or not design.tiers[0].uplinks:
         return None
-    required = inst.verify.min_throughput_fraction
     leaf = design.tiers[0]
     domain = design.scale_up.gpus
     ratio = leaf.downlinks / leaf.uplinks
@@ -244,6 +243,7 @@ def structural_cut(inst: Instance, design: Design) -> Cut | None:
         share = leaf_uplink_share(g, leaf.downlinks, domain)
         if share <= 0:
             continue
+        required = spec.required_fraction(inst.verify.min_throughput_fraction)
         limit = 1.0 / (required * float(share))
         if ratio <= limit * (1 + FRACTION_RTOL):
             continue
@@ -269,10 +269,13 @@ def _failing(inst: Instance, sim: SimResult) -> list[tuple[str, float]]:
         (sim.collectives["scenario"] == "healthy")
         & (sim.collectives["routing"] == v.verdict_routing)
     )
+    required = required_fractions(v)
+    default = (v.min_throughput_fraction, "")
     return [
         (str(r["pattern"]), float(r["fraction_of_ideal"]))
         for r in rows.iter_rows(named=True)
-        if r["fraction_of_ideal"] < v.min_throughput_fraction * (1 - FRACTION_RTOL)
+        if r["fraction_of_ideal"]
+        < required.get(str(r["pattern"]), default)[0] * (1 - FRACTION_RTOL)
     ]
 
 
@@ -305,7 +308,8 @@ def simulation_cut(inst: Instance, design: Design, sim: SimResult) -> Cut | None
     if level is None or level > RATIO_TIERS:
         return None
     pattern, f = min(failing, key=lambda pf: pf[1])
-    required = inst.verify.min_throughput_fraction
+    v = inst.verify
+    required = required_fractions(v).get(pattern, (v.min_throughput_fraction, ""))[0]
     ratio = tier_ratios(design)[level - 1]
     after = grid_ratio(ratio * f / required)
     return Cut(

@@ -346,6 +346,23 @@ class Search(Strict):
     ocs_demand: Literal["uniform", "verify"] = "uniform"
     """What an OCS direct-connect design's circuits are engineered for: uniform demand between
     blocks, or the block-level demand of the [verify] traffic (summed over its patterns)."""
+    ocs_routing: Literal["auto", "direct", "wcmp"] = "auto"
+    """How an OCS direct-connect fabric routes between blocks: ``direct`` (direct circuits only,
+    a leaf spraying over the spines that reach the other block), ``wcmp`` (Jupiter's traffic
+    engineering: each block pair's traffic split over its direct circuits and paths through one
+    transit block by weights from an LP, every spine reaching every other block), or ``auto``
+    (``wcmp``)."""
+    ocs_hedge: float = Field(0.0, ge=0, lt=1)
+    """Traffic engineering's hedge (``ocs_routing = "wcmp"``): the splits must also fit when any
+    one block pair's demand exceeds the forecast by this share of a block's injection, so they
+    spread over more paths than the forecast alone needs (Jupiter's hedging)."""
+    dragonfly_routing: Literal["auto", "minimal", "valiant", "ugal_l", "ugal_g"] = "auto"
+    """How a dragonfly routes, and so what it is sized for: ``minimal`` (local, global, local;
+    sized for uniform traffic), ``valiant`` (through a random intermediate group), ``ugal_l`` /
+    ``ugal_g`` (UGAL: minimal unless its path is more loaded than a Valiant one, judged from the
+    source switch's own queues or from global load; both sized for the worst case, twice the
+    global bandwidth of uniform traffic), or ``auto``: minimal when every [verify] traffic is
+    uniform all-to-all, else ``ugal_g``."""
     pin: Pin = Field(default_factory=Pin)
     """Pinned decisions."""
     until_verified: bool = False

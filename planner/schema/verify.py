@@ -71,6 +71,11 @@ class TrafficSpec(Strict):
     """Senders into one receiver, for incast."""
     pipeline_stages: int = Field(2, ge=2, le=4_000_000)
     """Pipeline stages, for point-to-point between consecutive stages."""
+    min_throughput_fraction: float | None = Field(None, gt=0, le=1)
+    """The fraction of ideal this traffic must reach; absent: ``verify.min_throughput_fraction``.
+    For a traffic no routing can carry at line rate on the fabric (every block of a
+    direct-connect mesh sending to one other reaches at most about 1/2, the optimal-routing
+    bound shows it), so that the requirement says what the design must do."""
 
     @model_validator(mode="after")
     def _check(self) -> TrafficSpec:
@@ -104,6 +109,10 @@ class TrafficSpec(Strict):
         if self.kind == "shift":
             return f"shift/{self.group_size}"
         return self.kind
+
+    def required_fraction(self, default: float) -> float:
+        """The fraction of ideal this traffic must reach: its own, else ``default``."""
+        return default if self.min_throughput_fraction is None else self.min_throughput_fraction
 
 
 class FailureSpec(Strict):

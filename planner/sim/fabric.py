@@ -23,7 +23,7 @@ packages), and hands it to the simulator.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from enum import IntEnum
 from functools import cached_property
@@ -64,6 +64,61 @@ class NodeKind(IntEnum):
 
 #: Node kind of every group when a fabric does not name them: GPUs, then switches.
 DEFAULT_KINDS = (NodeKind.GPU,)
+
+
+@dataclass(frozen=True, eq=False)
+class GroupWeights:
+    """Two-phase routing weights between groups of switches (OCS blocks, dragonfly groups).
+
+    For the ordered pair of groups (A, B), pair index ``A * groups + B``, the entries
+    ``ptr[k] .. ptr[k + 1]`` say which share of the pair's traffic goes through intermediate
+    group ``via`` (``via == B``: straight to B, no intermediate); a pair's shares add up to 1.
+    A pair with no entries goes straight. The family's routing strategy turns an intermediate
+    group into the switches a flow is sent to first (``planner.sim.routing_strategies.ViaRule``).
+    """
+
+    groups: int
+    ptr: IntArray
+    """CSR pointer over the ``groups ** 2`` ordered pairs."""
+    via: IntArray
+    """Intermediate group of every entry."""
+    weight: FloatArray
+    """Share of every entry."""
+
+    @staticmethod
+    def of(
+        groups: int, a: IntArray, b: IntArray, via: IntArray, weight: FloatArray
+    ) -> GroupWeights:
+        """Weights from entries (a, b, via, weight), in any order; shares are scaled to sum to 1."""
+        a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+        key = a * groups + b
+        order = np.lexsort((np.asarray(via), key))
+        key, via = key[order], np.asarray(via, dtype=np.int64)[order]
+        weight = np.asarray(weight, dtype=np.float64)[order]
+        total = np.bincount(key, weights=weight, minlength=groups * groups)
+        counts = np.bincount(key, minlength=groups * groups)
+        ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        return GroupWeights(groups, ptr, via, weight / np.where(total > 0, total, 1.0)[key])
+
+    def entries(self, a: IntArray, b: IntArray) -> tuple[IntArray, IntArray, FloatArray]:
+        """(index into a, intermediate group, share) of pairs (a[i], b[i]); straight when unset."""
+        key = np.asarray(a, dtype=np.int64) * self.groups + np.asarray(b, dtype=np.int64)
+        count = self.ptr[key + 1] - self.ptr[key]
+        bare = np.flatnonzero(count == 0)
+        owner = np.repeat(np.arange(key.size), count)
+        pos = np.repeat(self.ptr[key] - np.cumsum(count) + count, count) + np.arange(
+            int(count.sum())
+        )
+        return (
+            np.concatenate([owner, bare]),
+            np.concatenate([self.via[pos], np.asarray(b, dtype=np.int64)[bare]]),
+            np.concatenate([self.weight[pos], np.ones(bare.size)]),
+        )
+
+
+#: Adaptive routing (``Fabric.adapt``): (fabric, a phase's source GPUs, destination GPUs, bytes
+#: per flow) -> the fabric the phase is routed on, its strategy's weights set for that demand.
+Adapt = Callable[["Fabric", IntArray, IntArray, FloatArray], "Fabric"]
 
 
 @dataclass(frozen=True)
@@ -109,6 +164,13 @@ class Fabric:
     rails: int = 0
     """Rail period of the scale-out wiring: GPU g's rail is g % rails (its rank in a rail group
     that sits inside one scale-up domain); 0 = the node's NIC index (g % gpus_per_node)."""
+    adapt: Adapt | None = None
+    """Routing that adapts to the traffic (traffic engineering on an OCS fabric, UGAL on a
+    dragonfly): the simulator routes every phase on ``adapted(...)``, the fabric this returns
+    for the phase's demand, on healthy and failed planes alike (so a failure's weights are
+    recomputed on what survives). None: routes do not depend on the traffic."""
+    group_weights: GroupWeights | None = None
+    """Two-phase weights between switch groups that the strategy reads, set by ``adapt``."""
 
     # ---- sizes and derived arrays ----------------------------------------------------------
     @property
@@ -236,6 +298,16 @@ class Fabric:
         return f"{self.roles[int(lo)]}-{self.roles[int(up)]}"
 
     # ---- failures ---------------------------------------------------------------------------
+    def adapted(self, src: IntArray, dst: IntArray, size_bytes: FloatArray) -> Fabric:
+        """The fabric a phase of these flows is routed on (``adapt``); itself when not adaptive.
+
+        What ``adapt`` returns has no ``adapt`` of its own, so adapting twice changes nothing.
+        """
+        if self.adapt is None:
+            return self
+        out = self.adapt(self, src, dst, size_bytes)
+        return out if out.adapt is None else replace(out, adapt=None)
+
     def with_failed_links(self, physical: Iterable[int]) -> Fabric:
         """The same plane with these physical links down (both directions)."""
         alive = self.alive.copy()

@@ -118,6 +118,8 @@ def run_phase(
         return _joined(split, out, None, up, up_stream, with_utilisation)
     planes_up = healthy.planes - planes_lost
     src, dst, size = phase.src, phase.dst, phase.size_bytes
+    healthy = healthy.adapted(src, dst, size)
+    failed = None if failed is None else failed.adapted(src, dst, size)
     flows = int(src.size)
     if planes_up <= 0:
         return PhaseRun(math.inf, np.full(flows, math.inf), phase.flows)
@@ -290,26 +292,31 @@ def run_traffic(
     for i, whole in enumerate(traffic.phases):
         split = None if scale_up is None else scale_up.split(whole)
         phase = whole if split is None else split.scale_out
-        check_table_memory(fabric, phase, memory_budget_gib)
+        # Adaptive routing sets its weights for this phase's demand, healthy and failed alike.
+        fabric_p = fabric.adapted(phase.src, phase.dst, phase.size_bytes)
+        failed_p = (
+            None if failed is None else failed.adapted(phase.src, phase.dst, phase.size_bytes)
+        )
+        check_table_memory(fabric_p, phase, memory_budget_gib)
         hashed = routing is Routing.SPRAY and spray_entropies > 0 and phase.flows > 0
         stream = (
             None
             if hashed
-            else plan_stream(fabric, phase, routing, seed, memory_budget_gib, max_flows)
+            else plan_stream(fabric_p, phase, routing, seed, memory_budget_gib, max_flows)
         )
         if split is not None and not phase.flows:
-            run = _empty_run(fabric, with_utilisation and i == 0)
+            run = _empty_run(fabric_p, with_utilisation and i == 0)
         elif hashed:
             payload = (fidelity.transport if fidelity else ROCE_V2).payload_bytes
             run = _hashed_run(
-                fabric,
+                fabric_p,
                 phase,
                 seed,
                 spray_entropies,
                 payload,
                 with_utilisation and i == 0,
                 deadline,
-                failed=failed,
+                failed=failed_p,
                 planes_lost=lost,
                 chunk_subflows=chunk_for_budget(fabric, phase, memory_budget_gib),
             )
@@ -320,11 +327,11 @@ def run_traffic(
             )
         elif stream is None:
             run = run_phase(
-                fabric,
+                fabric_p,
                 phase,
                 routing,
                 seed,
-                failed=failed,
+                failed=failed_p,
                 planes_lost=lost,
                 with_utilisation=with_utilisation and i == 0,
                 cache=cache,
@@ -332,14 +339,14 @@ def run_traffic(
                 queue_packet_bytes=None if fidelity is None else fidelity.transport.packet_bytes,
             )
         else:
-            run = _streamed_run(fabric, phase, routing, seed, stream, failed, lost, deadline)
+            run = _streamed_run(fabric_p, phase, routing, seed, stream, failed_p, lost, deadline)
             if notes is not None:
                 label = f"{traffic.name} phase {i + 1}, {routing.value}" + (
                     f", {scenario.name}" if scenario is not None else ""
                 )
                 chunks = 0 if run.factored else -(-phase.flows // stream.chunk_flows)
                 notes.append(stream.statement(label, phase.flows, chunks, run.exact))
-        run = _with_fidelity(fabric, phase, run, stream, fidelity)
+        run = _with_fidelity(fabric_p, phase, run, stream, fidelity)
         if split is not None and scale_up is not None:
             up, up_stream = _scale_up_run(
                 scale_up,

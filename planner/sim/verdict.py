@@ -17,6 +17,26 @@ def _min_or_none(column: pl.Series) -> float | None:
     return float(column.to_numpy().min()) if column.len() else None
 
 
+def required_fractions(verify: Verify) -> dict[str, tuple[float, str]]:
+    """Per traffic label, the fraction of ideal it must reach and the field that says so.
+
+    A traffic's own ``min_throughput_fraction`` wins over the section's; two traffics with one
+    label must both be met, so the larger requirement stands.
+    """
+    out: dict[str, tuple[float, str]] = {}
+    for i, spec in enumerate(verify.traffic):
+        own = spec.min_throughput_fraction is not None
+        need = spec.required_fraction(verify.min_throughput_fraction)
+        field = (
+            f"verify.traffic[{i}].min_throughput_fraction"
+            if own
+            else "verify.min_throughput_fraction"
+        )
+        if spec.label not in out or need > out[spec.label][0]:
+            out[spec.label] = (need, field)
+    return out
+
+
 def judge(
     design: Design,
     verify: Verify,
@@ -31,11 +51,15 @@ def judge(
     for routing in ("ecmp", "spray"):
         rows = healthy.filter(pl.col("routing") == routing)
         fractions[f"sim_fraction_{routing}"] = _min_or_none(rows["fraction_of_ideal"])
+    required = required_fractions(verify)
     for row in healthy.filter(pl.col("routing") == verify.verdict_routing).iter_rows(named=True):
-        if row["fraction_of_ideal"] < verify.min_throughput_fraction * (1 - FRACTION_RTOL):
+        need, field = required.get(
+            row["pattern"], (verify.min_throughput_fraction, "verify.min_throughput_fraction")
+        )
+        if row["fraction_of_ideal"] < need * (1 - FRACTION_RTOL):
             reasons.append(
                 f"{row['pattern']} under {row['routing']} reaches {row['fraction_of_ideal']:.2f} of ideal, "
-                f"below verify.min_throughput_fraction = {verify.min_throughput_fraction}"
+                f"below {field} = {need}"
             )
     named = failures.filter(pl.col("trial") == -1)
     fractions["sim_fraction_after_failure"] = _min_or_none(named["fraction_of_healthy"])
