@@ -36,6 +36,9 @@ Constraints (one family per ``add_*`` function):
     tier.oversubscription d[t] den_t <= num_t u[t]           ratio num_t/den_t allowed at tier t
     path.hops             2T - 1 <= max hops  (2T - 2 when the top tier is an OCS layer)
     ocs.even_ports        top tier OCS: q[T-1] = 2k (each block has an even number of ports per device)
+    ocs.spine_reach       top tier OCS routed with transit (T = 3): u[2] >= P - 1 (every spine
+                          can hold a circuit to every other block, so a leaf may spray over all its
+                          spines and no block pair depends on a subset of them)
     path.latency          sum_t (2 - [t = T]) sum_m l_m x[t,m] + 2 sum_c sum_g lat_g z[c,g] <= max ns
                           (lat_g: the plan's worst link, media electronics plus propagation)
     failure.single_switch for a protected tier t+1: f[t] (1 - phi) >= 1   (keep phi of the uplinks)
@@ -236,6 +239,9 @@ class SizingProblem:
     top_ocs: bool = False
     """The top tier is a layer of optical circuit switches (direct-connect blocks): it adds no
     switch hop, and every block has an even number of ports on each device."""
+    ocs_transit: bool = False
+    """With ``top_ocs``: the blocks route with traffic engineering over direct and one-transit
+    paths (WCMP), which needs every spine to reach every other block (``ocs.spine_reach``)."""
     nic: PortKind = None
     """The NIC's port at the lower end of class 0 (its cage); None: any module fits."""
 
@@ -454,6 +460,23 @@ def add_ocs_even_ports(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> No
     if p.top_ocs and p.tiers >= 2:
         half = _new_int(m, 1, _ub(v.q[p.tiers - 1]) // 2, "ocs_half_ports")
         m.add(v.q[p.tiers - 1] == 2 * half)
+
+
+def add_ocs_spine_reach(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> None:
+    """Every spine of a block can hold a circuit to every other block.  u[2] >= P - 1.
+
+    Spine g of every block is cabled to its own OCS devices, so a spine's circuits join it only
+    to the spines g of other blocks: the layer is S = f[1] slices, one per spine. A leaf sprays
+    a flow over all its spines (each is one of its equal uplinks); slice g then carries 1/S of
+    every block pair's traffic, over its own circuits, directly or through a transit block's
+    spine g. With u[2] >= P - 1 every slice can join every pair directly, and the same slice
+    topology on every spine keeps the slices identical (``planner.families.ocs_direct.wcmp``).
+    Without it, a slice joins at most u[2] of the P - 1 other blocks: on uniform demand at least
+    (P - 1 - u[2]) / (P - 1) of a slice's traffic takes two circuits, and a permutation that
+    sends a leaf's flows to blocks its spines do not reach overloads them.
+    """
+    if p.top_ocs and p.ocs_transit and p.tiers == 3:
+        m.add(v.u[2] >= v.pods - 1)
 
 
 def path_latency_ns(p: SizingProblem, v: ClosVars) -> cp_model.LinearExpr:
@@ -700,6 +723,7 @@ CONSTRAINTS: dict[str, Callable[[cp_model.CpModel, SizingProblem, ClosVars], Non
     "tier.oversubscription": add_oversubscription,
     "path.hops": add_hops,
     "ocs.even_ports": add_ocs_even_ports,
+    "ocs.spine_reach": add_ocs_spine_reach,
     "path.latency": add_latency,
     "failure.single_switch": add_failure_tolerance,
     "layout.leaf_placement": add_leaf_placement,

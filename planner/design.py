@@ -412,6 +412,11 @@ class Design:
     notes: tuple[str, ...] = field(default_factory=tuple)
     circuits: tuple[tuple[int, int, int, int], ...] = ()
     """OCS direct-connect: (block a, block b, device, circuits) per plane, a < b; blocks are pods."""
+    routing: str = ""
+    """The routing the model chose between blocks, when the family has a choice (OCS
+    direct-connect: ``direct`` or ``wcmp``); empty: the family's only routing."""
+    routing_hedge: float = 0.0
+    """With ``routing = "wcmp"``: the traffic engineering's hedge (``search.ocs_hedge``)."""
     nic: str = ""
     """The NIC model at the GPU end (empty: none known, any module assumed to fit)."""
     nic_form_factor: str = ""

@@ -387,6 +387,10 @@ class DesignFile(_Part):
     nic_cages: int = Field(1, ge=1, le=8)
     protocol: Literal["", "infiniband", "ethernet"] = ""
     circuits: list[list[int]] = Field(default_factory=list, max_length=10_000_000)
+    routing: Literal["", "direct", "wcmp"] = ""
+    """The routing chosen between blocks (``Design.routing``); absent in older files: none."""
+    routing_hedge: float = Field(0.0, ge=0, lt=1)
+    """The traffic engineering's hedge (``Design.routing_hedge``)."""
     wiring: dict[str, Any] = Field(default_factory=lambda: {"kind": "up_down"})
     """How the tiers are joined: a kind and its parameters (``planner.wiring``)."""
     scale_up: ScaleUpFile = Field(default_factory=ScaleUpFile)

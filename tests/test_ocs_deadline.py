@@ -48,7 +48,7 @@ def instance(**search: object) -> Instance:
             "name": "ocs",
             "cluster": {"gpus": GPUS, "gpus_per_node": 8, "nic_gbps": 400, "nic_ports": [1]},
             "layout": {"nodes_per_rack": 4, "racks_per_row": 16},
-            "search": {"families": ["ocs_direct"], **search},
+            "search": {"families": ["ocs_direct"], "ocs_routing": "direct", **search},
         }
     )
 

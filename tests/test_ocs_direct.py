@@ -30,7 +30,7 @@ def instance(gpus: int = GPUS, **search: Any) -> Instance:
         {
             "name": "ocs",
             "cluster": {"gpus": gpus, "gpus_per_node": 8, "nic_gbps": 400, "nic_ports": [1]},
-            "search": {"families": ["ocs_direct"], **search},
+            "search": {"families": ["ocs_direct"], "ocs_routing": "direct", **search},
         }
     )
 
@@ -210,7 +210,13 @@ SKEWED_GPUS = 2048
 def sixteen_blocks(catalog: Catalog) -> Design:
     """The ocs-65k instance at 2,048 GPUs: 16 blocks, 4 spines each, 128 uplinks per block."""
     inst = load_instance(Path(__file__).parents[1] / "instances" / "ocs-65k.toml")
-    inst = inst.with_changes({"cluster.gpus": SKEWED_GPUS, "search.families": ["ocs_direct"]})
+    inst = inst.with_changes(
+        {
+            "cluster.gpus": SKEWED_GPUS,
+            "search.families": ["ocs_direct"],
+            "search.ocs_routing": "direct",
+        }
+    )
     d = plan(inst, catalog=catalog, verify=False, alternatives=False).design
     assert d is not None
     assert d.pods == 16

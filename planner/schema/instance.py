@@ -372,6 +372,11 @@ class Search(Strict):
     (``planner.bandwidth_loop``; the iterations are the report's ``bandwidth_loop`` table).
     Off when the design is not verified (``verify.enabled = false``, --no-verify)."""
 
+    @property
+    def ocs_transit(self) -> bool:
+        """Whether OCS direct-connect blocks route over one-transit paths (``ocs_routing``)."""
+        return self.ocs_routing != "direct"
+
     @model_validator(mode="after")
     def _check(self) -> Search:
         if len(set(self.families)) != len(self.families):

@@ -107,7 +107,7 @@ INVARIANCE_RTOL = 1e-9
 #: Contract a torus onto pairs of dimensions only when the pair has at most this many nodes
 #: (its LP has about 4 n^2 variables).
 TORUS_PAIR_MAX_NODES = 64
-ScaledMethod = Literal["leaf_cut", "clos", "ocs", "torus"]
+ScaledMethod = Literal["leaf_cut", "clos", "ocs", "torus", "contracted"]
 #: Max concurrent flow on a small graph: (nodes, link tail, link head, capacity_gbps, demand src,
 #: demand dst, demand gbit) -> (lambda, LP variables). ``bound.block_mcf`` solves it with HiGHS.
 BlockSolver = Callable[
@@ -570,4 +570,51 @@ def scaled_bound(
     ocs = ocs_bound(fabric, links, demand, lam_leaf, solve_mcf)
     if ocs is not None:
         return ocs
+    contracted = single_neighbour_bound(fabric, links, demand, lam_leaf, solve_mcf)
+    if contracted is not None:
+        return contracted
     return _inexact(lam_leaf, "leaf_cut", "no symmetric structure recognised")
+
+
+#: Least share of a fabric's switches that must hang off one neighbour for
+#: ``single_neighbour_bound`` to contract them (below it the LP would barely shrink).
+MIN_CONTRACTED_SHARE = 0.5
+
+
+def single_neighbour_bound(
+    fabric: Fabric,
+    links: SwitchLinks,
+    demand: SwitchDemand,
+    lam_leaf: float,
+    solve_mcf: BlockSolver,
+) -> ScaledBound | None:
+    """Leaf cut and the max concurrent flow with every one-neighbour switch contracted into it.
+
+    A switch whose links all go to one other switch (a leaf of the merged slices of an OCS
+    fabric routed by traffic engineering, ``planner.families.ocs_direct.wcmp``) becomes part of
+    that switch: contraction only relaxes the LP, so the contracted LP is an upper bound on
+    lambda, and so is the leaf cut. Not exact in general (flagged). None when fewer than
+    ``MIN_CONTRACTED_SHARE`` of the switches hang off one neighbour.
+    """
+    first, n = fabric.first_switch, fabric.switches
+    if not links.tail.size or n < 2:
+        return None
+    t, h = links.tail - first, links.head - first
+    key = np.unique(np.minimum(t, h) * n + np.maximum(t, h))
+    a, b = key // n, key % n
+    degree = np.bincount(np.concatenate([a, b]), minlength=n)
+    lonely = degree == 1
+    if lonely.sum() < MIN_CONTRACTED_SHARE * n:
+        return None
+    label = np.arange(n, dtype=np.int64)
+    one = lonely[a] & ~lonely[b]
+    label[a[one]] = b[one]
+    other = lonely[b] & ~lonely[a]
+    label[b[other]] = a[other]
+    _, label = np.unique(label, return_inverse=True)
+    lam, variables = contracted_mcf(
+        label.astype(np.int64), int(label.max()) + 1, links, demand, first, solve_mcf
+    )
+    return ScaledBound(
+        min(lam_leaf, lam), False, "contracted", variables, "leaf cut and contracted LP"
+    )

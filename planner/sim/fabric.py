@@ -119,6 +119,9 @@ class GroupWeights:
 #: Adaptive routing (``Fabric.adapt``): (fabric, a phase's source GPUs, destination GPUs, bytes
 #: per flow) -> the fabric the phase is routed on, its strategy's weights set for that demand.
 Adapt = Callable[["Fabric", IntArray, IntArray, FloatArray], "Fabric"]
+#: Failures of switches a graph merges (``Fabric.degrade``): names -> (the plane after those
+#: of them it knows fail, or None if it knows none; the names it does not know).
+Degrade = Callable[[tuple[str, ...]], tuple["Fabric | None", tuple[str, ...]]]
 
 
 @dataclass(frozen=True)
@@ -171,6 +174,10 @@ class Fabric:
     recomputed on what survives). None: routes do not depend on the traffic."""
     group_weights: GroupWeights | None = None
     """Two-phase weights between switch groups that the strategy reads, set by ``adapt``."""
+    degrade: Degrade | None = None
+    """Failures of switches that are not nodes of this graph (the spines of a block or the OCS
+    devices of a fabric whose identical slices are merged into one block node): the family builds
+    the plane after them (``planner.sim.scenarios`` asks it first). None: every switch is a node."""
 
     # ---- sizes and derived arrays ----------------------------------------------------------
     @property

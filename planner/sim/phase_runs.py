@@ -284,9 +284,7 @@ def run_traffic(
     domain (``_scale_up_run``), and a flow ends with its later part; the utilisation is the
     plane's directed links followed by the domain's (``ScaleUp.fabric.links`` more entries).
     """
-    failed = None
-    if scenario is not None and scenario.failed_links.size:
-        failed = fabric.with_failed_links(scenario.failed_links)
+    failed = None if scenario is None else scenario.failed_fabric(fabric)
     lost = scenario.planes_lost if scenario else 0
     total, times, cut, util, exact = 0.0, [], 0, None, True
     for i, whole in enumerate(traffic.phases):

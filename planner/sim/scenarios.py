@@ -28,6 +28,16 @@ class Scenario:
     planes_lost: int = 0
     single_switch_tier: int | None = None
     """Tier of the one switch that failed, when the scenario is a single-switch failure."""
+    fabric: Fabric | None = None
+    """The plane after the failure of switches it merges (``Fabric.degrade``), on which
+    ``failed_links`` then fail; None: the healthy plane with ``failed_links`` down."""
+
+    def failed_fabric(self, healthy: Fabric) -> Fabric | None:
+        """The plane 0 this scenario leaves; None when it takes nothing of plane 0."""
+        base = healthy if self.fabric is None else self.fabric
+        if self.failed_links.size:
+            return base.with_failed_links(self.failed_links)
+        return self.fabric
 
 
 def node_of(fabric: Fabric, name: str) -> int:
@@ -83,8 +93,29 @@ def _nodes_of(fabric: Fabric, name: str) -> list[int]:
 
 
 def named_scenario(fabric: Fabric, spec: FailureSpec) -> Scenario:
-    """A scenario from the instance's description (an 'ocsN' takes down that device's circuits)."""
-    nodes = [n for s in spec.switches for n in _nodes_of(fabric, s)]
+    """A scenario from the instance's description (an 'ocsN' takes down that device's circuits).
+
+    Switches the graph merges (``Fabric.degrade``) give the plane after their failure, and the
+    other names fail on it.
+    """
+    merged, names = None, tuple(spec.switches)
+    if fabric.degrade is not None and names:
+        merged, names = fabric.degrade(names)
+    base = fabric if merged is None else merged
+    links, tier = _named_links(base, spec, names)
+    if merged is not None and len(spec.switches) == 1 and not spec.links and not spec.planes:
+        tier = None
+    return Scenario(spec.label, links, spec.planes, tier, merged)
+
+
+def _named_links(
+    fabric: Fabric, spec: FailureSpec, names: tuple[str, ...]
+) -> tuple[IntArray, int | None]:
+    """The links that a spec's links and its switches among ``names`` take down.
+
+    Also the tier of its switch when it names exactly one.
+    """
+    nodes = [n for s in names for n in _nodes_of(fabric, s)]
     links = np.union1d(
         links_of_switches(fabric, nodes),
         np.array([link_between(fabric, p) for p in spec.links], dtype=np.int64),
@@ -96,17 +127,23 @@ def named_scenario(fabric: Fabric, spec: FailureSpec) -> Scenario:
     tier = None
     if len(spec.switches) == 1 and len(nodes) == 1 and not spec.links and not spec.planes:
         tier = int(fabric.tier_of(np.array(nodes))[0])
-    return Scenario(spec.label, links.astype(np.int64), spec.planes, tier)
+    return links.astype(np.int64), tier
 
 
 def single_switch_scenarios(fabric: Fabric, design: Design) -> list[Scenario]:
     """One failed switch (the first) of every tier that the design's constraints protect."""
     out = []
     for level in design.requirements.protected_tiers:
-        if level > fabric.tiers:
-            continue
         if level == 1 and fabric.planes == 1:
             continue  # a leaf failure cuts its GPUs off: nothing left to measure
+        if fabric.degrade is not None and level <= len(design.tiers):
+            name = f"{design.tiers[level - 1].role}0"
+            merged, _ = fabric.degrade((name,))
+            if merged is not None:
+                out.append(Scenario(f"{name} down", np.zeros(0, dtype=np.int64), 0, level, merged))
+                continue
+        if level > fabric.tiers:
+            continue
         if fabric.circuit_device is not None and level == fabric.tiers:
             # The OCS layer: device 0 fails and takes its circuits with it (before any
             # re-assignment moves them to the other devices).

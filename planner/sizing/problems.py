@@ -313,6 +313,7 @@ def _structure(
         energy_weight=obj.energy_weight,
         pins=pins_of(inst, tiers),
         top_ocs=family.circuit_level(tiers) == tiers,
+        ocs_transit=family.circuit_level(tiers) == tiers and inst.search.ocs_transit,
         nic=nic,
     )
     return Structure(planes, tiers, problem, family)

@@ -103,7 +103,8 @@ def test_scaling_keeps_what_it_can_hold() -> None:
     assert w_to_units(1e10) == 10**13
 
 
-def test_an_ocs_device_can_be_named_in_a_failure(catalog: Catalog) -> None:
+@pytest.mark.parametrize("routing", ["direct", "wcmp"])
+def test_an_ocs_device_can_be_named_in_a_failure(catalog: Catalog, routing: str) -> None:
     # 'ocsN' is documented for verify.failures, but the name pattern left it out:
     # "unknown switch 'ocs0'; expected one of leafN, spineN, circuitN".
     from planner.families import fabric_of
@@ -114,14 +115,16 @@ def test_an_ocs_device_can_be_named_in_a_failure(catalog: Catalog) -> None:
         {
             "name": "ocs",
             "cluster": {"gpus": 1024, "gpus_per_node": 8, "nic_gbps": 400, "nic_ports": [1]},
-            "search": {"families": ["ocs_direct"]},
+            "search": {"families": ["ocs_direct"], "ocs_routing": routing},
         }
     )
     result = plan(inst, catalog=catalog, verify=False, alternatives=False, time_limit_s=20)
     assert result.design is not None
     fabric = fabric_of(result.design)
     scenario = named_scenario(fabric, FailureSpec(switches=["ocs0"]))
-    assert scenario.failed_links.size > 0
+    failed = scenario.failed_fabric(fabric)
+    assert failed is not None  # the device's circuits are gone: less capacity between blocks
+    assert failed.capacity_gbps.sum() < fabric.capacity_gbps.sum()
     with pytest.raises(InputError, match="ocs99.*no such OCS device"):
         named_scenario(fabric, FailureSpec(switches=["ocs99"]))
 

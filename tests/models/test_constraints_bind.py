@@ -106,6 +106,21 @@ def ocs_pinned_odd() -> cs.SizingProblem:
     return replace(p, pins=replace(p.pins, parallel_links=tuple(q)))
 
 
+def ocs_small_spines() -> cs.SizingProblem:
+    """2,048 GPUs on 16-port switches under an OCS layer, routed with transit.
+
+    A leaf serves 8 GPUs, a block at most 8 leaves (64 GPUs): at least 32 blocks, and a spine
+    has at most 8 uplinks, so no spine can reach every other block.
+    """
+    p = problem(2048, 3, "ocs_direct")
+    assert p.top_ocs and p.ocs_transit
+    small = tuple(
+        tuple(replace(o, radix=16) for o in opts if o.name == "qm9700") or opts
+        for opts in p.switch_options[:2]
+    )
+    return replace(p, switch_options=(*small, p.switch_options[2]))
+
+
 # ---- rules on the solver's values ----------------------------------------------------------------
 def chosen(p: cs.SizingProblem, values: Values, t: int) -> list[cs.SwitchOption]:
     return [o for o in p.switch_options[t - 1] if values[f"x[{t},{o.name}]"]]
@@ -141,6 +156,10 @@ def even_ocs_ports(p: cs.SizingProblem, values: Values) -> bool:
     return values[f"q[{p.tiers - 1}]"] % 2 == 0
 
 
+def spines_reach_every_block(p: cs.SizingProblem, values: Values) -> bool:
+    return values["u[2]"] >= values["pods"] - 1
+
+
 # ---- the table -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Case:
@@ -169,6 +188,7 @@ CASES: dict[str, Case] = {
     "tier.oversubscription": Case(base, "optimum_drops", also_leave_out=CUTS),
     "path.hops": Case(lambda: with_requirements(base(), max_switch_hops=1), "becomes_feasible"),
     "ocs.even_ports": Case(ocs_pinned_odd, "becomes_feasible", even_ocs_ports),
+    "ocs.spine_reach": Case(ocs_small_spines, "becomes_feasible", spines_reach_every_block),
     "path.latency": Case(lambda: with_requirements(base(), max_latency_ns=1), "becomes_feasible"),
     "failure.single_switch": Case(
         lambda: with_requirements(

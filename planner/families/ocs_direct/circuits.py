@@ -60,6 +60,7 @@ from planner.deadline import Deadline, DeadlineExpired, cut_note, watch
 from planner.design import Design
 from planner.families.ocs_direct.tables import CIRCUITS_SCHEMA as CIRCUITS_SCHEMA
 from planner.families.ocs_direct.tables import OCS_SCHEMA as OCS_SCHEMA
+from planner.families.ocs_direct.tables import ROUTING_WCMP
 from planner.families.ocs_direct.tables import Circuit as Circuit
 from planner.families.ocs_direct.tables import OcsLayer as OcsLayer
 from planner.families.ocs_direct.tables import circuits_table as circuits_table
@@ -308,6 +309,8 @@ def engineer(
     from models import ocs_topology as ot
 
     deadline = Deadline.after(time_limit_s) if deadline is None else deadline
+    if design.routing == ROUTING_WCMP:
+        return _engineer_wcmp(design, demand, deadline)
     if demand is not None and not ot.off_diagonal(demand).any():
         demand = None  # no traffic between blocks: nothing to engineer for, the mesh it is
     layer = layer_of(design)
@@ -392,6 +395,56 @@ def engineer(
     status = topo.status if source == "engineered" else Status.FEASIBLE
     wall = time.perf_counter() - start
     return Engineered(circuits, theta, topo.bound, status, wall, mesh_theta, source, cut=tuple(cut))
+
+
+def demand_gbps(design: Design, demand: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """A block demand (any unit, diagonal included) as rates: the busiest block at its injection.
+
+    The diagonal (traffic inside blocks) counts towards what a block sends and receives, but
+    takes no circuit, so it is left out of the result.
+    """
+    busiest = max(float(demand.sum(axis=1).max()), float(demand.sum(axis=0).max()))
+    injection = max(injection_gbps(design))
+    out = demand * (injection / busiest) if busiest > 0 else np.zeros_like(demand)
+    np.fill_diagonal(out, 0.0)
+    return out
+
+
+def _engineer_wcmp(
+    design: Design, demand: npt.NDArray[np.float64] | None, deadline: Deadline
+) -> Engineered:
+    """The circuits of a WCMP design: one slice topology on every spine (``wcmp.engineer_slices``).
+
+    ``theta`` is what the TE LP predicts as the fraction of ideal of the demand (uniform when
+    None) with the design's hedge, ``bound`` the hose bound over every topology.
+    """
+    from models.ocs_topology.bounds import hose_bound
+    from planner.families.ocs_direct import wcmp
+
+    start = time.perf_counter()
+    rates = None if demand is None else demand_gbps(design, demand)
+    if rates is not None and not rates.any():
+        rates = None  # nothing crosses a circuit: engineered for uniform demand, as the mesh
+    got = wcmp.engineer_slices(
+        design,
+        rates,
+        hedge=design.routing_hedge,
+        deadline_s=time.perf_counter() + deadline.remaining_s(),
+    )
+    te = wcmp.te_of(design, got.circuits, rates, design.routing_hedge)
+    layer = layer_of(design)
+    d = wcmp.uniform_demand_gbps(design) if rates is None else rates
+    theta = min(1.0, 1.0 / te.max_utilisation) if te.max_utilisation > 0 else 1.0
+    up = np.full(layer.blocks, float(layer.uplinks))
+    bound = min(1.0, hose_bound(up, d, float(design.link_speed_gbps))) if d.any() else 1.0
+    mesh = got.tried.get("mesh")
+    mesh_theta = None if mesh is None or mesh <= 0 else min(1.0, 1.0 / mesh)
+    cut = tuple(cut_note(c) for c in got.cut)
+    status = Status.OPTIMAL if te.status is Status.OPTIMAL and not cut else Status.FEASIBLE
+    wall = time.perf_counter() - start
+    return Engineered(
+        got.circuits, theta, max(bound, theta), status, wall, mesh_theta, got.source, cut
+    )
 
 
 def assign_spread(

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from planner.errors import InputError
 from planner.families.base import FamilyBase, simulated_verify
+from planner.families.ocs_direct.tables import ROUTING_DIRECT, ROUTING_WCMP
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -159,6 +160,10 @@ class OcsDirect(FamilyBase):
         from planner.families.ocs_direct import circuits as ocs
 
         check_blocks(design, inst)
+        if inst.search.ocs_transit:
+            design = replace(design, routing=ROUTING_WCMP, routing_hedge=inst.search.ocs_hedge)
+        else:
+            design = replace(design, routing=ROUTING_DIRECT)
         uniform = inst.search.ocs_demand == "uniform"
         demand = None if uniform else demand_of(design, simulated_verify(inst, design))
         step = deadline.for_step()
@@ -204,13 +209,30 @@ class OcsDirect(FamilyBase):
         return {"circuits": circuits_table(design), "ocs": ocs_table(design)}
 
     def throughput_scale(self, design: Design, inst: Instance, demand_of: DemandOf) -> float | None:
-        """Predicted fraction of ideal of the [verify] block demand on the design's circuits."""
+        """Predicted fraction of ideal of the [verify] block demand on the design's circuits.
+
+        Direct routing: the topology model on direct paths (``circuits.throughput_fraction``).
+        WCMP: 1 / the TE LP's busiest circuit utilisation (``wcmp.te_of``), capped at 1.
+        """
         from planner.families.ocs_direct import circuits as ocs
 
-        return ocs.throughput_fraction(design, demand_of(design, simulated_verify(inst, design)))
+        demand = demand_of(design, simulated_verify(inst, design))
+        if design.routing != ROUTING_WCMP:
+            return ocs.throughput_fraction(design, demand)
+        from planner.families.ocs_direct import wcmp
+
+        rates = ocs.demand_gbps(design, demand)
+        if not rates.any():
+            return 1.0
+        te = wcmp.te_of(design, design.circuits, rates, design.routing_hedge)
+        return min(1.0, 1.0 / te.max_utilisation) if te.max_utilisation > 0 else 1.0
 
     def build_fabric(self, design: Design) -> Fabric:
-        """Blocks joined by circuit pseudo-nodes (``ocs_fabric``)."""
+        """WCMP: the merged slices (``wcmp.wcmp_fabric``); direct: circuit pseudo-nodes."""
+        if design.routing == ROUTING_WCMP:
+            from planner.families.ocs_direct import wcmp
+
+            return wcmp.wcmp_fabric(design, design.routing_hedge)
         return ocs_fabric(design)
 
     def check_structure(self, design: Design) -> list[Violation]:

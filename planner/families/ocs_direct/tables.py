@@ -13,6 +13,11 @@ import polars as pl
 
 from planner.design import Design
 
+#: ``Design.routing`` of a direct-connect design: WCMP over direct and one-transit paths by
+#: traffic engineering (``planner.families.ocs_direct.wcmp``), or direct circuits only.
+ROUTING_WCMP = "wcmp"
+ROUTING_DIRECT = "direct"
+
 Circuit = tuple[int, int, int, int]
 """(block a, block b, device, circuits) with a < b."""
 
