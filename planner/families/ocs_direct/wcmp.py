@@ -466,6 +466,19 @@ class TrafficEngineering:
         return replace(fabric, group_weights=weights)
 
 
+def flow_rates_gbps(
+    src: IntArray, dst: IntArray, size_bytes: FloatArray, fabric: Fabric
+) -> FloatArray:
+    """Each flow's rate when the busiest GPU sends or receives at its NIC's speed (Gb/s)."""
+    src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+    gbit = np.asarray(size_bytes, dtype=np.float64) * BITS_PER_BYTE / 1e9
+    busiest = max(
+        float(np.bincount(src, weights=gbit, minlength=fabric.gpus).max(initial=0.0)),
+        float(np.bincount(dst, weights=gbit, minlength=fabric.gpus).max(initial=0.0)),
+    )
+    return gbit * (fabric.nic_speed_gbps / busiest) if busiest > 0 else np.zeros_like(gbit)
+
+
 def block_rates(
     block_of_gpu: IntArray,
     blocks: int,
@@ -474,23 +487,16 @@ def block_rates(
     size_bytes: FloatArray,
     fabric: Fabric,
 ) -> FloatArray:
-    """Block demand in Gb/s, the busiest GPU sending or receiving at its NIC's speed.
-
-    Traffic inside a block is left out (it takes no circuit).
-    """
-    src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
-    gbit = np.asarray(size_bytes, dtype=np.float64) * BITS_PER_BYTE / 1e9
-    busiest = max(
-        float(np.bincount(src, weights=gbit, minlength=fabric.gpus).max(initial=0.0)),
-        float(np.bincount(dst, weights=gbit, minlength=fabric.gpus).max(initial=0.0)),
+    """Block demand in Gb/s at ``flow_rates_gbps``; traffic inside a block is left out."""
+    rate = flow_rates_gbps(src, dst, size_bytes, fabric)
+    a, b = (
+        block_of_gpu[np.asarray(src, dtype=np.int64)],
+        block_of_gpu[np.asarray(dst, dtype=np.int64)],
     )
-    rate = fabric.nic_speed_gbps / busiest if busiest > 0 else 0.0
-    a, b = block_of_gpu[src], block_of_gpu[dst]
     cross = a != b
-    demand = np.bincount(
-        a[cross] * blocks + b[cross], weights=gbit[cross] * rate, minlength=blocks * blocks
+    return np.bincount(
+        a[cross] * blocks + b[cross], weights=rate[cross], minlength=blocks * blocks
     ).reshape(blocks, blocks)
-    return demand
 
 
 def circuit_matrix(fabric: Fabric) -> npt.NDArray[np.int64]:
