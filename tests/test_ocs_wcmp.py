@@ -125,9 +125,11 @@ def test_a_shift_takes_transit_and_uniform_stays_direct(design: Design) -> None:
     # A block's whole injection to one block outgrows its direct circuits: transit takes a share.
     assert direct < 1 - 1e-6
     assert (via != 1).sum() >= 1
+    # Uniform demand on a mesh goes nearly all direct (a little transit evens out the pairs
+    # that got one circuit less per slice than others).
     uniform = wcmp.te_of(design, design.circuits, None)
-    assert uniform.direct_share == pytest.approx(1.0)
-    assert uniform.mean_block_hops == pytest.approx(1.0)
+    assert uniform.direct_share > 0.9 > direct
+    assert uniform.mean_block_hops == pytest.approx(2 - uniform.direct_share)
 
 
 @pytest.mark.parametrize("failed", ["ocs0", "spine0"])
