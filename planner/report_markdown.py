@@ -298,7 +298,14 @@ def _sim_section(sim: SimResult, tables: dict[str, pl.DataFrame]) -> list[str]:
         "p99_fct_s",
         "disconnected_flows",
     ]
-    out += [markdown_table(tables["sim_collectives"], cols), ""]
+    coll = tables["sim_collectives"]
+    # An adaptive routing's paths (traffic engineering on OCS, UGAL): sent straight, mean path.
+    cols += [
+        c
+        for c in ("direct_share", "mean_group_path")
+        if c in coll.columns and coll[c].is_not_null().any()
+    ]
+    out += [markdown_table(coll, cols), ""]
     if any(t == math.inf for t in tables["sim_collectives"]["time_s"].to_list()):
         out += [
             "A time of `never` means a failure cut some of the traffic's flows off entirely "

@@ -84,10 +84,21 @@ class GroupWeights:
     """Intermediate group of every entry."""
     weight: FloatArray
     """Share of every entry."""
+    direct_share: float | None = None
+    """Of the demand the weights were set for: the share of the traffic between groups sent
+    straight (None: not known)."""
+    mean_path: float | None = None
+    """Of that demand: the mean number of group-to-group hops (1 straight, 2 through one)."""
 
     @staticmethod
     def of(
-        groups: int, a: IntArray, b: IntArray, via: IntArray, weight: FloatArray
+        groups: int,
+        a: IntArray,
+        b: IntArray,
+        via: IntArray,
+        weight: FloatArray,
+        direct_share: float | None = None,
+        mean_path: float | None = None,
     ) -> GroupWeights:
         """Weights from entries (a, b, via, weight), in any order; shares are scaled to sum to 1."""
         a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
@@ -98,7 +109,8 @@ class GroupWeights:
         total = np.bincount(key, weights=weight, minlength=groups * groups)
         counts = np.bincount(key, minlength=groups * groups)
         ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        return GroupWeights(groups, ptr, via, weight / np.where(total > 0, total, 1.0)[key])
+        share = weight / np.where(total > 0, total, 1.0)[key]
+        return GroupWeights(groups, ptr, via, share, direct_share, mean_path)
 
     def entries(self, a: IntArray, b: IntArray) -> tuple[IntArray, IntArray, FloatArray]:
         """(index into a, intermediate group, share) of pairs (a[i], b[i]); straight when unset."""

@@ -68,8 +68,13 @@ def collective_row(
     bound_s: float | None,
     exact: bool = True,
     spread: tuple[int, float, float] | None = None,
+    paths: tuple[float, float] | None = None,
 ) -> dict[str, Any]:
-    """One row of the collectives table (``COLLECTIVES_SCHEMA``); ``spread`` from ``ecmp_seeds``."""
+    """One row of the collectives table (``COLLECTIVES_SCHEMA``); ``spread`` from ``ecmp_seeds``.
+
+    ``paths``: of an adaptive routing with group weights (``group_paths``), the share of the
+    traffic between groups sent straight and the mean path in groups crossed.
+    """
     seeds, least, greatest = spread or (1, time_s, time_s)
     ok = math.isfinite(time_s) and time_s > 0
     finite = times[np.isfinite(times)]
@@ -97,6 +102,8 @@ def collective_row(
         "seeds": seeds,
         "min_time_s": least,
         "max_time_s": greatest,
+        "direct_share": None if paths is None else paths[0],
+        "mean_group_path": None if paths is None else paths[1],
     }
 
 
@@ -228,6 +235,8 @@ COLLECTIVES_SCHEMA: dict[str, Any] = {
     "seeds": pl.Int64,
     "min_time_s": pl.Float64,
     "max_time_s": pl.Float64,
+    "direct_share": pl.Float64,
+    "mean_group_path": pl.Float64,
 }
 LINKS_SCHEMA: dict[str, Any] = {
     "pattern": pl.Utf8,

@@ -184,6 +184,7 @@ def simulate(
     ]
     for spec, t in traffics:
         ideal = _ideal_s(t, gpus, nic_gbps, scale_up, fidelity, fabric)
+        paths = group_paths(fabric, t, scale_up)
         bound = None
         if verify.bound_max_variables:
             if deadline.expired:
@@ -219,7 +220,18 @@ def simulate(
             healthy_time[spec.label, routing.value] = total
             coll_rows.append(
                 collective_row(
-                    spec, t, routing, "healthy", total, times, cut, ideal, bound, exact, spread
+                    spec,
+                    t,
+                    routing,
+                    "healthy",
+                    total,
+                    times,
+                    cut,
+                    ideal,
+                    bound,
+                    exact,
+                    spread,
+                    paths,
                 )
             )
             if util is not None:
@@ -246,9 +258,20 @@ def simulate(
             except OverMemory as exc:
                 over_memory.append(f"{spec.label}, {sc.name}: {exc}")
                 continue
+            after = sc.failed_fabric(fabric)
             coll_rows.append(
                 collective_row(
-                    spec, t, verdict_routing, sc.name, total, times, cut, ideal, None, exact
+                    spec,
+                    t,
+                    verdict_routing,
+                    sc.name,
+                    total,
+                    times,
+                    cut,
+                    ideal,
+                    None,
+                    exact,
+                    paths=None if after is None else group_paths(after, t, scale_up),
                 )
             )
             base = healthy_time[spec.label, verdict_routing.value]
@@ -375,6 +398,33 @@ def _ideal_s(
         lone = lone_phase_s(fidelity, fabric, out, nic_gbps) * phase.repeat
         total += max(bytes_s, lone)
     return total
+
+
+def group_paths(
+    fabric: Fabric, traffic: tr.Traffic, scale_up: ScaleUp | None
+) -> tuple[float, float] | None:
+    """Share sent straight and mean group path of a traffic under an adaptive routing.
+
+    Each phase's figures come with the weights its routing is set for (``Fabric.adapted``, the
+    same call the runs make: an adaptive routing keeps what it computed for a phase, so this
+    costs nothing more), weighted by the phase's bytes and repeats. None when the routing does
+    not adapt or says nothing of its paths.
+    """
+    if fabric.adapt is None:
+        return None
+    volume = direct = mean = 0.0
+    for whole in traffic.phases:
+        phase = whole if scale_up is None else scale_up.split(whole).scale_out
+        if not phase.flows:
+            continue
+        w = fabric.adapted(phase.src, phase.dst, phase.size_bytes).group_weights
+        if w is None or w.direct_share is None or w.mean_path is None:
+            continue
+        v = float(phase.size_bytes.sum()) * whole.repeat
+        volume += v
+        direct += v * w.direct_share
+        mean += v * w.mean_path
+    return None if volume <= 0 else (direct / volume, mean / volume)
 
 
 def lone_phase_s(fidelity: Fidelity, fabric: Fabric, phase: tr.Phase, nic_gbps: float) -> float:

@@ -44,10 +44,12 @@ are those of leaves and spines that rebalance perfectly (an optimistic bound on 
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 import time
-from dataclasses import dataclass, replace
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -434,9 +436,19 @@ def wcmp_next_hops(fabric: Fabric, targets: IntArray) -> NextHops:
 
 
 # ---- the weights ----------------------------------------------------------------------------------
+#: Phases whose weights a fabric keeps (``TrafficEngineering``): every routing, seed and
+#: failure of one simulation asks again for the same few phases.
+KEPT_PHASES = 16
+
+
 @dataclass(frozen=True, eq=False)
 class TrafficEngineering:
-    """``Fabric.adapt`` of a WCMP fabric: the TE LP's splits for each phase's block demand."""
+    """``Fabric.adapt`` of a WCMP fabric: the TE LP's splits for each phase's block demand.
+
+    The weights of the last ``KEPT_PHASES`` (phase, surviving circuits) are kept, keyed by the
+    bytes of the flows and of the alive mask, so the routings, seeds and the report of one
+    simulation solve each phase's LP once.
+    """
 
     block_of_gpu: IntArray
     blocks: int
@@ -444,26 +456,50 @@ class TrafficEngineering:
     """Speed of one real circuit (one copy of a merged link)."""
     hedge_per_gpu_gbps: float
     """The hedge as Gb/s per GPU of a block: search.ocs_hedge x the NIC's speed in the plane."""
+    kept: OrderedDict[bytes, GroupWeights | None] = field(default_factory=OrderedDict)
 
     def __call__(
         self, fabric: Fabric, src: IntArray, dst: IntArray, size_bytes: FloatArray
     ) -> Fabric:
         """The fabric with group weights for this demand (``module docstring``)."""
+        key = hashlib.blake2b(digest_size=16)
+        for part in (src, dst, size_bytes, fabric.alive, fabric.speed_gbps):
+            key.update(np.ascontiguousarray(part).tobytes())
+        digest = key.digest()
+        if digest not in self.kept:
+            self.kept[digest] = self._weights(fabric, src, dst, size_bytes)
+            while len(self.kept) > KEPT_PHASES:
+                self.kept.popitem(last=False)
+        self.kept.move_to_end(digest)
+        return replace(fabric, group_weights=self.kept[digest])
+
+    def _weights(
+        self, fabric: Fabric, src: IntArray, dst: IntArray, size_bytes: FloatArray
+    ) -> GroupWeights | None:
+        """The TE LP's splits of this phase on the fabric's alive circuits; None: nothing to split."""
         demand = block_rates(self.block_of_gpu, self.blocks, src, dst, size_bytes, fabric)
         if not (demand > 0).any():
-            return replace(fabric, group_weights=None)
-        circuits = circuit_matrix(fabric)
+            return None
         gpus = np.bincount(self.block_of_gpu, minlength=self.blocks)
-        hedge = self.hedge_per_gpu_gbps * float(gpus.max())
         problem = ocs_te.TeProblem(
-            circuits=circuits, demand_gbps=demand, capacity_gbps=self.circuit_gbps, hedge_gbps=hedge
+            circuits=circuit_matrix(fabric),
+            demand_gbps=demand,
+            capacity_gbps=self.circuit_gbps,
+            hedge_gbps=self.hedge_per_gpu_gbps * float(gpus.max()),
         )
         result = ocs_te.solve(ocs_te.build(problem), deadline=time.perf_counter() + TE_TIME_S)
         if not result.status.has_solution:
-            return replace(fabric, group_weights=None)
+            return None
         sp = result.splits
-        weights = GroupWeights.of(self.blocks, sp.a, sp.b, sp.via, sp.share)
-        return replace(fabric, group_weights=weights)
+        return GroupWeights.of(
+            self.blocks,
+            sp.a,
+            sp.b,
+            sp.via,
+            sp.share,
+            result.direct_share,
+            result.mean_block_hops,
+        )
 
 
 def flow_rates_gbps(
