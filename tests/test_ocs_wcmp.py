@@ -177,3 +177,19 @@ def test_the_routing_travels_in_design_json(design: Design) -> None:
     assert again.routing == "wcmp"
     assert again.routing_hedge == design.routing_hedge
     assert fabric_of(again).strategy == wcmp.WCMP
+
+
+@pytest.mark.parametrize("name", list(TRAFFICS))
+def test_the_contracted_bound_holds_the_reference_lp(design: Design, name: str) -> None:
+    # Leaves hang off their block node alone: contracted into it, the block LP bounds lambda
+    # from above (never below the reference LP), and the simulated spray never beats it.
+    from planner.sim.bound import max_concurrent_flow
+
+    fabric = fabric_of(design)
+    src, dst, size = flows(design, name)
+    gbit = size * 8 / 1e9
+    scaled = max_concurrent_flow(fabric, src, dst, gbit, method="scaled")
+    lp = max_concurrent_flow(fabric, src, dst, gbit, method="lp", max_variables=10_000_000)
+    assert scaled.method == "contracted"
+    assert scaled.lambda_per_s >= lp.lambda_per_s * (1 - 1e-6)
+    assert scaled.lambda_per_s == pytest.approx(lp.lambda_per_s, rel=0.02)
