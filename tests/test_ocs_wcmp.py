@@ -193,3 +193,17 @@ def test_the_contracted_bound_holds_the_reference_lp(design: Design, name: str) 
     assert scaled.method == "contracted"
     assert scaled.lambda_per_s >= lp.lambda_per_s * (1 - 1e-6)
     assert scaled.lambda_per_s == pytest.approx(lp.lambda_per_s, rel=0.02)
+
+
+def test_a_design_that_claims_wcmp_on_uneven_slices_is_refused(design: Design) -> None:
+    from dataclasses import replace
+
+    from planner.families import family_of
+
+    layer = ocs.layer_of(design)
+    a, b, o, k = design.circuits[0]
+    moved = (a, b, (o + layer.devices_per_spine) % layer.devices, k)  # onto another spine
+    uneven = replace(design, circuits=tuple(sorted((moved, *design.circuits[1:]))))
+    problems = family_of("ocs_direct").check_structure(uneven)
+    assert any(v.check == "routing" and "same circuits" in v.message for v in problems)
+    assert not [v for v in family_of("ocs_direct").check_structure(design) if v.check == "routing"]

@@ -252,7 +252,40 @@ class OcsDirect(FamilyBase):
                 )
             ]
         out = [v for check in UP_DOWN_STRUCTURE for v in check(design)]
-        return out + self._check_circuits(design)
+        return out + self._check_circuits(design) + self._check_routing(design)
+
+    def _check_routing(self, design: Design) -> list[Violation]:
+        """WCMP needs every spine to reach every other block, with the same circuits on each.
+
+        A leaf sprays over all its spines, and the simulator merges the slices
+        (``planner.families.ocs_direct.wcmp``): both hold only when every spine has an uplink
+        for every other block and every slice carries the same circuits.
+        """
+        from planner.validation import Violation
+
+        if design.routing != ROUTING_WCMP or not design.circuits:
+            return []
+        from planner.families.ocs_direct import wcmp
+        from planner.families.ocs_direct.tables import layer_of
+
+        layer = layer_of(design)
+        out: list[Violation] = []
+        if wcmp.spine_uplinks(layer) < layer.blocks - 1:
+            out.append(
+                Violation(
+                    "routing",
+                    f"wcmp routing needs every spine to reach the {layer.blocks - 1} other "
+                    f"blocks, but a spine has {wcmp.spine_uplinks(layer)} uplinks",
+                )
+            )
+        if wcmp.slice_topology(design.circuits, layer) is None:
+            out.append(
+                Violation(
+                    "routing",
+                    "wcmp routing needs the same circuits on every spine's devices; these differ",
+                )
+            )
+        return out
 
     def check_design(self, design: Design) -> list[Violation]:
         """Ratios, paths and failure tolerance of the packet tiers (the tiered checks)."""
