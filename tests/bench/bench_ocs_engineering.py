@@ -36,7 +36,8 @@ INSTANCE = Path(__file__).parents[2] / "instances" / "ocs-65k.toml"
 
 
 def variant(gpus: int, kind: str, circuits_for: str, block_gpus: int) -> Instance:
-    """ocs-65k at this size, direct-connect only, one traffic under spraying."""
+    """ocs-65k at this size, direct-connect only, routed over direct circuits (the model this
+    bench measures), one traffic under spraying."""
     spec: dict[str, object] = {"kind": kind, "size_bytes": SIZE_BYTES}
     if kind == "shift":
         spec["group_size"] = block_gpus
@@ -45,6 +46,7 @@ def variant(gpus: int, kind: str, circuits_for: str, block_gpus: int) -> Instanc
             "cluster.gpus": gpus,
             "search.families": ["ocs_direct"],
             "search.ocs_demand": circuits_for,
+            "search.ocs_routing": "direct",
             "verify.traffic": [spec],
             "verify.routing": ["spray"],
             "verify.single_switch_failures": False,
