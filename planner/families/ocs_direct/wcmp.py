@@ -530,9 +530,8 @@ def block_rates(
         block_of_gpu[np.asarray(dst, dtype=np.int64)],
     )
     cross = a != b
-    return np.bincount(
-        a[cross] * blocks + b[cross], weights=rate[cross], minlength=blocks * blocks
-    ).reshape(blocks, blocks)
+    demand = np.bincount(a[cross] * blocks + b[cross], weights=rate[cross], minlength=blocks**2)
+    return demand.astype(np.float64).reshape(blocks, blocks)
 
 
 def circuit_matrix(fabric: Fabric) -> npt.NDArray[np.int64]:
