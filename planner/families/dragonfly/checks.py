@@ -4,8 +4,9 @@
 switch counted from the global link list (not the closed form), every pair of groups joined,
 g <= a h + 1, the GPUs within the endpoints a p g, the link counts of the three classes.
 ``check_design``: hops (breadth-first over the minimal routes of the fabric graph up to
-``BFS_MAX_SWITCHES`` switches), latency, speeds, load ratios from the counted links, and the
-failure rule.
+``BFS_MAX_SWITCHES`` switches; under Valiant, the longest first leg to a landing switch plus the
+longest second leg from one), latency, speeds, the load ratios of the design's routing from the
+counted links, and the failure rule.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def check_structure(d: Design) -> list[Violation]:
     if p + q * (a - 1) + w.global_ports > t.radix:
         h = w.global_ports
         return [*out, Violation("ports", f"{p} + {q * (a - 1)} + {h} ports > radix {t.radix}")]
-    gu, gv = ly.global_pairs(a, g, m)
+    gu, gv = ly.global_pairs(a, g, m, w.arrangement)
     ends = np.bincount(np.concatenate([gu, gv]), minlength=a * g)
     h = int(ends.max()) if ends.size else 0
     if t.uplinks != q * (a - 1) + h or t.parallel_links != q:
@@ -105,16 +106,36 @@ def check_structure(d: Design) -> list[Violation]:
 
 
 def _routed_hops(d: Design) -> int | None:
-    """Switches on the longest minimal route, walked on the fabric graph; None if too large."""
-    from planner.families.dragonfly.fabric import dragonfly_fabric
+    """Switches on the longest route, walked on the fabric graph; None if too large.
+
+    Minimal (and UGAL's uncongested route): the longest minimal route between two switches.
+    Valiant: a route goes minimally from its source switch s to a switch w of another group
+    where a global link of its group lands, then minimally from w to its destination t in a
+    third group; the longest is the longest over w of (longest s -> w) + (longest w -> t).
+    """
+    from planner.families.dragonfly.fabric import dragonfly_fabric, landings, switch_groups
     from planner.sim.routing_strategies import UNREACHABLE, distances
 
     if d.tiers[0].switches > BFS_MAX_SWITCHES:
         return None
     fabric = dragonfly_fabric(d)
-    dist = distances(fabric, np.arange(fabric.first_switch, fabric.nodes))
-    finite = dist[dist < UNREACHABLE]
-    return int(finite.max()) + 1 if finite.size else 1
+    dist = distances(fabric, np.arange(fabric.first_switch, fabric.nodes)).astype(np.int64)
+    w = d.wiring
+    assert isinstance(w, DragonflyWiring)
+    if w.routing != st.VALIANT or w.groups < 3:
+        finite = dist[dist < UNREACHABLE]
+        return int(finite.max()) + 1 if finite.size else 1
+    group = switch_groups(fabric)
+    ptr, land, _ = landings(fabric, group)
+    x = np.repeat(np.arange(ptr.size - 1), np.diff(ptr))  # the source group of each landing
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])  # groups are contiguous
+    into = np.maximum.reduceat(dist, starts, axis=0)  # (group, switch): longest from the group
+    out = np.maximum.reduceat(dist, starts, axis=1)  # (switch, group): longest into the group
+    out[np.arange(group.size), group] = -1  # the intermediate's own group is no destination
+    order = np.argsort(out, axis=1)
+    best, second = order[:, -1], order[:, -2]
+    onward = np.where(best[land] == x, out[land, second[land]], out[land, best[land]])
+    return int((into[x, land] + onward).max()) + 1
 
 
 def check_design(d: Design) -> list[Violation]:
@@ -151,7 +172,8 @@ def check_design(d: Design) -> list[Violation]:
     s = d.tiers[0].latency_ns
     latency = 2 * gpu + (2 * s + local if w.switches_per_group > 1 else s)
     if w.groups > 1:
-        latency = max(latency, hops * s + 2 * gpu + glob + (hops - 2) * local)
+        globs = st.global_hops(w.groups, w.routing)
+        latency = max(latency, hops * s + 2 * gpu + globs * glob + (hops - 1 - globs) * local)
     if r.max_latency_ns is not None and latency > r.max_latency_ns + LATENCY_TOL_NS:
         out.append(
             Violation("latency", f"{latency:,.1f} ns on the longest route > {r.max_latency_ns} ns")
@@ -185,10 +207,18 @@ def check_design(d: Design) -> list[Violation]:
 
 
 def _ratios(d: Design, w: DragonflyWiring) -> list[Violation]:
-    """Uniform all-to-all load ratios from the counted links (``structure``'s bounds).
+    """The load ratios of the design's routing, from the counted links (``structure``'s bounds).
 
-    Taken on the links as built: the fewest links of a group pair, the most global ends on a
-    switch.
+    Taken on the links as built: the fewest links of a group pair (m), the most global ends on
+    a switch (h) and the most on a switch towards one group (k); n = min(a p, E).
+
+    * uniform all-to-all under minimal routing (every routing is sized for it):
+      lambda_G = n^2 / ((E - 1) m), lambda_L = (2 h lambda_G / a + p^2 / (E - 1)) / q;
+    * Valiant, every group sending to the next: lambda_G = 2 n / ((g - 2) m),
+      lambda_L = (n + 2 h p) / ((g - 2) m q);
+    * UGAL, the same traffic: lambda_G = 2 n / (g m), lambda_L = (n + 2 p (h + k)) / (g m q);
+      two groups (Valiant or UGAL): n / m and 2 p / q. ``round_robin`` wiring: h n for n in
+      the local ratios (its transit leaves from one neighbour).
     """
     from planner.validation import Violation
 
@@ -196,7 +226,7 @@ def _ratios(d: Design, w: DragonflyWiring) -> list[Violation]:
     e, q = d.gpus, w.local_links_per_pair
     if e < 2:
         return []
-    gu, gv = ly.global_pairs(a, g, w.global_links_per_pair)
+    gu, gv = ly.global_pairs(a, g, w.global_links_per_pair, w.arrangement)
     ratio = 0.0
     if g > 1:
         pair = np.minimum(gu // a, gv // a) * g + np.maximum(gu // a, gv // a)
@@ -208,14 +238,37 @@ def _ratios(d: Design, w: DragonflyWiring) -> list[Violation]:
         per_global = (a * p) ** 2 / ((e - 1) * fewest)
         h = int(np.bincount(np.concatenate([gu, gv]), minlength=a * g).max())
         ratio = max(per_global, (2 * h * per_global / a + p * p / (e - 1)) / q if a > 1 else 0.0)
+        if w.routing != st.MINIMAL:
+            ratio = max(ratio, *_shift_ratios(w, e, gu, gv, fewest, h))
     elif a > 1:
         ratio = p * p / (e - 1) / q
     limit = d.requirements.max_oversubscription[0] if d.requirements.max_oversubscription else 1.0
     if ratio > limit * (1 + RATIO_RTOL):
+        traffic = (
+            "uniform all-to-all under minimal routing"
+            if w.routing == st.MINIMAL
+            else f"uniform all-to-all or every group sending to the next under {w.routing}"
+        )
         return [
             Violation(
                 "oversubscription",
-                f"uniform all-to-all under minimal routing loads a link {ratio:.3f}x its capacity > {limit}",
+                f"{traffic} loads a link {ratio:.3f}x its capacity > {limit}",
             )
         ]
     return []
+
+
+def _shift_ratios(
+    w: DragonflyWiring, e: int, gu: np.ndarray, gv: np.ndarray, m: int, h: int
+) -> tuple[float, float]:
+    """(lambda_G, lambda_L) of the group shift under Valiant or UGAL, from counted links."""
+    p, a, g, q = w.gpus_per_switch, w.switches_per_group, w.groups, w.local_links_per_pair
+    n = min(a * p, e)
+    if g < 3:
+        return n / m, 2 * p / q
+    transit = n if w.arrangement == st.BLOCKS else h * n
+    if w.routing == st.VALIANT:
+        return 2 * n / ((g - 2) * m), (transit + 2 * h * p) / ((g - 2) * m * q)
+    far = np.concatenate([gv // a, gu // a])
+    k = int(np.bincount(np.concatenate([gu, gv]) * g + far).max())
+    return 2 * n / (g * m), (transit + 2 * p * (h + k)) / (g * m * q)

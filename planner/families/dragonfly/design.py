@@ -2,9 +2,11 @@
 
 Instance knobs read: the cluster (GPUs, NIC speed and splits), the layout (the length rule,
 ``layout``), the constraints (``max_oversubscription`` bounds the global and local load ratios,
-hops, latency, switch-failure tolerance, power and capex caps), the objective, and the search
-(allowed switches and media, ``pin.planes``, ``pin.switch_models``). The Clos pins (tiers,
-per-tier counts) do not apply.
+hops, latency, switch-failure tolerance, power and capex caps), the objective, the search
+(allowed switches and media, ``dragonfly_routing``, ``pin.planes``, ``pin.switch_models``, and
+the first entry of ``pin.downlinks``, ``pin.switches``, ``pin.uplinks`` and
+``pin.parallel_links`` as p, a g, q (a - 1) + h and q: ``model.Pins``) and the [verify]
+traffic (``routing_of``). ``pin.tiers`` and ``pin.pods`` do not apply.
 """
 
 from __future__ import annotations
@@ -20,6 +22,38 @@ if TYPE_CHECKING:
     from planner.design import Design, LinkGroup
     from planner.schema.catalog import Catalog
     from planner.schema.instance import Instance
+
+
+#: Traffic kinds ``auto`` routes minimally (every [verify] traffic one of these).
+UNIFORM_KINDS = frozenset({"uniform_all_to_all"})
+
+
+def routing_of(inst: Instance) -> str:
+    """The routing the design runs: ``search.dragonfly_routing``, ``auto`` resolved.
+
+    ``auto``: minimal when every [verify] traffic is uniform all-to-all (what minimal routing
+    carries best, and is sized for), else UGAL-G.
+    """
+    chosen = inst.search.dragonfly_routing
+    if chosen != "auto":
+        return chosen
+    uniform = all(t.kind in UNIFORM_KINDS for t in inst.verify.traffic)
+    return st.MINIMAL if uniform else st.UGAL_G
+
+
+def pins_of(inst: Instance) -> dm.Pins:
+    """The dragonfly's counts ``search.pin`` fixes (``model.Pins``)."""
+    pin = inst.search.pin
+
+    def first(values: list[int] | None) -> int | None:
+        return values[0] if values else None
+
+    return dm.Pins(
+        gpus_per_switch=first(pin.downlinks),
+        switches=first(pin.switches),
+        switch_ports=first(pin.uplinks),
+        local_links_per_pair=first(pin.parallel_links),
+    )
 
 
 def problem_of(
@@ -45,12 +79,34 @@ def problem_of(
             min_fraction_after_failure=failure_fraction(inst),
             max_power_w=None if c.max_power_kw is None else c.max_power_kw * 1000.0,
             max_capex_usd=c.max_capex_usd,
+            routing=routing_of(inst),
         ),
         energy_usd_per_w=obj.energy_usd_per_w,
         capex_weight=obj.capex_weight,
         energy_weight=obj.energy_weight,
         nic=nic_port(nic_of(inst, catalog)),
+        pins=pins_of(inst),
     )
+
+
+#: What each routing is, and what its links are sized for, in the design's notes.
+ROUTING_NOTES = {
+    st.MINIMAL: "minimal (local, global, local), links sized for uniform all-to-all",
+    st.VALIANT: (
+        "Valiant (through a random intermediate group), links sized for the worst case it "
+        "leaves, every group sending to the next (twice the global bandwidth of uniform traffic)"
+    ),
+    st.UGAL_G: (
+        "UGAL-G (minimal unless a Valiant path is less loaded, judged from global load), links "
+        "sized for the worst case it leaves, every group sending to the next (twice the global "
+        "bandwidth of uniform traffic)"
+    ),
+    st.UGAL_L: (
+        "UGAL-L (minimal unless a Valiant path is less loaded, judged from the source switch's "
+        "own queues), links sized for the worst case it leaves, every group sending to the next "
+        "(twice the global bandwidth of uniform traffic)"
+    ),
+}
 
 
 def _groups(
@@ -144,6 +200,7 @@ def design_of(
             f"dragonfly of {c.g} groups x {c.a} {sw.name} switches, {c.p} GPUs, "
             f"{c.q * (c.a - 1)} local and {h} global ports per switch, {c.m} global link(s) per "
             f"group pair; link classes: 1 = local (inside a group), 2 = global (between groups)",
+            f"routing: {ROUTING_NOTES[r.routing]}",
             "cable lengths: groups as rows of racks, each switch in the rack of its GPUs "
             "(planner.families.dragonfly.layout)",
         ),
@@ -153,5 +210,5 @@ def design_of(
         nics_per_cage=1 if nic is None else nic.nics_per_cage,
         nic_cages=1 if nic is None else nic.cages,
         protocol=sw.protocol,
-        wiring=DragonflyWiring(c.p, c.a, c.g, c.m, c.q),
+        wiring=DragonflyWiring(c.p, c.a, c.g, c.m, c.q, r.routing, dm.ARRANGEMENT),
     )

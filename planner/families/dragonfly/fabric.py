@@ -1,12 +1,12 @@
-"""One plane of a dragonfly as the simulator's graph, and its two routing strategies.
+"""One plane of a dragonfly as the simulator's graph, and its minimal and Valiant strategies.
 
 Nodes: GPUs ``0 .. E-1``, then the ``a g`` switches, switch ``E + G a + u`` being switch u of
 group G. Physical links, in this order: class 0, GPU e to switch e // p (link e is GPU e's NIC
 link); class 1, the local links (each switch pair of a group, q times); class 2, the global
-links (``structure.global_ends``).
+links (``structure.global_ends``, in the wiring's arrangement).
 
 Strategies (``planner.sim.routing_strategies.register_strategy``), both reading the groups off the graph
-(the components of the class-1 links):
+(the components of the class-1 links; UGAL, which mixes the two, is ``ugal``):
 
 * ``dragonfly_minimal``: Kim et al.'s minimal routing, local, global, local. A packet for group
   D moves over local links of its group and global links into D only, so it takes a direct
@@ -39,7 +39,7 @@ from planner.families.dragonfly.wiring import (
     DragonflyWiring,
 )
 from planner.sim.fabric import Fabric, NodeKind
-from planner.sim.routing_strategies import UNREACHABLE, NextHops, register_strategy
+from planner.sim.routing_strategies import UNREACHABLE, NextHops, ViaRule, register_strategy
 
 if TYPE_CHECKING:
     from planner.design import Design
@@ -54,7 +54,10 @@ VALIANT = "dragonfly_valiant"
 
 
 def dragonfly_fabric(design: Design, strategy: str = MINIMAL) -> Fabric:
-    """One plane of a dragonfly design, routed by ``strategy`` (MINIMAL or VALIANT)."""
+    """One plane of a dragonfly design, routed by ``strategy`` whatever the design's routing.
+
+    ``planner.families.dragonfly.routing.routed_fabric`` builds it with the design's own.
+    """
     w = design.wiring
     if not isinstance(w, DragonflyWiring):
         raise ValueError(f"a dragonfly design has a dragonfly wiring, not {w.kind}")
@@ -82,7 +85,7 @@ def fabric_of(
         raise ValueError(f"{gpus} GPUs do not fit on {a * g} switches of {p} GPUs each")
     e = np.arange(gpus, dtype=np.int64)
     lu, lv = ly.local_pairs(a, g)
-    gu, gv = ly.global_pairs(a, g, w.global_links_per_pair)
+    gu, gv = ly.global_pairs(a, g, w.global_links_per_pair, w.arrangement)
     q = w.local_links_per_pair
     lower = np.concatenate([e, gpus + np.repeat(lu, q), gpus + gu])
     upper = np.concatenate([gpus + e // p, gpus + np.repeat(lv, q), gpus + gv])
@@ -149,7 +152,7 @@ def minimal(fabric: Fabric, leaves: IntArray) -> NextHops:
     return NextHops(dist, allowed)
 
 
-def _landings(fabric: Fabric, group: IntArray) -> tuple[IntArray, IntArray, FloatArray]:
+def landings(fabric: Fabric, group: IntArray) -> tuple[IntArray, IntArray, FloatArray]:
     """Per source group X, the switches where its global links land, with their share.
 
     Returns (pointer per group, landing switch rows, share), sorted by X; the shares of X's
@@ -169,14 +172,18 @@ def _landings(fabric: Fabric, group: IntArray) -> tuple[IntArray, IntArray, Floa
     return ptr, land.astype(np.int64), share
 
 
-@register_strategy(VALIANT)
-def valiant(fabric: Fabric, leaves: IntArray) -> NextHops:
-    """Minimal next hops, with a random intermediate group first (module docstring)."""
-    hops = minimal(fabric, leaves)
+def valiant_rule(fabric: Fabric) -> ViaRule:
+    """Valiant's intermediates of leaf pairs (a, b), node ids (``NextHops.via``).
+
+    A pair in one group, or on a fabric of fewer than 3 groups, goes straight (its own
+    destination, weight 1); a pair across groups goes to every switch of another group than
+    both of its own where a global link of its source group lands, with weight
+    ``share / (g - 2)`` (``landings``).
+    """
     first = fabric.first_switch
     group = switch_groups(fabric)
     groups = int(group.max()) + 1
-    ptr, land, share = _landings(fabric, group)
+    ptr, land, share = landings(fabric, group)
 
     def via(a: IntArray, b: IntArray) -> tuple[IntArray, IntArray, FloatArray]:
         ga, gb = group[a - first], group[b - first]
@@ -195,4 +202,11 @@ def valiant(fabric: Fabric, leaves: IntArray) -> NextHops:
             np.concatenate([np.ones(direct.size), share[pos] / max(groups - 2, 1)]),
         )
 
-    return NextHops(hops.dist, hops.allowed, via)
+    return via
+
+
+@register_strategy(VALIANT)
+def valiant(fabric: Fabric, leaves: IntArray) -> NextHops:
+    """Minimal next hops, with a random intermediate group first (module docstring)."""
+    hops = minimal(fabric, leaves)
+    return NextHops(hops.dist, hops.allowed, valiant_rule(fabric))

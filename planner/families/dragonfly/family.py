@@ -202,10 +202,10 @@ class Dragonfly(FamilyBase):
         return {DRAGONFLY: dragonfly_table(design)}
 
     def build_fabric(self, design: Design) -> Fabric:
-        """One plane, routed minimally (local, global, local)."""
-        from planner.families.dragonfly.fabric import dragonfly_fabric
+        """One plane, routed as the design's wiring says (minimal, Valiant, UGAL-L or UGAL-G)."""
+        from planner.families.dragonfly.routing import routed_fabric
 
-        return dragonfly_fabric(design)
+        return routed_fabric(design)
 
     def check_structure(self, design: Design) -> list[Violation]:
         """Ports, groups, global links and the endpoint count, recounted."""
@@ -221,7 +221,12 @@ class Dragonfly(FamilyBase):
 
 
 def dragonfly_table(design: Design) -> pl.DataFrame:
-    """One row: p, a, h, g, m, q, the endpoint figures and the load ratios of the design."""
+    """One row: the routing, p, a, h, g, m, q, the endpoint figures and the load ratios.
+
+    ``global_load_ratio`` and ``local_load_ratio`` are what the routing is sized for (the worst
+    case Valiant and UGAL leave, or uniform traffic under minimal routing); the ``uniform_``
+    ones are uniform all-to-all under minimal routing, whatever the routing.
+    """
     import polars as pl
 
     from planner.families.dragonfly import structure as st
@@ -231,9 +236,12 @@ def dragonfly_table(design: Design) -> pl.DataFrame:
         raise ValueError(f"a dragonfly design has a dragonfly wiring, not {w.kind}")
     p, a, g = w.gpus_per_switch, w.switches_per_group, w.groups
     m, q, h = w.global_links_per_pair, w.local_links_per_pair, w.global_ports
+    r, e = w.routing, design.gpus
     return pl.DataFrame(
         [
             {
+                "routing": r,
+                "arrangement": w.arrangement,
                 "gpus_per_switch": p,
                 "switches_per_group": a,
                 "global_ports_per_switch": h,
@@ -247,8 +255,12 @@ def dragonfly_table(design: Design) -> pl.DataFrame:
                 "local_links_per_plane": st.local_links(a, g, q),
                 "global_links_per_plane": st.global_links(g, m),
                 "max_switch_hops": w.max_switch_hops(design),
-                "global_load_ratio": st.global_ratio(p, a, m, design.gpus) if g > 1 else 0.0,
-                "local_load_ratio": st.local_ratio(p, a, g, q, m, design.gpus),
+                "minimal_switch_hops": st.switch_hops(a, g, m, w.arrangement),
+                "valiant_switch_hops": st.switch_hops(a, g, m, w.arrangement, st.VALIANT),
+                "global_load_ratio": st.global_load_ratio(p, a, g, m, e, r),
+                "local_load_ratio": st.local_load_ratio(p, a, g, q, m, e, r, w.arrangement),
+                "uniform_global_load_ratio": st.global_ratio(p, a, m, e) if g > 1 else 0.0,
+                "uniform_local_load_ratio": st.local_ratio(p, a, g, q, m, e),
             }
         ]
     )

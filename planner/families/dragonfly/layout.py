@@ -98,16 +98,18 @@ def local_pairs(a: int, g: int) -> tuple[IntArray, IntArray]:
     )
 
 
-def global_pairs(a: int, g: int, m: int) -> tuple[IntArray, IntArray]:
+def global_pairs(a: int, g: int, m: int, arrangement: str = st.BLOCKS) -> tuple[IntArray, IntArray]:
     """Both switches (plane numbering) of every global link (``structure.global_ends``)."""
-    i, si, j, sj = st.global_ends(a, g, m)
+    i, si, j, sj = st.global_ends(a, g, m, arrangement)
     return i * a + si, j * a + sj
 
 
-def lengths(floor: Floor, p: int, a: int, g: int, m: int, gpus: int) -> Lengths:
+def lengths(
+    floor: Floor, p: int, a: int, g: int, m: int, gpus: int, arrangement: str = st.BLOCKS
+) -> Lengths:
     """The cable lengths of one plane (local links once each: a parallel copy is as long)."""
     racks = switch_racks(floor, p, a, g)
     gpu = _length(floor, gpu_racks(floor, p, a, gpus), racks[np.arange(gpus) // p])
     lu, lv = local_pairs(a, g)
-    gu, gv = global_pairs(a, g, m)
+    gu, gv = global_pairs(a, g, m, arrangement)
     return Lengths(gpu, _length(floor, racks[lu], racks[lv]), _length(floor, racks[gu], racks[gv]))

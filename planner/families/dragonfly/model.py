@@ -3,25 +3,48 @@ r"""The dragonfly sizing model: data, one function per constraint family, build,
 Decisions, per plane count ``P`` (the NIC split, ``E`` GPUs on ``P`` identical planes): switch
 model ``s`` (radix ``k`` at the plane's port speed), terminals per switch ``p``, switches per
 group ``a``, groups ``g``, global links per group pair ``m`` and local links per switch pair
-``q`` (``planner.families.dragonfly.structure`` has the wiring and its closed forms).
+``q`` (``planner.families.dragonfly.structure`` has the wiring and its closed forms; every design
+takes the ``blocks`` arrangement of its global links). The routing ``R``
+(``Requirements.routing``: minimal, Valiant, UGAL-L or UGAL-G) is chosen from the instance
+before the model runs (``design.routing_of``) and decides what the links are sized for.
 
-Constraints (``lambda`` = ``max_oversubscription``):
+Constraints (``lambda`` = ``max_oversubscription``; n = min(a p, E) the GPUs of a full group,
+h = ceil(m (g - 1) / a) the global ports a switch needs):
 
 * ``holds_gpus``:      a p g >= E
-* ``fits_radix``:      p + q (a - 1) + h <= k,  h = ceil(m (g - 1) / a)
+* ``fits_radix``:      p + q (a - 1) + h <= k
 * ``within_max_groups``: 2 <= g <= a h + 1, m >= 1 (every group pair joined), a >= 2 (a
   dragonfly has groups of switches; one group is a full mesh, groups of one switch a mesh of
   switches: other families)
-* ``meets_ratios``:    lambda_G = (a p)^2 / ((E - 1) m) <= lambda  and  lambda_L <= lambda
-  (``structure.global_ratio``, ``structure.local_ratio``: uniform all-to-all under minimal
-  routing; in a full dragonfly lambda_G ~ p / h and lambda_L ~ 2 p / a, Kim et al.'s balance)
-* ``meets_hops``:      routed links + 1 <= max_switch_hops (4 switches for local-global-local)
+* ``meets_ratios``:    lambda_G <= lambda  and  lambda_L <= lambda, the load ratios of the busiest
+  global and local link for the traffic the routing is sized for
+  (``structure.global_load_ratio``, ``structure.local_load_ratio``):
+
+  - minimal: uniform all-to-all, lambda_G = n^2 / ((E - 1) m) and
+    lambda_L = (2 h lambda_G / a + p^2 / (E - 1)) / q (in a full dragonfly lambda_G ~ p / h and
+    lambda_L ~ 2 p / a, Kim et al.'s balance);
+  - Valiant and UGAL: the larger of that and the worst case they leave, every group sending all
+    it has to the next (an adversarial permutation). Each packet off the direct links crosses
+    two global links, so it needs twice the global bandwidth of uniform traffic:
+    lambda_G = 2 n / ((g - 2) m) under Valiant (its intermediate is any of the g - 2 other
+    groups) and 2 n / (g m) under UGAL (its best split, 2 / g of each pair's traffic on the
+    direct links); the local links carry the Valiant path's local hops:
+    lambda_L = (n + 2 h p) / ((g - 2) m q) under Valiant and (n + 2 p (h + k)) / (g m q) under
+    UGAL, k = ceil(h / (g - 1)) the most ends a switch holds towards one group (derivations in
+    ``structure.shift_global_ratio`` and ``structure.shift_local_ratio``); with two groups,
+    n / m and 2 p / q (nothing to go through);
+
+* ``meets_hops``:      routed links + 1 <= max_switch_hops (4 switches for local-global-local;
+  Valiant's route local-global-local-global-local, 6; UGAL's uncongested route is minimal)
 * ``meets_latency``:   switches x latency + 2 GPU links + the local and global links of the
   longest route, each at its class's worst <= max_latency_ns
 * ``meets_failure``:   a switch failure cuts its p GPUs off one plane: (P - 1) / P >= phi
 * ``meets_caps``:      capex and power within their caps.
 * ``reaches_across``:  some medium reaches the longest global link, at least the rows between
   the first group and the last (``layout.min_longest_global_m``).
+* ``meets_pins``:      the counts ``search.pin`` fixes (``Pins``): p (downlinks), a g
+  (switches), q (a - 1) + h (uplinks: every global port then carries a link) and q
+  (parallel_links).
 
 Objective: ``P (a g v_s + sum over links of v_medium)``, ``v(capex, power) = capex_weight capex
 + energy_weight energy_usd_per_w power``; every link takes the medium of least ``v`` that
@@ -29,13 +52,19 @@ reaches its length (``layout``) and fits both ends (``models.torus_fabric.media_
 
 Rules, not decisions: ``m`` and ``q`` are the least that meet the ratios (``min_global_links``,
 ``min_local_links``): more of either adds links of the same lengths and changes nothing else, so
-only the least can be optimal; ``h`` is the global ports the links need.
+only the least can be optimal (unless the pins fix them, ``links_of``); ``h`` is the global
+ports the links need.
 
 Exactness (best-first enumeration). The candidates ``(s, p, a)`` are finite: ``1 <= p``,
 ``2 <= a``, ``p + (a - 1) <= k``. For each, only the least ``g = max(2, ceil(E / (a p)))`` can be
-optimal: ``m`` does not depend on ``g``, while ``h``, the local ratio, the longest route, the
-switches, the links and their lengths (one row of racks more per group) all grow with ``g``, so a
-larger ``g`` meets a rule only if the least does, and costs at least as much. For each,
+optimal under minimal routing: ``m`` does not depend on ``g``, while ``h``, the local ratio, the
+longest route, the switches, the links and their lengths (one row of racks more per group) all
+grow with ``g``, so a larger ``g`` meets a rule only if the least does, and costs at least as
+much. Under UGAL ``m`` falls as 1 / g but ``m (g - 1)``, and with it ``h``, the global links and
+``q``, grow with ``g`` (up to the rounding of ``m``), so the least ``g`` is priced too. Under
+Valiant ``h`` ~ 2 p (g - 1) / (g - 2) falls with ``g``, so a larger ``g`` may fit the radix where
+the least does not: the least ``g`` that fits is priced (``groups_of``; a larger one costs more
+switches and links). A pinned switch count fixes ``g = switches / a``. For each,
 ``LB = P (a g v_s + E v_gpu + a (a - 1) g / 2 v_local + m g (g - 1) / 2 v_global)`` is at most
 its objective: ``v_gpu`` and ``v_local`` are the cheapest medium values over any length, and
 ``v_global`` the cheapest over the lengths a global link can have (two groups never share a rack,
@@ -66,6 +95,11 @@ RATIO_RTOL = 1e-9
 OBJECTIVE_RTOL = 1e-9
 #: Slack on a latency against its cap, in ns.
 LATENCY_TOL_NS = 1e-9
+#: The arrangement of the global links of every design the model plans (``structure``).
+ARRANGEMENT = st.BLOCKS
+#: Under Valiant, how many more groups than the least that holds the GPUs are tried for one
+#: that fits the radix (``groups_of``).
+VALIANT_GROUPS_SCAN = 64
 
 
 @dataclass(frozen=True)
@@ -78,6 +112,22 @@ class Requirements:
     min_fraction_after_failure: float | None = None
     max_power_w: float | None = None
     max_capex_usd: float | None = None
+    routing: str = st.MINIMAL
+    """The routing the fabric runs (``structure.ROUTINGS``), which sets the load ratios."""
+
+
+@dataclass(frozen=True)
+class Pins:
+    """Counts the instance fixes (``search.pin``, first entry of each list); None: chosen."""
+
+    gpus_per_switch: int | None = None
+    """p (``pin.downlinks``: ports facing down, the GPU ports)."""
+    switches: int | None = None
+    """a g (``pin.switches``: switches per plane)."""
+    switch_ports: int | None = None
+    """q (a - 1) + h (``pin.uplinks``: ports facing other switches); every global port used."""
+    local_links_per_pair: int | None = None
+    """q (``pin.parallel_links``: links to each switch a switch connects to in its group)."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +145,7 @@ class DragonflyProblem:
     capex_weight: float = 1.0
     energy_weight: float = 1.0
     nic: cb.PortKind = None
+    pins: Pins = Pins()
 
 
 @dataclass(frozen=True)
@@ -166,27 +217,31 @@ def within_max_groups(c: Candidate) -> bool:
     return c.a >= 2 and c.m >= 1 and 2 <= c.g <= st.max_groups(c.a, c.h)
 
 
-def min_global_links(p: int, a: int, gpus: int, max_ratio: float) -> int:
+def min_global_links(p: int, a: int, g: int, gpus: int, r: Requirements) -> int:
     """Bandwidth: the least m with lambda_G <= max_ratio (lambda_G falls as 1 / m)."""
-    return max(1, math.ceil(st.global_ratio(p, a, 1, gpus) / max_ratio * (1 - RATIO_RTOL)))
+    ratio = st.global_load_ratio(p, a, g, 1, gpus, r.routing)
+    return max(1, math.ceil(ratio / r.max_ratio * (1 - RATIO_RTOL)))
 
 
-def min_local_links(p: int, a: int, g: int, m: int, gpus: int, max_ratio: float) -> int:
+def min_local_links(p: int, a: int, g: int, m: int, gpus: int, r: Requirements) -> int:
     """Bandwidth: the least q with lambda_L <= max_ratio (lambda_L falls as 1 / q)."""
-    ratio = st.local_ratio(p, a, g, 1, m, gpus)
-    return max(1, math.ceil(ratio / max_ratio * (1 - RATIO_RTOL)))
+    ratio = st.local_load_ratio(p, a, g, 1, m, gpus, r.routing, ARRANGEMENT)
+    return max(1, math.ceil(ratio / r.max_ratio * (1 - RATIO_RTOL)))
 
 
 def meets_ratios(c: Candidate, gpus: int, r: Requirements) -> bool:
-    """Bandwidth: lambda_G and lambda_L within max_oversubscription."""
+    """Bandwidth: lambda_G and lambda_L of the routing within max_oversubscription."""
     limit = r.max_ratio * (1 + RATIO_RTOL)
-    glob = st.global_ratio(c.p, c.a, c.m, gpus) if c.g > 1 else 0.0
-    return glob <= limit and st.local_ratio(c.p, c.a, c.g, c.q, c.m, gpus) <= limit
+    glob = st.global_load_ratio(c.p, c.a, c.g, c.m, gpus, r.routing)
+    local = st.local_load_ratio(c.p, c.a, c.g, c.q, c.m, gpus, r.routing, ARRANGEMENT)
+    return glob <= limit and local <= limit
 
 
 def meets_hops(c: Candidate, r: Requirements) -> bool:
-    """Hops: switches on the longest minimal route within max_switch_hops."""
-    return r.max_switch_hops is None or st.switch_hops(c.a, c.g, c.m) <= r.max_switch_hops
+    """Hops: switches on the longest route of the routing within max_switch_hops."""
+    if r.max_switch_hops is None:
+        return True
+    return st.switch_hops(c.a, c.g, c.m, ARRANGEMENT, r.routing) <= r.max_switch_hops
 
 
 def meets_failure(planes: int, r: Requirements) -> bool:
@@ -208,18 +263,24 @@ def meets_caps(capex_usd: float, power_w: float, r: Requirements) -> bool:
 
 
 def route_latency_ns(
-    c: Candidate, switch_ns: float, gpu_ns: float, local_ns: float, global_ns: float
+    c: Candidate,
+    switch_ns: float,
+    gpu_ns: float,
+    local_ns: float,
+    global_ns: float,
+    routing: str = st.MINIMAL,
 ) -> float:
     """The longest route's latency, every link at its class's worst.
 
-    Between groups: its switches, two GPU links, its local links and one global link; inside a
-    group: two switches, two GPU links and one local link.
+    Between groups: its switches, two GPU links, its local links and its global links (one,
+    two on Valiant's route); inside a group: two switches, two GPU links and one local link.
     """
-    links = st.routed_links(c.a, c.g, c.m)
+    links = st.switch_hops(c.a, c.g, c.m, ARRANGEMENT, routing) - 1
     inside = 2 * gpu_ns + (switch_ns * 2 + local_ns if c.a > 1 else switch_ns)
     if c.g < 2:
         return inside
-    across = (links + 1) * switch_ns + 2 * gpu_ns + global_ns + (links - 1) * local_ns
+    globs = st.global_hops(c.g, routing)
+    across = (links + 1) * switch_ns + 2 * gpu_ns + globs * global_ns + (links - globs) * local_ns
     return max(inside, across)
 
 
@@ -241,22 +302,81 @@ def value_usd(p: DragonflyProblem, capex_usd: float, power_w: float) -> float:
     return p.capex_weight * capex_usd + p.energy_weight * p.energy_usd_per_w * power_w
 
 
+def links_of(pr: DragonflyProblem, s: tf.SwitchChoice, p: int, a: int, g: int) -> tuple[int, int]:
+    """(m, q) of (s, p, a, g): the least that meet the ratios, or what the pins fix.
+
+    A pinned q is taken as it is. Pinned switch ports (``Pins.switch_ports``) fix
+    h = ports - q (a - 1), and m is the most links h global ports a switch hold,
+    floor(h a / (g - 1)), with q the pinned one or the least that meets the local ratio
+    with that m.
+    """
+    r, pins = pr.requirements, pr.pins
+    if g < 2:
+        return 0, pins.local_links_per_pair or 1
+    least_m = min_global_links(p, a, g, pr.gpus, r)
+    if pins.switch_ports is None:
+        q = pins.local_links_per_pair or min_local_links(p, a, g, least_m, pr.gpus, r)
+        return least_m, q
+    qs = [pins.local_links_per_pair] if pins.local_links_per_pair else range(1, s.radix + 1)
+    m, q = 0, 0
+    for q in qs:
+        h = pins.switch_ports - q * (a - 1)
+        m = h * a // (g - 1)
+        if h < 1 or m < least_m:
+            return 0, q  # the ports hold too few global links: fails ``within_max_groups``
+        if st.local_load_ratio(p, a, g, q, m, pr.gpus, r.routing, ARRANGEMENT) <= r.max_ratio * (
+            1 + RATIO_RTOL
+        ):
+            return m, q
+    return m, q
+
+
+def meets_pins(c: Candidate, pins: Pins) -> bool:
+    """Pins: the counts the instance fixes."""
+    ports = c.q * (c.a - 1) + c.h
+    return (
+        (pins.gpus_per_switch is None or c.p == pins.gpus_per_switch)
+        and (pins.switches is None or c.a * c.g == pins.switches)
+        and (pins.switch_ports is None or ports == pins.switch_ports)
+        and (pins.local_links_per_pair is None or c.q == pins.local_links_per_pair)
+    )
+
+
 def candidate_of(
     pr: DragonflyProblem, s: tf.SwitchChoice, p: int, a: int, g: int
 ) -> Candidate | None:
-    """The candidate (s, p, a, g) with its least m and q, None when a rule fails."""
+    """The candidate (s, p, a, g) with its m and q (``links_of``), None when a rule fails."""
     r = pr.requirements
-    m = min_global_links(p, a, pr.gpus, r.max_ratio) if g > 1 else 0
-    q = min_local_links(p, a, g, m, pr.gpus, r.max_ratio) if a > 1 else 1
+    m, q = links_of(pr, s, p, a, g)
     c = Candidate(pr.planes, s, p, a, g, m, q)
     ok = holds_gpus(c, pr.gpus) and fits_radix(c) and within_max_groups(c)
+    ok = ok and meets_pins(c, pr.pins)
     return c if ok and meets_ratios(c, pr.gpus, r) and meets_hops(c, r) else None
+
+
+def groups_of(pr: DragonflyProblem, s: tf.SwitchChoice, p: int, a: int) -> int | None:
+    """The one g priced for (s, p, a) (module docstring), None when there is none.
+
+    The least that holds the GPUs; with ``Pins.switches``, a g = that count; under Valiant the
+    least from there whose m and q fit the radix (up to ``VALIANT_GROUPS_SCAN`` more).
+    """
+    least = max(2, st.groups_needed(pr.gpus, p, a))
+    if pr.pins.switches is not None:
+        g, rest = divmod(pr.pins.switches, a)
+        return g if rest == 0 and g >= least else None
+    if pr.requirements.routing != st.VALIANT:
+        return least
+    for g in range(least, least + VALIANT_GROUPS_SCAN + 1):
+        m, q = links_of(pr, s, p, a, g)
+        if m >= 1 and st.ports_per_switch(p, a, q, st.global_ports(a, g, m)) <= s.radix:
+            return g
+    return least
 
 
 def price(model: DragonflyModel, si: int, c: Candidate) -> Priced | None:
     """A candidate with its media, totals and longest route; None when a link has no medium."""
     pr = model.problem
-    lens = ly.lengths(pr.floor, c.p, c.a, c.g, c.m, pr.gpus)
+    lens = ly.lengths(pr.floor, c.p, c.a, c.g, c.m, pr.gpus, ARRANGEMENT)
     gb = tf.bands(model.gpu_tables[si], lens.gpu_m, 1)
     lb = tf.bands(model.link_tables[si], lens.local_m, c.q)
     glb = tf.bands(model.link_tables[si], lens.global_m, 1)
@@ -273,7 +393,9 @@ def price(model: DragonflyModel, si: int, c: Candidate) -> Priced | None:
     def worst(bands: tuple[tf.Band, ...]) -> float:
         return max((b.latency_ns for b in bands), default=0.0)
 
-    latency = route_latency_ns(c, c.switch.latency_ns, worst(gb), worst(lb), worst(glb))
+    latency = route_latency_ns(
+        c, c.switch.latency_ns, worst(gb), worst(lb), worst(glb), pr.requirements.routing
+    )
     return Priced(c, gb, lb, glb, capex, power, value_usd(pr, capex, power), latency)
 
 
@@ -350,10 +472,14 @@ def solve(model: DragonflyModel, deadline: Deadline = NO_DEADLINE) -> DragonflyS
                 except DeadlineExpired:
                     wall = time.perf_counter() - start
                     return DragonflySolution(Status.TIME_LIMIT, None, None, wall, 0)
+                if pr.pins.gpus_per_switch not in (None, p):
+                    continue
                 for a in range(2, s.radix - p + 2):
-                    g = max(2, st.groups_needed(pr.gpus, p, a))
-                    m = min_global_links(p, a, pr.gpus, r.max_ratio) if g > 1 else 0
-                    if g > 1 and g > _max_groups_of(s.radix, p, a, m):
+                    g = groups_of(pr, s, p, a)
+                    if g is None:
+                        continue
+                    m = min_global_links(p, a, g, pr.gpus, r)
+                    if g > _max_groups_of(s.radix, p, a, m):
                         continue
                     if not reaches_across(model, si, p, a, g):
                         continue

@@ -1,9 +1,13 @@
 """The ``dragonfly`` wiring kind: its parameters, one formula per path figure, its shape.
 
-Read back by the family (``Dragonfly.read_wiring``). The formulas are
-``structure``'s closed forms (Kim et al., ISCA 2008): minimal routing (local, global, local) has
-at most 3 switch-to-switch links, 4 switches; the bisection is the cut between the first half of
-the groups and the rest; one switch failure takes its GPUs off one plane.
+Read back by the family (``Dragonfly.read_wiring``). The five counts, the routing the design
+was sized for and runs (``structure.ROUTINGS``) and the arrangement of its global links
+(``structure.ARRANGEMENTS``); a design.json written before issue 33 names neither, and was
+planned minimal and ``round_robin``. The formulas are ``structure``'s closed forms (Kim et
+al., ISCA 2008): minimal routing (local, global, local) has at most 3 switch-to-switch links, 4
+switches, Valiant at most 5 and 6 (UGAL's uncongested route is the minimal one); the bisection
+is the cut between the first half of the groups and the rest; one switch failure takes its GPUs
+off one plane.
 """
 
 from __future__ import annotations
@@ -28,6 +32,10 @@ MAX_PARALLEL = 1_000_000
 MAX_SWITCHES = 10_000_000
 
 
+#: The parameters a design.json may leave out, and what they were before they existed.
+DEFAULTS: dict[str, str] = {"routing": st.MINIMAL, "arrangement": st.ROUND_ROBIN}
+
+
 @dataclass(frozen=True)
 class DragonflyWiring:
     """g groups of a switches, p GPUs each, q links per local pair, m per group pair."""
@@ -38,6 +46,10 @@ class DragonflyWiring:
     groups: int
     global_links_per_pair: int
     local_links_per_pair: int
+    routing: str = st.MINIMAL
+    """How the fabric routes, and so what it was sized for (``structure.ROUTINGS``)."""
+    arrangement: str = st.ROUND_ROBIN
+    """Which switch holds each global end (``structure.ARRANGEMENTS``)."""
 
     @property
     def global_ports(self) -> int:
@@ -45,20 +57,23 @@ class DragonflyWiring:
         return st.global_ports(self.switches_per_group, self.groups, self.global_links_per_pair)
 
     def params(self) -> dict[str, Any]:
-        """The five counts."""
+        """The five counts, the routing and the arrangement."""
         return {
             "gpus_per_switch": self.gpus_per_switch,
             "switches_per_group": self.switches_per_group,
             "groups": self.groups,
             "global_links_per_pair": self.global_links_per_pair,
             "local_links_per_pair": self.local_links_per_pair,
+            "routing": self.routing,
+            "arrangement": self.arrangement,
         }
 
     def _routed(self) -> int:
-        return st.routed_links(self.switches_per_group, self.groups, self.global_links_per_pair)
+        a, g, m = self.switches_per_group, self.groups, self.global_links_per_pair
+        return st.switch_hops(a, g, m, self.arrangement, self.routing) - 1
 
     def max_switch_hops(self, d: Design) -> int:
-        """Routed links + 1: 4 switches for local, global, local."""
+        """Routed links + 1: 4 switches for local, global, local (6 for Valiant's route)."""
         return self._routed() + 1
 
     def _class(self, d: Design, i: int, what: str) -> float:
@@ -71,12 +86,12 @@ class DragonflyWiring:
         inside = 2 * gpu + (2 * switch_ns + local if a > 1 else switch_ns)
         if g < 2:
             return inside
-        links = self._routed()
-        across = (links + 1) * switch_ns + 2 * gpu + glob + (links - 1) * local
+        links, globs = self._routed(), st.global_hops(g, self.routing)
+        across = (links + 1) * switch_ns + 2 * gpu + globs * glob + (links - globs) * local
         return max(inside, across)
 
     def max_latency_ns(self, d: Design) -> float:
-        """The longest route: switches, two GPU links, its local links and one global link."""
+        """The longest route: switches, two GPU links, its local and global links."""
         return self._path(d, "latency_ns", float(d.tiers[0].latency_ns))
 
     def propagation_ns(self, d: Design) -> float:
@@ -98,11 +113,11 @@ class DragonflyWiring:
         return min(self.gpus_per_switch, d.gpus)
 
     def oversubscription(self, d: Design) -> float:
-        """The larger of the global and local load ratios (uniform all-to-all, minimal routing)."""
+        """The larger of the global and local load ratios the routing is sized for."""
         p, a, g = self.gpus_per_switch, self.switches_per_group, self.groups
-        m, q = self.global_links_per_pair, self.local_links_per_pair
-        glob = st.global_ratio(p, a, m, d.gpus) if g > 1 else 0.0
-        return max(glob, st.local_ratio(p, a, g, q, m, d.gpus))
+        m, q, r = self.global_links_per_pair, self.local_links_per_pair, self.routing
+        glob = st.global_load_ratio(p, a, g, m, d.gpus, r)
+        return max(glob, st.local_load_ratio(p, a, g, q, m, d.gpus, r, self.arrangement))
 
     def shape_errors(self, d: Design) -> list[str]:
         """One switch group; classes gpu-switch, switch-switch (local), switch-switch (global)."""
@@ -128,8 +143,19 @@ def _int(params: dict[str, Any], name: str, low: int, high: int) -> int:
     return v
 
 
+def _name(params: dict[str, Any], name: str, allowed: tuple[str, ...]) -> str:
+    v = params.get(name, DEFAULTS[name])
+    if v not in allowed:
+        raise ValueError(f"dragonfly wiring: {name} must be one of {', '.join(allowed)}, got {v!r}")
+    return str(v)
+
+
 def parse_dragonfly_wiring(params: dict[str, Any]) -> DragonflyWiring:
-    """Read a dragonfly wiring's parameters strictly; ValueError names what is wrong."""
+    """Read a dragonfly wiring's parameters strictly; ValueError names what is wrong.
+
+    ``routing`` and ``arrangement`` may be absent (a design.json written before issue 33):
+    they then read as ``DEFAULTS``, what that design was planned with.
+    """
     known = set(DragonflyWiring(1, 2, 2, 1, 1).params())
     extra = sorted(set(params) - known)
     if extra:
@@ -137,7 +163,7 @@ def parse_dragonfly_wiring(params: dict[str, Any]) -> DragonflyWiring:
             f"dragonfly wiring: unknown parameters {', '.join(extra)}; known: "
             f"{', '.join(sorted(known))}"
         )
-    missing = sorted(known - set(params))
+    missing = sorted(known - set(params) - set(DEFAULTS))
     if missing:
         raise ValueError(f"dragonfly wiring: missing {', '.join(missing)}")
     w = DragonflyWiring(
@@ -146,6 +172,8 @@ def parse_dragonfly_wiring(params: dict[str, Any]) -> DragonflyWiring:
         _int(params, "groups", 2, MAX_COUNT),
         _int(params, "global_links_per_pair", 1, MAX_PARALLEL),
         _int(params, "local_links_per_pair", 1, MAX_COUNT),
+        _name(params, "routing", st.ROUTINGS),
+        _name(params, "arrangement", st.ARRANGEMENTS),
     )
     if w.switches_per_group * w.groups > MAX_SWITCHES:
         raise ValueError(
