@@ -79,7 +79,7 @@ UGAL = "dragonfly_ugal"
 SPREAD = -1
 #: Rounds of the splits' iteration: UGAL-G (a line search sets each round's step) and UGAL-L
 #: (each round's decisions weigh 2 / (round + 3)).
-ROUNDS_GLOBAL = 60
+ROUNDS_GLOBAL = 30
 ROUNDS_LOCAL = 150
 #: How steeply a link's price rises with its utilisation, exp(s (rho - 1)): s grows
 #: geometrically from the first round's to the last's (smooth first, sharp at the end).
@@ -273,10 +273,12 @@ class Demand:
     legs: Legs
 
 
-def demand_of(fabric: Fabric, src: IntArray, dst: IntArray, size: FloatArray) -> Demand:
-    """The phase's bytes per switch pair, and the plane's legs walked once (step 1)."""
+def demand_of(
+    fabric: Fabric, src: IntArray, dst: IntArray, size: FloatArray, legs: Legs | None = None
+) -> Demand:
+    """The phase's bytes per switch pair, and the plane's legs (walked here when not given)."""
     first, n = fabric.first_switch, fabric.switches
-    legs = walk_legs(fabric)
+    legs = walk_legs(fabric) if legs is None else legs
     up = np.zeros(n, dtype=bool)  # switches with an alive link to another switch
     alive_links = np.flatnonzero(fabric.alive) // 2
     alive_links = alive_links[fabric.lower[alive_links] >= first]
@@ -419,11 +421,24 @@ def line_step(load: FloatArray, change: FloatArray, steepness: float) -> float:
 def splits(d: Demand, costs: Costs, rounds: int, search: bool) -> FloatArray:
     """Every pair's minimal share after ``rounds`` rounds (module docstring, steps 1-4).
 
-    ``search``: each round moves the share of the way to its decisions that least loads the
-    busiest link (UGAL-G, which sees the whole plane); else 2 / (round + 3) of it (UGAL-L).
+    ``search`` (UGAL-G, which sees the whole plane): each round moves the share of the way to
+    its decisions that least loads the busiest link, and the rounds run twice, from minimal and
+    from Valiant routing, keeping the splits whose busiest link is less loaded; else (UGAL-L)
+    from minimal only, each round moving 2 / (round + 3) of the way.
     """
-    alpha = d.alpha.copy()
-    alpha[d.choice] = 1.0
+    minimal = d.alpha.copy()
+    minimal[d.choice] = 1.0
+    if not search:
+        return _rounds(d, costs, rounds, minimal, search)
+    valiant = d.alpha.copy()
+    valiant[d.choice] = 0.0
+    runs = [_rounds(d, costs, rounds, start, search) for start in (minimal, valiant)]
+    return min(runs, key=lambda alpha: float(link_loads(d, alpha).max()))
+
+
+def _rounds(d: Demand, costs: Costs, rounds: int, alpha: FloatArray, search: bool) -> FloatArray:
+    """The splits after ``rounds`` rounds from ``alpha`` (``splits``)."""
+    alpha = alpha.copy()
     load = link_loads(d, alpha)
     for k in range(rounds):
         top = float(load.max()) if load.size else 0.0
@@ -461,8 +476,17 @@ def weighted(fabric: Fabric, d: Demand, alpha: FloatArray) -> Fabric:
 
 
 #: Phases whose splits an adapt hook keeps (``Ugal``): the routings, seeds, failures and the
-#: report of one simulation ask again for the same few phases.
+#: report of one simulation ask again for the same few phases; and planes whose legs it keeps.
 KEPT_PHASES = 16
+KEPT_PLANES = 2
+
+
+def _digest(*parts: npt.NDArray[np.generic] | bytes) -> bytes:
+    """A short hash of arrays (and digests), the key of what ``Ugal`` keeps."""
+    key = hashlib.blake2b(digest_size=16)
+    for part in parts:
+        key.update(part if isinstance(part, bytes) else np.ascontiguousarray(part).tobytes())
+    return key.digest()
 
 
 @dataclass(frozen=True, eq=False)
@@ -477,15 +501,19 @@ class Ugal:
     rounds: int
     search: bool
     kept: OrderedDict[bytes, GroupWeights] = field(default_factory=OrderedDict)
+    planes: OrderedDict[bytes, Legs] = field(default_factory=OrderedDict)
+    """The legs of the last ``KEPT_PLANES`` planes (healthy, failed): every phase reuses them."""
 
     def __call__(self, fabric: Fabric, src: IntArray, dst: IntArray, size: FloatArray) -> Fabric:
         """The plane routed by UGAL with splits set for this demand."""
-        key = hashlib.blake2b(digest_size=16)
-        for part in (src, dst, size, fabric.lower, fabric.upper, fabric.alive):
-            key.update(np.ascontiguousarray(part).tobytes())
-        digest = key.digest()
+        plane = _digest(fabric.lower, fabric.upper, fabric.alive)
+        digest = _digest(src, dst, size, plane)
         if digest not in self.kept:
-            d = demand_of(fabric, src, dst, size)
+            if plane not in self.planes:
+                self.planes[plane] = walk_legs(fabric)
+                while len(self.planes) > KEPT_PLANES:
+                    self.planes.popitem(last=False)
+            d = demand_of(fabric, src, dst, size, self.planes[plane])
             out = weighted(fabric, d, splits(d, self.costs, self.rounds, self.search))
             assert out.group_weights is not None
             self.kept[digest] = out.group_weights
