@@ -6,6 +6,7 @@ import itertools
 import math
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from models import torus_fabric as tf
@@ -59,7 +60,7 @@ def test_global_ends_join_every_pair_m_times_within_h_ports(a: int, g: int, m: i
 
 
 # ---- the model ------------------------------------------------------------------------------------
-def _problem(gpus: int, radix: int, **req: float | int | None) -> dm.DragonflyProblem:
+def _problem(gpus: int, radix: int, **req: float | int | str | None) -> dm.DragonflyProblem:
     media = (
         tf.cb.MediumOption("copper", 50.0, 0.1, 0.0, 0, 3.0, copper=True),
         tf.cb.MediumOption("optic", 400.0, 8.0, 60.0, 100, 500.0),
@@ -70,7 +71,7 @@ def _problem(gpus: int, radix: int, **req: float | int | None) -> dm.DragonflyPr
     )
     floor = tf.Floor(16, 8, 0.6, 2.4, 2.0, 3.0, 1.1)
     return dm.DragonflyProblem(
-        gpus, 1, 400, switches, media, floor, dm.Requirements(**req), energy_usd_per_w=5.0
+        gpus, 1, 400, switches, media, floor, dm.Requirements(**req), energy_usd_per_w=5.0  # type: ignore[arg-type]
     )
 
 
@@ -224,3 +225,67 @@ def test_failure_binds() -> None:
 def test_the_wiring_parser_refuses_bad_parameters(params: dict[str, int]) -> None:
     with pytest.raises(ValueError, match="dragonfly wiring"):
         parse_dragonfly_wiring(params)
+
+
+# ---- balanced and Slingshot shapes, planned and simulated (issue 33) --------------------------------
+#: A balanced dragonfly carries the group shift at about half of line rate (Kim et al.): its global
+#: bandwidth is its injection bandwidth, and the shift needs twice that.
+BALANCED_SHIFT = 0.5
+#: ... and a random permutation, which UGAL spreads over one and two global links.
+BALANCED_PERMUTATION = 0.5
+
+
+def _balanced_problem(groups: int) -> dm.DragonflyProblem:
+    """Radix-16 switches pinned to p = 4, a = 8, h = 4 (a = 2 p = 2 h), UGAL-G, ratio 2."""
+    pr = _problem(32 * groups, 16, max_ratio=2.0, routing=st.UGAL_G)
+    pins = dm.Pins(gpus_per_switch=4, switches=8 * groups, switch_ports=11, local_links_per_pair=1)
+    return replace(pr, switches=pr.switches[:1], pins=pins)
+
+
+def _simulated(c: dm.Candidate, gpus: int, src: np.ndarray, dst: np.ndarray) -> float:
+    from planner.families.dragonfly.routing import routed_plane
+    from planner.families.dragonfly.wiring import DragonflyWiring
+    from planner.sim.routing import Routing, route
+
+    w = DragonflyWiring(c.p, c.a, c.g, c.m, c.q, st.UGAL_G, st.BLOCKS)
+    plane = routed_plane(w, gpus, 400.0).adapted(src, dst, np.ones(src.size))
+    routes = route(plane, src, dst, Routing.SPRAY)
+    assert routes.connected.all()
+    return float(min(1.0, 1.0 / routes.load(np.ones(src.size)).max()))
+
+
+def test_a_pinned_balanced_dragonfly_is_planned_and_carries_the_shift_at_half_rate() -> None:
+    sol = dm.solve(dm.build(_balanced_problem(9)))
+    assert sol.priced is not None
+    c = sol.priced.candidate
+    assert (c.p, c.a, c.h, c.q) == (4, 8, 4, 1)
+    assert c.a == 2 * c.p == 2 * c.h
+    gpus = 32 * 9
+    src = np.arange(gpus)
+    assert _simulated(c, gpus, src, (src + 32) % gpus) >= BALANCED_SHIFT
+    perm = np.random.default_rng(1).permutation(gpus)
+    keep = perm != src
+    assert _simulated(c, gpus, src[keep], perm[keep]) >= BALANCED_PERMUTATION
+
+
+def test_larger_balanced_dragonflies_need_more_than_ratio_2_on_their_local_links() -> None:
+    """17 groups: two links per pair, lambda_L = (n + 2 p (h + k)) / (g m q) = 72 / 34 > 2."""
+    sol = dm.solve(dm.build(_balanced_problem(17)))
+    assert sol.status is Status.INFEASIBLE
+    assert st.local_load_ratio(4, 8, 17, 1, 2, 32 * 17, st.UGAL_G) == pytest.approx(72 / 34)
+
+
+@pytest.mark.slow
+def test_the_slingshot_example_is_planned_in_its_published_shape_and_meets_its_verify() -> None:
+    from planner.api import load_instance, plan
+
+    result = plan(load_instance("instances/dragonfly-slingshot.toml"), alternatives=False)
+    assert result.design is not None
+    w = result.design.wiring
+    shape = (w.gpus_per_switch, w.switches_per_group, w.groups, w.local_links_per_pair)  # type: ignore[attr-defined]
+    assert shape == (16, 32, 16, 1)
+    h = w.global_ports  # type: ignore[attr-defined]
+    assert (h, st.ports_per_switch(16, 32, 1, h)) == (16, 63)
+    assert w.routing == st.UGAL_G  # type: ignore[attr-defined]
+    assert result.sim is not None
+    assert result.sim.verdict == "meets"
