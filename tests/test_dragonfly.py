@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -60,7 +61,7 @@ def test_global_ends_join_every_pair_m_times_within_h_ports(a: int, g: int, m: i
 
 
 # ---- the model ------------------------------------------------------------------------------------
-def _problem(gpus: int, radix: int, **req: float | int | str | None) -> dm.DragonflyProblem:
+def _problem(gpus: int, radix: int, **req: Any) -> dm.DragonflyProblem:
     media = (
         tf.cb.MediumOption("copper", 50.0, 0.1, 0.0, 0, 3.0, copper=True),
         tf.cb.MediumOption("optic", 400.0, 8.0, 60.0, 100, 500.0),
@@ -71,7 +72,7 @@ def _problem(gpus: int, radix: int, **req: float | int | str | None) -> dm.Drago
     )
     floor = tf.Floor(16, 8, 0.6, 2.4, 2.0, 3.0, 1.1)
     return dm.DragonflyProblem(
-        gpus, 1, 400, switches, media, floor, dm.Requirements(**req), energy_usd_per_w=5.0  # type: ignore[arg-type]
+        gpus, 1, 400, switches, media, floor, dm.Requirements(**req), energy_usd_per_w=5.0
     )
 
 

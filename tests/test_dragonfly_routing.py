@@ -148,3 +148,32 @@ def test_a_strategy_without_via_routes_as_before() -> None:
     a = route(f, src, dst, Routing.SPRAY).load(np.ones(src.size))
     b = route(replace(f, strategy=MINIMAL), src, dst, Routing.SPRAY).load(np.ones(src.size))
     assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize(
+    "w",
+    [
+        DragonflyWiring(2, 4, 9, 1, 1, "valiant", "blocks"),
+        DragonflyWiring(2, 4, 9, 3, 1, "valiant", "blocks"),
+        DragonflyWiring(3, 2, 3, 2, 1, "valiant", "round_robin"),
+        DragonflyWiring(1, 3, 4, 3, 2, "valiant", "blocks"),
+    ],
+    ids=str,
+)
+def test_the_valiant_hop_formula_is_the_longest_two_leg_route(w: DragonflyWiring) -> None:
+    """Minimally to a switch of another group where a link of the source's group lands, then on."""
+    from planner.families.dragonfly.fabric import landings, switch_groups
+
+    f = _fabric(w)
+    first = f.first_switch
+    dist = distances(f, np.arange(first, f.nodes)).astype(np.int64)
+    group = switch_groups(f)
+    ptr, land, _ = landings(f, group)
+    source = np.repeat(np.arange(ptr.size - 1), np.diff(ptr))
+    longest = max(
+        int(dist[group == x, mid].max() + dist[mid, (group != x) & (group != group[mid])].max())
+        for x, mid in zip(source.tolist(), land.tolist(), strict=True)
+    )
+    a, g, m = w.switches_per_group, w.groups, w.global_links_per_pair
+    assert longest == st.valiant_routed_links(a, g, m, w.arrangement)
+    assert st.switch_hops(a, g, m, w.arrangement, "valiant") == longest + 1

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from planner.families.dragonfly import structure as st
-from planner.families.dragonfly.family import Dragonfly
 from planner.families.dragonfly.fabric import MINIMAL, VALIANT
+from planner.families.dragonfly.family import Dragonfly
 from planner.families.dragonfly.routing import routed_plane
 from planner.families.dragonfly.ugal import SPREAD, UGAL
 from planner.families.dragonfly.wiring import DragonflyWiring, parse_dragonfly_wiring
@@ -233,7 +233,9 @@ def test_an_unknown_routing_or_arrangement_is_refused(name: str, value: str) -> 
         (st.UGAL_L, UGAL, True),
     ],
 )
-def test_the_wiring_s_routing_builds_its_strategy(routing: str, strategy: str, adapts: bool) -> None:
+def test_the_wiring_s_routing_builds_its_strategy(
+    routing: str, strategy: str, adapts: bool
+) -> None:
     plane = routed_plane(DragonflyWiring(2, 4, 9, 1, 1, routing, st.BLOCKS), 72, SPEED_GBPS)
     assert plane.strategy == strategy
     assert (plane.adapt is not None) == adapts

@@ -32,7 +32,9 @@ h = ceil(m (g - 1) / a) the global ports a switch needs):
     lambda_L = (n + 2 h p) / ((g - 2) m q) under Valiant and (n + 2 p (h + k)) / (g m q) under
     UGAL, k = ceil(h / (g - 1)) the most ends a switch holds towards one group (derivations in
     ``structure.shift_global_ratio`` and ``structure.shift_local_ratio``); with two groups,
-    n / m and 2 p / q (nothing to go through);
+    n / m and 2 p / q (nothing to go through). They assume Valiant's transit spread evenly
+    over a group pair's links: exact with one link per pair; at the block edges of several
+    copies the simulator shows up to about 1.2 to 1.4 times the global ratio on a few links;
 
 * ``meets_hops``:      routed links + 1 <= max_switch_hops (4 switches for local-global-local;
   Valiant's route local-global-local-global-local, 6; UGAL's uncongested route is minimal)

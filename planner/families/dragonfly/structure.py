@@ -299,6 +299,13 @@ def shift_global_ratio(p: int, a: int, g: int, m: int, gpus: int, routing: str) 
     not take the direct link crosses two global links. The same bound holds for any permutation
     of the groups (each sends n and receives n; the count of global links the traffic uses is
     the argument). Minimal routing and two groups: all n of a group over its m links, n / m.
+
+    These assume Valiant's traffic spread evenly over a group pair's m links, which it is with
+    one link per pair and wherever a switch holds as many ends from one group as towards the
+    next. At the edges of ``blocks`` with several copies a switch may hold more ends from group
+    z than towards z + 1, and the minimal hop of the transit takes its own link: the simulator
+    then puts up to about 1.2 to 1.4 times the ratio on those links (dragonfly-16k: 1.16; the
+    Slingshot shape with 34 links a pair: about 1.3).
     """
     n = group_gpus(p, a, gpus)
     if g < 2 or m < 1:
