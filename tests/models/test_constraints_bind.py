@@ -113,7 +113,8 @@ def ocs_small_spines() -> cs.SizingProblem:
     has at most 8 uplinks, so no spine can reach every other block.
     """
     p = problem(2048, 3, "ocs_direct")
-    assert p.top_ocs and p.ocs_transit
+    assert p.top_ocs
+    assert p.ocs_transit
     small = tuple(
         tuple(replace(o, radix=16) for o in opts if o.name == "qm9700") or opts
         for opts in p.switch_options[:2]
