@@ -1013,6 +1013,10 @@ def cases() -> list[Case]:
 
     for module in (round3_figures, round3_goodput, round3_limits, round3_studies):
         out += module.cases()
+    # Round four (issue 33): the routing a design carries and the inputs that choose it.
+    from tests.hostile import round4_routing
+
+    out += round4_routing.cases()
     # Legitimately valid inputs at the edges: they must give an answer (0 or 1), not a traceback.
     edge_caps = (
         "constraints.max_latency_ns=1e9",
