@@ -34,12 +34,15 @@ Constraints (one family per ``add_*`` function):
                           T=3: f[1] = A, n[2] = P A, d[2] = L q[1], n[1] <= P L,
                                f[2] = C, n[3] = A C, d[3] = P q[2]
     tier.oversubscription d[t] den_t <= num_t u[t]           ratio num_t/den_t allowed at tier t
-    path.hops             2T - 1 <= max hops  (2T - 2 when the top tier is an OCS layer)
+    path.hops             2T - 1 <= max hops  (2T - 2 when the top tier is an OCS layer, 2T - 1
+                          again when its blocks route through a transit block)
     ocs.even_ports        top tier OCS: q[T-1] = 2k (each block has an even number of ports per device)
     ocs.spine_reach       top tier OCS routed with transit (T = 3): u[2] >= P - 1 (every spine
                           can hold a circuit to every other block, so a leaf may spray over all its
                           spines and no block pair depends on a subset of them)
     path.latency          sum_t (2 - [t = T]) sum_m l_m x[t,m] + 2 sum_c sum_g lat_g z[c,g] <= max ns
+                          (with transit: the spine tier and the OCS tier once more, the top link
+                          class twice more)
                           (lat_g: the plan's worst link, media electronics plus propagation)
     failure.single_switch for a protected tier t+1: f[t] (1 - phi) >= 1   (keep phi of the uplinks)
                           for a protected leaf tier: (p - 1) / p >= phi  (other planes carry on)
@@ -88,7 +91,7 @@ from models.cabling import (
     band_counts,
     plans_for,
 )
-from models.hops import hops
+from models.hops import class_crossings, hops, tier_crossings
 from models.scaling import units_to_usd, units_to_w, usd_to_units, w_to_units
 from models.status import Status, status_of
 
@@ -438,9 +441,17 @@ def add_oversubscription(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> 
         m.add(v.d[t] * ratio.denominator <= ratio.numerator * v.u[t])
 
 
+def transit_blocks(p: SizingProblem) -> int:
+    """Transit blocks on the longest path.
+
+    1 when the blocks of an OCS top tier route with transit (``ocs_transit``), else 0.
+    """
+    return int(p.top_ocs and p.ocs_transit)
+
+
 def switch_hops(p: SizingProblem) -> int:
-    """Switches on the longest path of a structure: ``hops(T, 1 if the top is an OCS layer)``."""
-    return hops(p.tiers, int(p.top_ocs))
+    """Switches on the longest path of a structure: ``hops(T, [top is OCS], transit blocks)``."""
+    return hops(p.tiers, int(p.top_ocs), transit_blocks(p))
 
 
 def add_hops(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> None:
@@ -480,13 +491,19 @@ def add_ocs_spine_reach(m: cp_model.CpModel, p: SizingProblem, v: ClosVars) -> N
 
 
 def path_latency_ns(p: SizingProblem, v: ClosVars) -> cp_model.LinearExpr:
-    """One-way latency of the longest path: switches up and down, media electronics each way."""
+    """One-way latency of the longest path.
+
+    Switches up and down, media electronics each way, and with transit (``transit_blocks``) the
+    transit block's spine and its two circuits.
+    """
     total: cp_model.LinearExpr = 0  # type: ignore[assignment]
+    transit = transit_blocks(p)
     for t in range(1, p.tiers + 1):
-        crossings = 1 if t == p.tiers else 2
+        crossings = tier_crossings(p.tiers, t, transit)
         total += crossings * _choice(v, t, [o.latency_ns for o in p.switch_options[t - 1]])
     for c, cab in enumerate(p.cabling):
-        total += 2 * sum(plan.latency_ns * v.plan[c, g] for g, plan in enumerate(cab.plans))
+        crossings = class_crossings(p.tiers, c, transit)
+        total += crossings * sum(plan.latency_ns * v.plan[c, g] for g, plan in enumerate(cab.plans))
     return total
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from models.hops import hops
+from models.clos_sizing import switch_hops
 from models.status import Status
 from planner.sizing import Outcome, SizingResult
 
@@ -135,7 +135,7 @@ def _figures(o: Outcome) -> dict[str, Any]:
         "energy_usd": energy,
         "tco_usd": sol.capex_usd + energy,
         "power_kw": sol.power_w / 1000.0,
-        "max_switch_hops": hops(sol.tiers, int(circuits is not None)),
+        "max_switch_hops": switch_hops(problem),
     }
 
 

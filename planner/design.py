@@ -461,6 +461,14 @@ class Design:
         return self.planes * sum(t.switches for t in self.tiers if t.ocs)
 
     @property
+    def transit_blocks(self) -> int:
+        """Transit blocks the longest path may cross.
+
+        1 when the blocks route with WCMP over one-transit paths (``routing = "wcmp"``), else 0.
+        """
+        return 1 if self.routing == "wcmp" else 0
+
+    @property
     def max_switch_hops(self) -> int:
         """Switches on the longest GPU-to-GPU path (the wiring's formula)."""
         return self.wiring.max_switch_hops(self)

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from models.hops import hops
+from models.hops import class_crossings, hops, tier_crossings
 
 if TYPE_CHECKING:
     from planner.design import Design
@@ -116,19 +116,27 @@ class UpDown:
         return {}
 
     def max_switch_hops(self, d: Design) -> int:
-        """2T - 1 switches, less one per OCS layer."""
-        return hops(d.num_tiers, sum(1 for t in d.tiers if t.ocs))
+        """2T - 1 switches, less one per OCS layer, one more per transit block."""
+        return hops(d.num_tiers, sum(1 for t in d.tiers if t.ocs), d.transit_blocks)
 
     def max_latency_ns(self, d: Design) -> float:
-        """Up every tier and down again, each link class crossed twice on its worst link."""
-        top = d.num_tiers
-        switch_ns = sum((1 if t.level == top else 2) * t.latency_ns for t in d.tiers)
-        media_ns = sum(2 * c.latency_ns for c in d.link_classes)
+        """Up every tier and down again, each link class crossed twice on its worst link.
+
+        A transit block's spine is crossed once more and its circuits twice (``models.hops``).
+        """
+        top, transit = d.num_tiers, d.transit_blocks
+        switch_ns = sum(tier_crossings(top, t.level, transit) * t.latency_ns for t in d.tiers)
+        media_ns = sum(
+            class_crossings(top, c.index, transit) * c.latency_ns for c in d.link_classes
+        )
         return float(switch_ns + media_ns)
 
     def propagation_ns(self, d: Design) -> float:
-        """Twice the longest link of each class, times its ns per metre."""
-        return sum(2 * c.propagation_ns for c in d.link_classes)
+        """The longest link of each class, times its ns per metre, as often as the path crosses it."""
+        top, transit = d.num_tiers, d.transit_blocks
+        return sum(
+            class_crossings(top, c.index, transit) * c.propagation_ns for c in d.link_classes
+        )
 
     def bisection_gbps(self, d: Design) -> float:
         """The narrowest of the NIC links and the link classes above, halved, over all planes."""

@@ -51,23 +51,32 @@ def test_pinned_leaves_that_overfill_the_spines_are_named() -> None:
     assert "64 leaves x 2 parallel links = 128 ports on each spine > its radix 64" in text
 
 
-@pytest.mark.parametrize(("tiers", "ocs", "expected"), [(1, 0, 1), (2, 0, 3), (3, 0, 5), (3, 1, 4)])
-def test_one_hop_formula(tiers: int, ocs: int, expected: int) -> None:
-    assert hops(tiers, ocs) == expected
+@pytest.mark.parametrize(
+    ("tiers", "ocs", "transit", "expected"),
+    [(1, 0, 0, 1), (2, 0, 0, 3), (3, 0, 0, 5), (3, 1, 0, 4), (3, 1, 1, 5)],
+)
+def test_one_hop_formula(tiers: int, ocs: int, transit: int, expected: int) -> None:
+    assert hops(tiers, ocs, transit) == expected
 
 
-def test_hop_reason_for_ocs_direct_counts_what_it_crosses() -> None:
-    """Leaf, spine, mirror, spine, leaf: 4 switches, not the 5 of a 3-tier Clos."""
+@pytest.mark.parametrize(
+    ("routing", "crossed"),
+    [
+        ("direct", 4),  # leaf, spine, mirror, spine, leaf: not the 5 of a 3-tier Clos
+        ("wcmp", 5),  # and a transit block's spine between the two spines
+    ],
+)
+def test_hop_reason_for_ocs_direct_counts_what_it_crosses(routing: str, crossed: int) -> None:
     inst = Instance.model_validate(
         {
             "name": "hops",
             "cluster": {"gpus": 4096},
             "constraints": {"max_switch_hops": 3},
-            "search": {"families": ["ocs_direct"]},
+            "search": {"families": ["ocs_direct"], "ocs_routing": routing},
         }
     )
     result = plan(inst, verify=False, alternatives=False)
     assert result.status is Status.INFEASIBLE
     text = " ".join(result.explanation)
-    assert "crosses 4 switches" in text
-    assert "crosses 5" not in text
+    assert f"crosses {crossed} switches" in text
+    assert f"crosses {9 - crossed}" not in text

@@ -122,16 +122,30 @@ def check_paths(d: Design) -> list[Violation]:
     """Hops and one-way latency of the longest path within their limits; media reach their length."""
     out: list[Violation] = []
     r = d.requirements
-    # An optical circuit switch is mirrors, not a hop.
-    hops = 2 * len(d.tiers) - 1 - sum(1 for t in d.tiers if t.ocs)
+    # An optical circuit switch is mirrors, not a hop. Blocks routed with transit (WCMP) may
+    # turn at a third block's spine: one more switch, and two more circuits.
+    transit = 1 if d.routing == "wcmp" else 0
+    hops = 2 * len(d.tiers) - 1 - sum(1 for t in d.tiers if t.ocs) + transit
     if r.max_switch_hops is not None and hops > r.max_switch_hops:
         out.append(Violation("hops", f"{hops} switches on the longest path > {r.max_switch_hops}"))
+    if hops != d.max_switch_hops:
+        out.append(
+            Violation(
+                "hops",
+                f"the design states {d.max_switch_hops} switches on the longest path, its tiers give {hops}",
+            )
+        )
     top = len(d.tiers)
-    latency = float(sum(t.latency_ns * (1 if t.level == top else 2) for t in d.tiers))
-    # Every class is crossed twice, each time on its worst link: electronics plus propagation.
-    latency += sum(
-        2 * max((link_ns(g) for g in c.groups if g.links), default=0.0) for c in d.link_classes
-    )
+    latency = 0.0
+    for t in d.tiers:
+        crossed = 1 if t.level == top else 2
+        crossed += transit if t.level >= top - 1 else 0
+        latency += crossed * t.latency_ns
+    # Every class is crossed twice, each time on its worst link (electronics plus propagation);
+    # the links into the top tier twice more through a transit block.
+    for c in d.link_classes:
+        crossed = 2 + (2 * transit if c.index == top - 1 else 0)
+        latency += crossed * max((link_ns(g) for g in c.groups if g.links), default=0.0)
     if r.max_latency_ns is not None and latency > r.max_latency_ns + 1e-6:
         out.append(
             Violation("latency", f"{latency:,.1f} ns on the longest path > {r.max_latency_ns} ns")
