@@ -362,13 +362,21 @@ def test_switches_over_htsims_port_asserts_are_said_in_the_file(name: str, over:
 
 
 @pytest.mark.slow
-def test_an_ocs_direct_plane_has_no_fat_tree_form() -> None:
+@pytest.mark.parametrize(
+    ("routing", "message"),
+    [("direct", "OCS direct-connect plane joins blocks"), ("wcmp", "routed by 'ocs_wcmp'")],
+)
+def test_an_ocs_direct_plane_has_no_fat_tree_form(routing: str, message: str) -> None:
     from planner.api import load_instance, plan
 
-    inst = load_instance(Path("instances") / "ocs-65k.toml")
+    base = load_instance(Path("instances") / "ocs-65k.toml")
+    inst = base.model_copy(
+        update={"search": base.search.model_copy(update={"ocs_routing": routing})}
+    )
     design = plan(inst, verify=False, alternatives=False).design
     assert design is not None
-    with pytest.raises(ValueError, match="OCS direct-connect"):
+    assert design.routing == routing
+    with pytest.raises(ValueError, match=message):
         topology_text(fabric_of(design))
 
 
