@@ -10,10 +10,13 @@ and the mean block-level path.
 Run: ``uv run python tests/bench/bench_wcmp.py [--sizes 65536 262144] [--time-limit 60]``. Not
 collected by pytest. ``tests/bench/RESULTS.md`` holds the committed figures.
 
-A million GPUs is not in the default sizes: with the catalog's 136-port OCS (an even number of
-ports per block on every device) one layer joins at most 68 blocks, and a leaf-spine block holds
-at most 8,192 GPUs (128-port spines), so the search finds no direct-connect design of 1,048,576
-GPUs (``tests/bench/bench_te.py`` times the TE LP at the block counts such a cluster would have).
+A million GPUs is not in the default sizes: with the example's one-port NICs (one plane), the
+catalog's 136-port OCS (an even number of ports per block on every device) joins at most 68
+blocks, and a leaf-spine block holds at most 8,192 GPUs, so there is no direct-connect design of
+1,048,576 GPUs. With four-port NICs there is one (four planes at 100G, 68 blocks); solve it by
+hand: ``uv run fabric-planner solve instances/ocs-65k.toml --set cluster.gpus=1048576 --set
+'cluster.nic_ports=[1,2,4]' --time-limit 600``. ``tests/bench/bench_te.py`` times the TE LP
+alone at the block counts of other million-GPU shapes.
 """
 
 from __future__ import annotations
