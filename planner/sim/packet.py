@@ -38,13 +38,15 @@ its flow completion time (FCT) is
   lone flow, about 4.4 packet times per link for 64 sprayed flows on a saturated link. Phases
   streamed for their size (``planner.sim.streamed``) keep no rates and get none.
 
-Per-flow path latency is taken from the hop count only. On an up-down fabric every shortest path
-between two leaves climbs to the same tier and comes down the same tiers, so the switch hops
-``d`` between the two leaves (``routing_strategies.leaf_hops``: the strategy's distance table)
-say which link classes and switch tiers are crossed: 2 NIC links, and for ``d = 2 (k - 1)``
-the classes 1 .. k - 1 up and down and the tiers 1 .. k - 1 twice and k once. On a fabric of
-one switch tier (a torus), ``d`` links of class 1 and ``d + 1`` switches. ECMP and spraying take
-shortest paths, so one figure per flow serves both. Link latencies are the design's worst link
+Per-flow path latency. On an up-down fabric every shortest path between two leaves climbs to
+the same tier and comes down the same tiers, so the switch hops ``d`` between the two leaves
+(``routing_strategies.leaf_hops``: the strategy's distance table) say which link classes and
+switch tiers are crossed: 2 NIC links, and for ``d = 2 (k - 1)`` the classes 1 .. k - 1 up and
+down and the tiers 1 .. k - 1 twice and k once. ECMP and spraying take shortest paths, so one
+figure per flow serves both. On any other fabric (a torus, a dragonfly, an OCS fabric routed
+through transit blocks) the hop count does not say which classes are crossed: the routed path
+is walked and every hop priced by its own link's class and switch's tier, the slowest of a
+pair's paths taken (``planner.sim.path_latency``). Link latencies are the design's worst link
 of each class (the figure ``export_htsim`` writes as ``Downlink_Latency_ns``), so the planner's
 model and the exported htsim fabric see the same latency.
 
@@ -70,7 +72,8 @@ from scipy import special
 from planner.design import Design
 from planner.schema.verify import TransportSpec, Verify
 from planner.sim.fabric import BoolArray, Fabric, FloatArray, IntArray
-from planner.sim.routing_strategies import UNREACHABLE, leaf_hops
+from planner.sim.path_latency import Crossings, routed_crossings
+from planner.sim.routing_strategies import UNREACHABLE, is_valley_free, leaf_hops
 from planner.sim.traffic import Traffic
 
 BITS_PER_BYTE = 8.0
@@ -210,27 +213,79 @@ def switch_hops(fabric: Fabric, src: npt.ArrayLike, dst: npt.ArrayLike) -> IntAr
     return hops
 
 
-def _one_way_ns(
-    fabric: Fabric, model: PathModel, hops: IntArray, packet_bytes: float, skip_first: bool
-) -> FloatArray:
-    """One packet's store-and-forward time over every flow's path, given its switch hops.
-
-    ``skip_first`` leaves out the serialisation on the first link (the fluid part counts it).
-    """
+def _class_ns(model: PathModel, packet_bytes: float) -> tuple[FloatArray, FloatArray]:
+    """Per link class: (serialisation of one packet, serialisation plus latency), in ns."""
     ser = np.asarray(
         [
             packet_bytes * BITS_PER_BYTE / g * NS_PER_S / BITS_PER_GBIT
             for g in model.class_speed_gbps
         ]
     )
-    per_link = ser + np.asarray(model.class_latency_ns)
+    return ser, ser + np.asarray(model.class_latency_ns)
+
+
+def _group_ns(fabric: Fabric, model: PathModel) -> FloatArray:
+    """Per node group (GPUs, then each switch tier): the latency of reaching one of its nodes."""
+    sw = model.switch_latency_ns
+    return np.array([0.0] + [sw[min(t, len(sw) - 1)] for t in range(fabric.tiers)])
+
+
+def _routed_paths(
+    fabric: Fabric, model: PathModel, src: npt.ArrayLike, dst: npt.ArrayLike, packet_bytes: float
+) -> tuple[IntArray, Crossings]:
+    """The flows that leave their leaf, and the slowest routed path of each for this packet.
+
+    Off up-down fabrics the hop count does not say which classes a path crosses (a dragonfly's
+    local and global links, an OCS fabric's transit block), so the path is walked
+    (``planner.sim.path_latency``): every hop priced by its own link's class and the tier of
+    the switch it reaches.
+    """
+    _, per_link = _class_ns(model, packet_bytes)
+    s = np.asarray(src, dtype=np.int64)
+    t = np.asarray(dst, dtype=np.int64)
+    src_leaf, dst_leaf = fabric.leaf_of(s), fabric.leaf_of(t)
+    cross = np.flatnonzero(src_leaf != dst_leaf)
+    crossed = routed_crossings(
+        fabric, src_leaf[cross], dst_leaf[cross], per_link, _group_ns(fabric, model)
+    )
+    return cross, crossed
+
+
+def _routed_one_way_ns(
+    fabric: Fabric,
+    model: PathModel,
+    flows: int,
+    paths: tuple[IntArray, Crossings],
+    packet_bytes: float,
+    skip_first: bool,
+) -> FloatArray:
+    """One packet's store-and-forward time over every flow's routed path (``_routed_paths``).
+
+    A flow the routes do not join pays its NIC links only.
+    """
+    ser, per_link = _class_ns(model, packet_bytes)
+    sw = model.switch_latency_ns
+    cross, crossed = paths
+    path = np.zeros(flows)
+    path[cross] = crossed.ns(per_link, _group_ns(fabric, model))
+    total = 2 * per_link[0] + sw[0] - (ser[0] if skip_first else 0.0)
+    return np.asarray(total + path, dtype=np.float64)
+
+
+def _one_way_ns(
+    fabric: Fabric, model: PathModel, hops: IntArray, packet_bytes: float, skip_first: bool
+) -> FloatArray:
+    """One packet's store-and-forward time over every flow's path on an up-down fabric.
+
+    The path is known from its switch hops ``hops``.
+
+    ``skip_first`` leaves out the serialisation on the first link (the fluid part counts it).
+    """
+    ser, per_link = _class_ns(model, packet_bytes)
     sw = np.asarray(model.switch_latency_ns)
     h = np.maximum(hops, 0)
     # The two NIC links (class 0) and the first switch.
     total = 2 * per_link[0] + sw[0] - (ser[0] if skip_first else 0.0)
-    if fabric.tiers == 1:
-        link = per_link[1] if per_link.size > 1 else 0.0
-        return np.asarray(total + h * (link + sw[0]), dtype=np.float64)
     # Up-down: d = 2 (k - 1) switch hops climb to tier k. cum_links[k] = links of classes
     # 1 .. k-1 (one way up), cum_sw[k] = switches of tiers 1 .. k-1.
     top = h // 2 + 1
@@ -254,9 +309,15 @@ def latency_s(
     start-up (``handshake_rtts`` x (ACK there + ACK back)) + the last data packet's way through
     the path after its first link + the last ACK's way back (when completion is at the sender).
     """
-    hops = switch_hops(fabric, src, dst)
-    data = _one_way_ns(fabric, model, hops, transport.packet_bytes, skip_first=True)
-    ack = _one_way_ns(fabric, model, hops, transport.ack_bytes, skip_first=False)
+    if is_valley_free(fabric) and fabric.tiers > 1:
+        hops = switch_hops(fabric, src, dst)
+        data = _one_way_ns(fabric, model, hops, transport.packet_bytes, skip_first=True)
+        ack = _one_way_ns(fabric, model, hops, transport.ack_bytes, skip_first=False)
+    else:  # the slowest path for a data packet; its ACK comes back the same way
+        flows = np.asarray(src).size
+        paths = _routed_paths(fabric, model, src, dst, transport.packet_bytes)
+        data = _routed_one_way_ns(fabric, model, flows, paths, transport.packet_bytes, True)
+        ack = _routed_one_way_ns(fabric, model, flows, paths, transport.ack_bytes, False)
     total = transport.handshake_rtts * 2 * ack + data
     if transport.completion_at_sender:
         total = total + ack
