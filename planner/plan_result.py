@@ -142,7 +142,7 @@ class PlanResult:
 
     @property
     def summary(self) -> pl.DataFrame:
-        """One row: the headline figures (the README's `summary` columns)."""
+        """One row: the headline figures (the `summary` columns of docs/reports.md)."""
         s = self.search
         return summary_table(
             self.instance, s.status, s.design, s.bound_usd, s.wall_s, self.sim, self.reliability

@@ -56,7 +56,7 @@ def inside(box: Bbox, fig: Figure) -> bool:
 
 # ---- the study's Pareto picture: every tick label differs ------------------------------------
 def study_table() -> pl.DataFrame:
-    """Four ranked scenarios whose spray fractions differ in the fourth decimal (as the README's)."""
+    """Four ranked scenarios whose spray fractions differ in the fourth decimal (as docs/studies.md's)."""
     return pl.DataFrame(
         {
             "scenario": ["a", "b", "c", "d"],

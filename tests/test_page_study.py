@@ -22,7 +22,7 @@ KEYS = ["cluster.gpus", "constraints.max_oversubscription"]
 
 
 def study_table() -> pl.DataFrame:
-    """Nine scenarios with every column the page shows, as the README's sweep has them."""
+    """Nine scenarios with every column the page shows, as the sweep of docs/studies.md has them."""
     rows = []
     for gpus in (256, 512, 1024):
         for ratio in (1.0, 2.0, 3.0):

@@ -1,4 +1,4 @@
-"""Every published configuration the example instances and the README cite still plans.
+"""Every published configuration the example instances and the docs cite still plans.
 
 A catalog or model change once made the DGX B300 Ethernet design (a ConnectX-8 split into two
 400G planes on Spectrum-4 switches) unbuildable at every size (issue 26): each configuration a

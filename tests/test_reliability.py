@@ -225,7 +225,7 @@ def test_llama3_cluster_matches_the_paper() -> None:
     assert 0.5 <= a.closed.network_interruptions_per_day / published_network <= 2.0
     assert 0.5 <= a.closed.total_interruptions_per_day / (466 / 54) <= 2.0
     assert a.closed.checkpoint_efficiency > 0.90
-    # The README's table ("Failures and goodput").
+    # The table of docs/simulator.md ("Failures and goodput").
     assert a.closed.network_interruptions_per_day == pytest.approx(0.915, abs=0.005)
     assert a.closed.total_interruptions_per_day == pytest.approx(8.77, abs=0.01)
     assert a.closed.checkpoint_efficiency == pytest.approx(0.927, abs=0.001)

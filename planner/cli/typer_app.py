@@ -1,6 +1,6 @@
 """The Typer app of ``fabric-planner`` and how its commands end: exit statuses, errors, progress.
 
-Exit status (the README's table): 0 success; 1 no design exists (or ``validate`` found
+Exit status (docs/commands.md's table): 0 success; 1 no design exists (or ``validate`` found
 violations); 2 bad input, never with a traceback, only ``error: <message>``; 3 an internal error
 (a bug: ``internal error: ...`` and a request to report it; the traceback only with
 ``FABRIC_PLANNER_DEBUG=1``); 4 a design was found but its verification by simulation ``fails``

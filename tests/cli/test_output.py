@@ -22,7 +22,7 @@ from planner.cli import app
 from planner.output import LOCK, MARKER, STAGING_PREFIX, is_complete, read_manifest, safe_name
 
 runner = CliRunner()
-#: The README's exit statuses, pinned here on purpose (scripts depend on the numbers).
+#: The exit statuses of docs/commands.md, pinned here on purpose (scripts depend on the numbers).
 EXIT_INTERNAL, EXIT_FAILS, EXIT_INTERRUPTED = 3, 4, 130
 REPO = Path(__file__).resolve().parents[2]
 
