@@ -77,13 +77,20 @@ import numpy.typing as npt
 
 from models import cabling as cb
 from models.status import Status
+from models.switch_media import (
+    Band,
+    Floor,
+    MediaTable,
+    SwitchChoice,
+    bands,
+    cable_length_m,
+    media_table,
+)
 
 #: Largest number of dimensions the model considers (a 3-D torus).
 MAX_DIMS = 3
 #: Relative tolerance under which two objectives are equal (the canonical order decides).
 OBJECTIVE_RTOL = 1e-9
-#: A length this close above a whole centimetre rounds down to it (float noise), in cm.
-ROUND_TOL_CM = 1e-6
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -159,19 +166,6 @@ def throughput_fraction(
 
 # ---- data ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class SwitchChoice:
-    """A switch model at the plane's port speed."""
-
-    name: str
-    radix: int
-    cost_usd: float
-    power_w: float
-    latency_ns: int
-    engine: cb.PortKind = None
-    """What its ports take: a module cage, a CPO engine, or None (any medium)."""
-
-
-@dataclass(frozen=True)
 class PlaneOption:
     """One NIC split: planes, the port speed, and the switches and media at that speed."""
 
@@ -179,20 +173,6 @@ class PlaneOption:
     speed_gbps: int
     switches: tuple[SwitchChoice, ...]
     media: tuple[cb.MediumOption, ...]
-
-
-@dataclass(frozen=True)
-class Floor:
-    """What the length rule needs of the floor plan (see the module docstring)."""
-
-    gpus_per_rack: int
-    racks_per_row: int
-    rack_width_m: float
-    row_pitch_m: float
-    in_rack_m: float
-    slack_m: float
-    run_factor: float = 1.0
-    """Horizontal runs times this: cables follow the trays (1 + routing overhead)."""
 
 
 @dataclass(frozen=True)
@@ -221,20 +201,6 @@ class TorusProblem:
     nic: cb.PortKind = None
     """The NIC end of the GPU links (None: any medium fits)."""
     max_dims: int = MAX_DIMS
-
-
-@dataclass(frozen=True)
-class Band:
-    """Links of one class on one medium, per plane: how many, how long."""
-
-    medium: str
-    ends: int
-    """Pluggable ends per link (2, 1 or 0 with CPO ends)."""
-    links: int
-    min_length_m: float
-    max_length_m: float
-    latency_ns: float
-    """Worst one-way latency of a link of the band: electronics plus propagation."""
 
 
 @dataclass(frozen=True)
@@ -306,23 +272,6 @@ def ring_links(dims: tuple[int, ...]) -> tuple[IntArray, IntArray]:
     return np.concatenate(lows), np.concatenate(highs)
 
 
-def _rack_xy(floor: Floor, position: FloatArray) -> tuple[IntArray, FloatArray, FloatArray]:
-    rack = (position // floor.gpus_per_rack).astype(np.int64)
-    x = ((rack % floor.racks_per_row) * floor.rack_width_m).astype(np.float64)
-    y = ((rack // floor.racks_per_row) * floor.row_pitch_m).astype(np.float64)
-    return rack, x, y
-
-
-def _length(
-    floor: Floor,
-    a: tuple[IntArray, FloatArray, FloatArray],
-    b: tuple[IntArray, FloatArray, FloatArray],
-) -> FloatArray:
-    run = floor.run_factor * (np.abs(a[1] - b[1]) + np.abs(a[2] - b[2])) + floor.slack_m
-    m = np.where(a[0] == b[0], floor.in_rack_m, run)
-    return np.ceil(m * 100.0 - ROUND_TOL_CM) / 100.0
-
-
 def link_lengths(
     floor: Floor, dims: tuple[int, ...], gpus_per_switch: int, gpus: int
 ) -> tuple[FloatArray, FloatArray]:
@@ -331,97 +280,13 @@ def link_lengths(
     coords = coordinates(dims)
     strides = np.cumprod((1, *dims[:-1])).astype(np.int64)
     slot = sum(fold(coords[:, i], k) * strides[i] for i, k in enumerate(dims))
-    switch_at = _rack_xy(floor, np.asarray(slot * g + (g - 1) // 2, dtype=np.float64))
+    switch_rack = (slot * g + (g - 1) // 2) // floor.gpus_per_rack
     e = np.arange(gpus, dtype=np.int64)
     owner = e // g
-    gpu_at = _rack_xy(floor, np.asarray(slot[owner] * g + e % g, dtype=np.float64))
-    gpu_len = _length(floor, gpu_at, tuple(a[owner] for a in switch_at))  # type: ignore[arg-type]
+    gpu_rack = (slot[owner] * g + e % g) // floor.gpus_per_rack
+    gpu_len = cable_length_m(floor, gpu_rack, switch_rack[owner])
     lo, hi = ring_links(dims)
-    torus_len = _length(
-        floor,
-        tuple(a[lo] for a in switch_at),  # type: ignore[arg-type]
-        tuple(a[hi] for a in switch_at),  # type: ignore[arg-type]
-    )
-    return gpu_len, torus_len
-
-
-# ---- media --------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class MediaTable:
-    """The medium of least objective value for a link of any length, between two kinds of end.
-
-    ``reach_m[j]`` ascending: a link no longer than ``reach_m[j]`` (and longer than the one
-    before) takes ``uses[j]``; a link longer than the last reach has no medium.
-    """
-
-    reach_m: tuple[float, ...]
-    uses: tuple[cb.Use, ...]
-    values: tuple[float, ...]
-
-
-def media_table(
-    media: tuple[cb.MediumOption, ...],
-    lower: cb.PortKind,
-    upper: cb.PortKind,
-    criteria: cb.Criteria,
-) -> MediaTable:
-    """Build the step function length -> best medium (see ``MediaTable``)."""
-    options: list[tuple[float, cb.Use, int]] = []
-    for i, m in enumerate(media):
-        use = cb.usable(m, lower, upper, 0.0)
-        if use is None:
-            continue
-        reach = m.reach_m
-        for end in (lower, upper):
-            if isinstance(end, cb.CpoEngine):
-                reach = min(reach, end.reach_m)
-        options.append((reach, use, i))
-    thresholds = sorted({r for r, _, _ in options})
-    reach_out, uses, values = [], [], []
-    for t in thresholds:
-        fits = [(criteria.value_usd(u), u.medium.latency_ns, i, u) for r, u, i in options if r >= t]
-        value, _, _, use = min(fits, key=lambda x: x[:3])
-        reach_out.append(t)
-        uses.append(use)
-        values.append(value)
-    return MediaTable(tuple(reach_out), tuple(uses), tuple(values))
-
-
-def bands(table: MediaTable, lengths: FloatArray, copies: int) -> tuple[Band, ...] | None:
-    """The links of these lengths (each ``copies`` times) grouped by medium; None if one has none."""
-    if lengths.size == 0:
-        return ()
-    if not table.reach_m or float(lengths.max()) > table.reach_m[-1]:
-        return None
-    which = np.searchsorted(np.asarray(table.reach_m), lengths, side="left")
-    out: list[Band] = []
-    for j in np.unique(which).tolist():
-        sel = lengths[which == j]
-        use = table.uses[j]
-        longest = float(sel.max())
-        # Consecutive steps on one medium merge: a medium never comes back once passed.
-        if out and out[-1].medium == use.medium.name:
-            prev = out[-1]
-            out[-1] = Band(
-                prev.medium,
-                prev.ends,
-                prev.links + copies * int(sel.size),
-                prev.min_length_m,
-                longest,
-                use.medium.latency_ns + longest * use.medium.ns_per_m,
-            )
-            continue
-        out.append(
-            Band(
-                use.medium.name,
-                use.ends,
-                copies * int(sel.size),
-                float(sel.min()),
-                longest,
-                use.medium.latency_ns + longest * use.medium.ns_per_m,
-            )
-        )
-    return tuple(out)
+    return gpu_len, cable_length_m(floor, switch_rack[lo], switch_rack[hi])
 
 
 # ---- constraints, one family each ---------------------------------------------------------------

@@ -42,6 +42,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "planner.quiet",
             "planner.interrupt",
             "planner.output",
+            "planner.units",
         ),
     ),
     ("schema", ("planner.schema", "planner.loading", "planner.layout")),

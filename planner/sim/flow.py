@@ -25,6 +25,7 @@ import numpy as np
 from planner.deadline import NO_DEADLINE, Deadline, Watch, watch
 from planner.sim.fabric import BoolArray, FloatArray, IntArray
 from planner.sim.routes import Routes, distinct
+from planner.units import BITS_PER_BYTE
 
 #: Links whose fair-share increment is within this relative tolerance of their component's
 #: smallest saturate together.
@@ -44,7 +45,6 @@ EVENT_RTOL = 1e-4
 MAX_EVENTS = 100_000
 #: Fractions smaller than this are treated as zero when testing whether a link carries active flows.
 WEIGHT_EPS = 1e-12
-BITS_PER_BYTE = 8.0
 GBPS = 1e9
 
 

@@ -41,9 +41,8 @@ from planner.sim.fabric import Fabric, FloatArray, IntArray
 from planner.sim.routes import Routes
 from planner.sim.routing import Routing, estimate_route_bytes, route
 from planner.sim.stream_plan import BUDGET_SAFETY, BYTES_PER_GIB
+from planner.units import BITS_PER_BYTE, BITS_PER_GBIT
 
-BITS_PER_BYTE = 8.0
-BITS_PER_GBIT = 1e9
 #: Most sub-flows routed at once (about 100 MB of routes on a three-tier plane).
 CHUNK_SUBFLOWS = 1 << 20
 #: Fewest sub-flows routed at once, however tight the memory budget (a few MB).

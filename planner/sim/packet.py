@@ -75,10 +75,7 @@ from planner.sim.fabric import BoolArray, Fabric, FloatArray, IntArray
 from planner.sim.path_latency import Crossings, routed_crossings
 from planner.sim.routing_strategies import UNREACHABLE, is_valley_free, leaf_hops
 from planner.sim.traffic import Traffic
-
-BITS_PER_BYTE = 8.0
-NS_PER_S = 1e9
-BITS_PER_GBIT = 1e9
+from planner.units import BITS_PER_BYTE, BITS_PER_GBIT, NS_PER_S
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from planner.families.dragonfly import structure as st
 from planner.families.dragonfly.wiring import DRAGONFLY, ROLE, DragonflyWiring
 
 if TYPE_CHECKING:
-    from models import torus_fabric as tf
+    from models import switch_media as sm
     from planner.design import Design, LinkGroup
     from planner.schema.catalog import Catalog
     from planner.schema.instance import Instance
@@ -110,7 +110,7 @@ ROUTING_NOTES = {
 
 
 def _groups(
-    catalog: Catalog, bands: tuple[tf.Band, ...], ends_k: tuple[int, int]
+    catalog: Catalog, bands: tuple[sm.Band, ...], ends_k: tuple[int, int]
 ) -> tuple[LinkGroup, ...]:
     from planner.sizing.designs import medium_group
 

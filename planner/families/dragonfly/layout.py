@@ -7,7 +7,7 @@ to ``racks_per_row`` racks sits in one row (or two when it straddles a row's end
 of a group holds positions ``u p .. u p + p - 1`` of the group and stands in the rack of its
 middle one; GPU ``e`` is terminal ``e mod p`` of switch ``e // p`` (switches numbered group by
 group). A cable inside one rack is ``in_rack_m`` long; between racks it runs
-``run_factor (|dx| + |dy|) + slack_m``, rounded up to the centimetre (the torus family's rule).
+``run_factor (|dx| + |dy|) + slack_m``, rounded up to the centimetre (``models.switch_media``).
 """
 
 from __future__ import annotations
@@ -17,14 +17,11 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from models.torus_fabric import Floor
+from models.switch_media import Floor, cable_length_m
 from planner.families.dragonfly import structure as st
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
-
-#: A length this close above a whole centimetre rounds down to it (float noise), in cm.
-ROUND_TOL_CM = 1e-6
 
 
 @dataclass(frozen=True)
@@ -34,20 +31,6 @@ class Lengths:
     gpu_m: FloatArray
     local_m: FloatArray
     global_m: FloatArray
-
-
-def _rack_xy(floor: Floor, rack: IntArray) -> tuple[IntArray, FloatArray, FloatArray]:
-    x = ((rack % floor.racks_per_row) * floor.rack_width_m).astype(np.float64)
-    y = ((rack // floor.racks_per_row) * floor.row_pitch_m).astype(np.float64)
-    return rack, x, y
-
-
-def _length(floor: Floor, a_rack: IntArray, b_rack: IntArray) -> FloatArray:
-    ra, xa, ya = _rack_xy(floor, a_rack)
-    _, xb, yb = _rack_xy(floor, b_rack)
-    run = floor.run_factor * (np.abs(xa - xb) + np.abs(ya - yb)) + floor.slack_m
-    m = np.where(ra == b_rack, floor.in_rack_m, run)
-    return np.ceil(m * 100.0 - ROUND_TOL_CM) / 100.0
 
 
 def min_global_m(floor: Floor) -> float:
@@ -109,7 +92,11 @@ def lengths(
 ) -> Lengths:
     """The cable lengths of one plane (local links once each: a parallel copy is as long)."""
     racks = switch_racks(floor, p, a, g)
-    gpu = _length(floor, gpu_racks(floor, p, a, gpus), racks[np.arange(gpus) // p])
+    gpu = cable_length_m(floor, gpu_racks(floor, p, a, gpus), racks[np.arange(gpus) // p])
     lu, lv = local_pairs(a, g)
     gu, gv = global_pairs(a, g, m, arrangement)
-    return Lengths(gpu, _length(floor, racks[lu], racks[lv]), _length(floor, racks[gu], racks[gv]))
+    return Lengths(
+        gpu,
+        cable_length_m(floor, racks[lu], racks[lv]),
+        cable_length_m(floor, racks[gu], racks[gv]),
+    )

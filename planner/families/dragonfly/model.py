@@ -50,7 +50,7 @@ h = ceil(m (g - 1) / a) the global ports a switch needs):
 
 Objective: ``P (a g v_s + sum over links of v_medium)``, ``v(capex, power) = capex_weight capex
 + energy_weight energy_usd_per_w power``; every link takes the medium of least ``v`` that
-reaches its length (``layout``) and fits both ends (``models.torus_fabric.media_table``).
+reaches its length (``layout``) and fits both ends (``models.switch_media.media_table``).
 
 Rules, not decisions: ``m`` and ``q`` are the least that meet the ratios (``min_global_links``,
 ``min_local_links``): more of either adds links of the same lengths and changes nothing else, so
@@ -86,7 +86,7 @@ import time
 from dataclasses import dataclass
 
 from models import cabling as cb
-from models import torus_fabric as tf
+from models import switch_media as sm
 from models.status import Status
 from planner.deadline import NO_DEADLINE, Deadline, DeadlineExpired, watch
 from planner.families.dragonfly import layout as ly
@@ -139,9 +139,9 @@ class DragonflyProblem:
     gpus: int
     planes: int
     speed_gbps: int
-    switches: tuple[tf.SwitchChoice, ...]
+    switches: tuple[sm.SwitchChoice, ...]
     media: tuple[cb.MediumOption, ...]
-    floor: tf.Floor
+    floor: sm.Floor
     requirements: Requirements
     energy_usd_per_w: float
     capex_weight: float = 1.0
@@ -155,7 +155,7 @@ class Candidate:
     """One dragonfly: planes, switch, terminals p, group size a, groups g, links m and q."""
 
     planes: int
-    switch: tf.SwitchChoice
+    switch: sm.SwitchChoice
     p: int
     a: int
     g: int
@@ -173,9 +173,9 @@ class Priced:
     """A candidate with its media bands (per plane), totals (all planes) and longest route."""
 
     candidate: Candidate
-    gpu_bands: tuple[tf.Band, ...]
-    local_bands: tuple[tf.Band, ...]
-    global_bands: tuple[tf.Band, ...]
+    gpu_bands: tuple[sm.Band, ...]
+    local_bands: tuple[sm.Band, ...]
+    global_bands: tuple[sm.Band, ...]
     capex_usd: float
     power_w: float
     objective_usd: float
@@ -199,8 +199,8 @@ class DragonflyModel:
     """A problem with its media tables per switch: GPU links, and switch-to-switch links."""
 
     problem: DragonflyProblem
-    gpu_tables: tuple[tf.MediaTable, ...]
-    link_tables: tuple[tf.MediaTable, ...]
+    gpu_tables: tuple[sm.MediaTable, ...]
+    link_tables: tuple[sm.MediaTable, ...]
 
 
 # ---- constraints, one family each ----------------------------------------------------------------
@@ -291,10 +291,10 @@ def build(problem: DragonflyProblem) -> DragonflyModel:
     """The media tables of every switch: GPU to switch, and switch to switch."""
     criteria = cb.Criteria(problem.energy_usd_per_w, problem.capex_weight, problem.energy_weight)
     gpu = tuple(
-        tf.media_table(problem.media, problem.nic, s.engine, criteria) for s in problem.switches
+        sm.media_table(problem.media, problem.nic, s.engine, criteria) for s in problem.switches
     )
     link = tuple(
-        tf.media_table(problem.media, s.engine, s.engine, criteria) for s in problem.switches
+        sm.media_table(problem.media, s.engine, s.engine, criteria) for s in problem.switches
     )
     return DragonflyModel(problem, gpu, link)
 
@@ -304,7 +304,7 @@ def value_usd(p: DragonflyProblem, capex_usd: float, power_w: float) -> float:
     return p.capex_weight * capex_usd + p.energy_weight * p.energy_usd_per_w * power_w
 
 
-def links_of(pr: DragonflyProblem, s: tf.SwitchChoice, p: int, a: int, g: int) -> tuple[int, int]:
+def links_of(pr: DragonflyProblem, s: sm.SwitchChoice, p: int, a: int, g: int) -> tuple[int, int]:
     """(m, q) of (s, p, a, g): the least that meet the ratios, or what the pins fix.
 
     A pinned q is taken as it is. Pinned switch ports (``Pins.switch_ports``) fix
@@ -345,7 +345,7 @@ def meets_pins(c: Candidate, pins: Pins) -> bool:
 
 
 def candidate_of(
-    pr: DragonflyProblem, s: tf.SwitchChoice, p: int, a: int, g: int
+    pr: DragonflyProblem, s: sm.SwitchChoice, p: int, a: int, g: int
 ) -> Candidate | None:
     """The candidate (s, p, a, g) with its m and q (``links_of``), None when a rule fails."""
     r = pr.requirements
@@ -356,7 +356,7 @@ def candidate_of(
     return c if ok and meets_ratios(c, pr.gpus, r) and meets_hops(c, r) else None
 
 
-def groups_of(pr: DragonflyProblem, s: tf.SwitchChoice, p: int, a: int) -> int | None:
+def groups_of(pr: DragonflyProblem, s: sm.SwitchChoice, p: int, a: int) -> int | None:
     """The one g priced for (s, p, a) (module docstring), None when there is none.
 
     The least that holds the GPUs; with ``Pins.switches``, a g = that count; under Valiant the
@@ -379,9 +379,9 @@ def price(model: DragonflyModel, si: int, c: Candidate) -> Priced | None:
     """A candidate with its media, totals and longest route; None when a link has no medium."""
     pr = model.problem
     lens = ly.lengths(pr.floor, c.p, c.a, c.g, c.m, pr.gpus, ARRANGEMENT)
-    gb = tf.bands(model.gpu_tables[si], lens.gpu_m, 1)
-    lb = tf.bands(model.link_tables[si], lens.local_m, c.q)
-    glb = tf.bands(model.link_tables[si], lens.global_m, 1)
+    gb = sm.bands(model.gpu_tables[si], lens.gpu_m, 1)
+    lb = sm.bands(model.link_tables[si], lens.local_m, c.q)
+    glb = sm.bands(model.link_tables[si], lens.global_m, 1)
     if gb is None or lb is None or glb is None:
         return None
     capex = c.a * c.g * c.switch.cost_usd
@@ -392,7 +392,7 @@ def price(model: DragonflyModel, si: int, c: Candidate) -> Priced | None:
         power += b.links * b.ends * medium.end_power_w
     capex, power = c.planes * capex, c.planes * power
 
-    def worst(bands: tuple[tf.Band, ...]) -> float:
+    def worst(bands: tuple[sm.Band, ...]) -> float:
         return max((b.latency_ns for b in bands), default=0.0)
 
     latency = route_latency_ns(
@@ -429,7 +429,7 @@ def reaches_across(model: DragonflyModel, si: int, p: int, a: int, g: int) -> bo
     return bool(table.reach_m) and table.reach_m[-1] >= longest
 
 
-def value_beyond(table: tf.MediaTable, length_m: float) -> float:
+def value_beyond(table: sm.MediaTable, length_m: float) -> float:
     """The least value of a medium for a link at least ``length_m`` long (inf: none reaches).
 
     A link of length l >= ``length_m`` takes the entry of the first reach at or beyond l, whose

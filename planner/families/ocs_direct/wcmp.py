@@ -60,6 +60,7 @@ from planner.errors import InputError
 from planner.families.ocs_direct.tables import Circuit, OcsLayer, layer_of
 from planner.sim.fabric import Fabric, FloatArray, GroupWeights, IntArray, NodeKind
 from planner.sim.routing_strategies import UNREACHABLE, NextHops, register_strategy
+from planner.units import BITS_PER_BYTE
 
 #: The strategy's name (``Fabric.strategy``).
 WCMP = "ocs_wcmp"
@@ -69,8 +70,6 @@ GPU_CLASS, LEAF_CLASS, CIRCUIT_CLASS = 0, 1, 2
 TE_TIME_S = 20.0
 #: Relative margin by which an engineered slice must beat the mesh to be kept.
 UTILISATION_RTOL = 1e-6
-#: Bits per byte, for rates from byte counts.
-BITS_PER_BYTE = 8.0
 
 
 # ---- the circuits ---------------------------------------------------------------------------------
