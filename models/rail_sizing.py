@@ -135,7 +135,7 @@ def add_variables(m: cp_model.CpModel, r: RailProblem, v: cs.ClosVars) -> RailVa
     units = m.new_int_var(1, max(1, r.nodes), "rail_units")
     per_pod = None
     if r.clos.tiers == 3:
-        ub = max(1, cs._ub(v.leaves_per_pod) // r.rails)
+        ub = max(1, cs.var_upper_bound(v.leaves_per_pod) // r.rails)
         per_pod = m.new_int_var(1, ub, "rail_units_per_pod")
     return RailVars(units, per_pod)
 
@@ -143,7 +143,7 @@ def add_variables(m: cp_model.CpModel, r: RailProblem, v: cs.ClosVars) -> RailVa
 def add_whole_units(m: cp_model.CpModel, r: RailProblem, v: cs.ClosVars, w: RailVars) -> None:
     """Leaves come in whole SUs of n rail leaves.  n[1] = n s;  s d[1] >= N;  (s - 1) d[1] < N."""
     m.add(v.n[1] == r.rails * w.units)
-    covered = m.new_int_var(0, max(1, r.nodes) * cs._ub(v.d[1]), "rail_covered")
+    covered = m.new_int_var(0, max(1, r.nodes) * cs.var_upper_bound(v.d[1]), "rail_covered")
     m.add_multiplication_equality(covered, [w.units, v.d[1]])
     m.add(covered >= r.nodes)
     m.add(covered - v.d[1] < r.nodes)
