@@ -244,6 +244,20 @@ def upward_imports(graph: nx.DiGraph) -> list[str]:
     ]
 
 
+#: Most lines a module of the packages may have: past it, split the module by what it does.
+MAX_MODULE_LINES = 800
+
+
+def long_modules(root: Path = ROOT) -> list[str]:
+    """Modules of the packages longer than ``MAX_MODULE_LINES``."""
+    out = []
+    for module, path in _modules(root).items():
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > MAX_MODULE_LINES:
+            out.append(f"{module}: {lines} lines > {MAX_MODULE_LINES}")
+    return out
+
+
 @pytest.fixture(scope="module")
 def graph() -> nx.DiGraph:
     """The import graph of this checkout."""
@@ -265,6 +279,23 @@ def test_only_the_layers_above_the_families_import_the_registry(graph: nx.DiGrap
 
 def test_every_import_runs_down_the_layers(graph: nx.DiGraph) -> None:
     assert upward_imports(graph) == []
+
+
+def test_no_module_is_too_long() -> None:
+    assert long_modules() == []
+
+
+@pytest.mark.parametrize(
+    ("lines", "caught"), [(MAX_MODULE_LINES, False), (MAX_MODULE_LINES + 1, True)]
+)
+def test_the_length_contract_catches_a_long_module(
+    lines: int, caught: bool, tmp_path: Path
+) -> None:
+    """A tree whose simulator holds one module of 800 lines passes; of 801, fails."""
+    intruder = tmp_path / "planner" / "sim" / "intruder.py"
+    intruder.parent.mkdir(parents=True)
+    intruder.write_text("x = 1\n" * lines)
+    assert any("intruder" in line for line in long_modules(tmp_path)) == caught
 
 
 def test_every_upward_exception_is_still_needed(graph: nx.DiGraph) -> None:

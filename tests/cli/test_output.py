@@ -280,14 +280,14 @@ def test_a_run_killed_during_the_swap_is_finished_by_the_next(
                 raise KeyboardInterrupt  # as if killed between two renames
         real(src, dst, **fds)
 
-    monkeypatch.setattr(output.os, "replace", dying)
+    monkeypatch.setattr(os, "replace", dying)
     result = invoke("solve", small, "-o", out, "-q", "--no-verify", "--set", "cluster.gpus=512")
     assert result.exit_code == EXIT_INTERRUPTED
     manifest = read_manifest(out)
     assert manifest is not None
     assert not manifest.complete
     assert not is_complete(out)
-    monkeypatch.setattr(output.os, "replace", real)
+    monkeypatch.setattr(os, "replace", real)
     # The next writer finishes the swap first, then writes its own set.
     assert invoke("solve", small, "-o", out, "-q", "--no-verify").exit_code == 0
     assert is_complete(out)

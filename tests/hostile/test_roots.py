@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 
 from models.scaling import usd_to_units, w_to_units
-from planner import output
 from planner.api import plan
 from planner.errors import InputError
 from planner.families.ocs_direct import circuits as ocs
@@ -210,7 +209,7 @@ def no_folder_locks(monkeypatch: pytest.MonkeyPatch) -> None:
             raise OSError(errno.EBADF, "Bad file descriptor")
         real(fd, operation)
 
-    monkeypatch.setattr(output.fcntl, "flock", flock)
+    monkeypatch.setattr(fcntl, "flock", flock)
 
 
 @pytest.mark.usefixtures("no_folder_locks")

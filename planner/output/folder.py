@@ -1,43 +1,6 @@
-r"""Every file the planner writes goes through here: safe names, rounded figures, whole sets.
+"""Output: the manifest, the folder's lock, and whole sets written and swapped in.
 
-Four rules, kept in one place:
-
-* **Names.** A name taken from an input (an instance name, the instance recorded in a
-  ``design.json``, an htsim export name) becomes a file or folder name only through
-  :func:`safe_name`, which keeps ``[A-Za-z0-9._+=-]``, replaces everything else (``/``, ``\\``,
-  NUL, spaces, ...) by ``_`` and never returns ``.``, ``..``, a name starting with ``.`` or an
-  empty name. :func:`child` joins a folder and such a name and checks that the result stays inside.
-* **Figures.** CSV and JSON carry floats rounded to :data:`SIGNIFICANT_DIGITS` significant digits
-  (``0.9999999999999999`` is written ``1.0``); non-finite values stay ``inf``/``NaN`` in CSV and
-  become ``null`` in JSON, which has no infinity. Parquet keeps the exact values (report totals are
-  checked against the solver's objective terms to the cent and below).
-* **Folders.** A folder the planner writes to holds one *set* of files at a time, described by
-  the manifest :data:`MARKER` (JSON: the set's id, the command, every file with its SHA-256, and
-  ``complete``). A run locks the folder itself: an exclusive, non-blocking ``fcntl.flock`` on the
-  folder's own descriptor (a second writer gets :class:`FolderBusy`; no lock file is created, and
-  the empty :data:`LOCK` file older versions left is removed; where the file system cannot lock
-  a folder, as NFS, the run locks :data:`LOCK` and removes it before letting go). It writes the whole new set into a
-  fresh staging folder inside the output folder, then marks the manifest incomplete, renames the
-  files in, removes the old set's leftovers and writes the manifest complete. A failure before
-  the swap leaves the old set untouched; a run killed during the swap (renames only) leaves
-  ``complete: false`` and the staged files, and the next writer finishes the swap first.
-* **What the planner touches.** Every entry of the folder is reached through the folder's
-  descriptor (``dir_fd``) and never through a symbolic link (``O_NOFOLLOW``, ``lstat``). The
-  planner replaces or removes only a regular file it can prove it wrote: listed in a valid
-  manifest, with the SHA-256 listed. A file the new set needs whose name is taken by anything
-  else (a file it did not write or that changed since, a folder, a symbolic link, a FIFO, a
-  socket, a device) is never replaced, with or without ``--force``; nor is a manifest that is not
-  a regular file. A marker that is not a valid manifest (not JSON, another shape or format, a
-  name that is not one plain file name) means the folder holds files the planner did not write:
-  refused without ``--force``; with it, the planner writes beside them and replaces or removes
-  none of them. A folder whose set another kind of command wrote (a study of ``sweep``, an htsim
-  export) is replaced only with ``--force``, and then only the files of its set go
-  (:data:`REPORT_COMMANDS` share a report folder).
-* **Formats.** Tables are written as CSV and Parquet, pictures as PNG and SVG, unless a run
-  chooses fewer (:func:`parse_formats`, ``write_set(formats=)``, :func:`output_formats`): the
-  filter applies by suffix, in :func:`write_set` alone, to the whole new set; the files of the
-  previous set in formats no longer chosen are removed like any other leftover (only those the
-  planner wrote).
+The rules every written file follows are the package docstring (``planner.output``).
 """
 
 from __future__ import annotations
@@ -47,26 +10,32 @@ import errno
 import fcntl
 import hashlib
 import json
-import math
 import os
 import re
 import shutil
 import stat
 import uuid
 from collections.abc import Callable, Collection, Iterator, Mapping
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from planner.errors import InputError
+from planner.output.entries import describe_mode, digest_at, lstat_at, open_folder, read_at
+from planner.output.values import (
+    Writer,
+    bytes_writer,
+    child,
+    chosen_formats,
+    kept_in_formats,
+    safe_name,
+)
 
 if TYPE_CHECKING:
-    import polars as pl
+    pass
 
-#: Significant digits of every float written to CSV or JSON.
-SIGNIFICANT_DIGITS = 12
+
 #: The manifest: this folder holds fabric-planner output, and which files form its current set.
 MARKER = ".fabric-planner"
 #: The lock file of older versions (they locked it; this one locks the folder itself). An empty
@@ -78,32 +47,18 @@ STAGING_PREFIX = ".fabric-planner.staging-"
 MANIFEST_FORMAT = 2
 #: The ``writer`` every manifest names.
 WRITER = "fabric-planner"
-#: Longest file name :func:`safe_name` returns (file systems allow 255 bytes; room for suffixes).
-MAX_NAME = 120
 #: Longest name of one folder or file (bytes) where the file system does not say
 #: (``os.pathconf(..., "PC_NAME_MAX")``): 255 on Linux, macOS and Windows file systems.
 DEFAULT_NAME_MAX = 255
 #: Longest path (bytes) where the file system does not say (``PC_PATH_MAX``): Linux's 4,096.
 DEFAULT_PATH_MAX = 4096
-#: Characters a name taken from an input keeps; every other one becomes ``_``.
-_UNSAFE = re.compile(r"[^A-Za-z0-9._+=-]")
 #: A staging folder's name: the prefix and a set id (``uuid4().hex``).
 _STAGING_NAME = re.compile(re.escape(STAGING_PREFIX) + r"[0-9a-f]{32}")
 #: A SHA-256 as the manifest writes it.
 _DIGEST = re.compile(r"[0-9a-f]{64}")
-#: Table formats (by file suffix) a set may hold.
-TABLE_FORMATS = ("csv", "parquet")
-#: Picture formats (by file suffix) a set may hold.
-FIGURE_FORMATS = ("png", "svg")
-#: Every format ``--formats`` chooses from; by default all of them are written.
-OUTPUT_FORMATS = TABLE_FORMATS + FIGURE_FORMATS
 #: Commands whose sets share a report folder: each replaces another's set (keeping the analyses
 #: it carries). ``""`` is a set written from Python without a command name.
 REPORT_COMMANDS = frozenset({"", "solve", "evaluate", "simulate", "torus", "compare-fabrics"})
-#: Bytes read at a time when hashing a file.
-_BLOCK_BYTES = 1 << 20
-#: Flags of every read of an entry: never through a symbolic link, never waiting on a FIFO.
-_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 #: errno of ``flock`` when another run holds the lock.
 _BUSY = (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES)
 #: errno of ``flock`` on a folder's descriptor where the file system cannot lock folders.
@@ -111,215 +66,9 @@ _NO_FOLDER_LOCK = (errno.EBADF, errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL, er
 #: Flags of every folder the planner opens inside a folder (staging): no symbolic link.
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
-#: Writes one file of a set at the path it is given.
-Writer = Callable[[Path], object]
-
 
 class FolderBusy(InputError):
     """Another run holds the folder's lock."""
-
-
-# ---- names ---------------------------------------------------------------------------------
-def safe_name(name: str, *, fallback: str = "unnamed") -> str:
-    """A single, harmless path component made from a name taken from an input.
-
-    Keeps letters, digits and ``._+=-``; replaces every other character (path separators, NUL,
-    control characters, spaces) by ``_``; strips leading dots (no ``..``, no hidden files); cuts
-    to :data:`MAX_NAME` characters. An empty result becomes ``fallback``.
-    """
-    cleaned = _UNSAFE.sub("_", str(name)).lstrip(".")[:MAX_NAME]
-    return cleaned or fallback
-
-
-def child(folder: Path, name: str) -> Path:
-    """``folder / name`` for a name that must be one component inside ``folder``."""
-    if name != safe_name(name):
-        raise ValueError(f"not a safe file name: {name!r}")
-    path = folder / name
-    if path.parent != folder:
-        raise ValueError(f"{name!r} leaves {folder}")
-    return path
-
-
-# ---- figures -------------------------------------------------------------------------------
-def rounded(df: pl.DataFrame, digits: int = SIGNIFICANT_DIGITS) -> pl.DataFrame:
-    """The table with every float column rounded to ``digits`` significant digits."""
-    floats = [name for name, dtype in df.schema.items() if dtype.is_float()]
-    if not floats:
-        return df
-    import polars as pl  # loaded when a table is written, not with the command line's --help
-
-    return df.with_columns(pl.col(name).round_sig_figs(digits) for name in floats)
-
-
-def round_value(value: Any, digits: int = SIGNIFICANT_DIGITS) -> Any:
-    """A float rounded to ``digits`` significant digits (non-finite to None), recursively."""
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return None
-        return float(f"{value:.{digits}g}")
-    if isinstance(value, dict):
-        return {k: round_value(v, digits) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [round_value(v, digits) for v in value]
-    return value
-
-
-def json_text(value: Any, **kwargs: Any) -> str:
-    """JSON with rounded floats and ``null`` for infinities (strict JSON: no ``Infinity``)."""
-    return json.dumps(round_value(value), allow_nan=False, default=str, **kwargs)
-
-
-def table_writers(name: str, df: pl.DataFrame) -> dict[str, Writer]:
-    """The CSV (rounded) and Parquet (exact) files of one table."""
-    return {
-        f"{name}.csv": lambda p: rounded(df).write_csv(p),
-        f"{name}.parquet": lambda p: df.write_parquet(p),
-    }
-
-
-def text_writer(text: str) -> Writer:
-    """A writer of UTF-8 text."""
-    return lambda p: p.write_text(text, encoding="utf-8")
-
-
-def bytes_writer(data: bytes) -> Writer:
-    """A writer of bytes as they are."""
-    return lambda p: p.write_bytes(data)
-
-
-# ---- formats -------------------------------------------------------------------------------
-#: The formats sets are written in when a call does not say (see :func:`output_formats`).
-_FORMATS: ContextVar[frozenset[str]] = ContextVar(
-    "fabric_planner_formats", default=frozenset(OUTPUT_FORMATS)
-)
-
-
-def parse_formats(text: str) -> frozenset[str]:
-    """The formats of a ``--formats`` value: comma-separated, each one of :data:`OUTPUT_FORMATS`.
-
-    Raises :class:`InputError` naming the unknown format and listing the allowed ones.
-    """
-    words = [w.strip().lower() for w in str(text).split(",")]
-    chosen = [w for w in words if w]
-    allowed = ", ".join(OUTPUT_FORMATS)
-    if not chosen:
-        raise InputError(f"--formats: expected one or more of {allowed}, separated by commas")
-    unknown = [w for w in chosen if w not in OUTPUT_FORMATS]
-    if unknown:
-        raise InputError(
-            f"--formats {unknown[0][:40]!r}: unknown format; expected one or more of {allowed}, "
-            "separated by commas (e.g. --formats csv,png)"
-        )
-    return frozenset(chosen)
-
-
-@contextlib.contextmanager
-def output_formats(formats: Collection[str]) -> Iterator[None]:
-    """Within the block, sets written without ``formats=`` hold only these formats."""
-    token = _FORMATS.set(frozenset(formats))
-    try:
-        yield
-    finally:
-        _FORMATS.reset(token)
-
-
-def _kept(name: str, formats: Collection[str]) -> bool:
-    """Whether a file of a set is written under ``formats`` (files of other suffixes always are)."""
-    suffix = name.rsplit(".", 1)[-1] if "." in name else ""
-    return suffix not in OUTPUT_FORMATS or suffix in formats
-
-
-# ---- entries, never through a link -----------------------------------------------------------
-def _describe(mode: int) -> str:
-    """What an entry that is not a regular file is, for a message."""
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISLNK(mode):
-        return "a symbolic link"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "a file"
-
-
-def _lstat(dir_fd: int, name: str) -> os.stat_result | None:
-    """The entry ``name`` of the folder itself (a link is not followed); None when absent."""
-    try:
-        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    except FileNotFoundError:
-        return None
-
-
-@contextlib.contextmanager
-def _open_regular(dir_fd: int, name: str) -> Iterator[int | None]:
-    """A descriptor of the regular file ``name``; None for anything else (or nothing).
-
-    A symbolic link is not followed, a FIFO is not waited on, and a device is not opened.
-    """
-    st = _lstat(dir_fd, name)
-    if st is None or not stat.S_ISREG(st.st_mode):
-        yield None
-        return
-    try:
-        fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
-    except OSError:  # replaced meanwhile (ELOOP: now a link), unreadable, gone
-        yield None
-        return
-    try:
-        now = os.fstat(fd)
-        same = stat.S_ISREG(now.st_mode) and (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino)
-        yield fd if same else None
-    finally:
-        os.close(fd)
-
-
-def _digest_fd(fd: int) -> str:
-    h = hashlib.sha256()
-    for block in iter(lambda: os.read(fd, _BLOCK_BYTES), b""):
-        h.update(block)
-    return h.hexdigest()
-
-
-def _digest_at(dir_fd: int, name: str) -> str | None:
-    """SHA-256 of the regular file ``name`` of the folder; None when it is not one."""
-    with _open_regular(dir_fd, name) as fd:
-        return None if fd is None else _digest_fd(fd)
-
-
-def _read_at(dir_fd: int, name: str) -> bytes | None:
-    """The bytes of the regular file ``name`` of the folder; None when it is not one."""
-    with _open_regular(dir_fd, name) as fd:
-        if fd is None:
-            return None
-        chunks = list(iter(lambda: os.read(fd, _BLOCK_BYTES), b""))
-        return b"".join(chunks)
-
-
-@contextlib.contextmanager
-def _open_folder(folder: Path) -> Iterator[int]:
-    """A descriptor of the folder (the path may be a link the user chose); OSError if none."""
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        yield fd
-    finally:
-        os.close(fd)
-
-
-def sha256(path: Path) -> str:
-    """SHA-256 of a regular file's bytes (not through a symbolic link).
-
-    Raises :class:`OSError` when the path is not a regular file.
-    """
-    path = Path(path)
-    with _open_folder(path.parent) as dir_fd:
-        digest = _digest_at(dir_fd, path.name)
-    if digest is None:
-        raise OSError(errno.EINVAL, "not a regular file", str(path))
-    return digest
 
 
 # ---- the manifest --------------------------------------------------------------------------
@@ -423,12 +172,12 @@ def parse_manifest(text: str) -> Manifest:
 
 def _manifest_at(dir_fd: int) -> Manifest | None:
     """The folder's manifest; None without a marker; ``problem`` set when it is not valid."""
-    st = _lstat(dir_fd, MARKER)
+    st = lstat_at(dir_fd, MARKER)
     if st is None:
         return None
     if not stat.S_ISREG(st.st_mode):
-        return Manifest(complete=False, problem=f"it is {_describe(st.st_mode)}")
-    data = _read_at(dir_fd, MARKER)
+        return Manifest(complete=False, problem=f"it is {describe_mode(st.st_mode)}")
+    data = read_at(dir_fd, MARKER)
     if data is None:
         return Manifest(complete=False, problem="it cannot be read")
     try:
@@ -445,7 +194,7 @@ def read_manifest(folder: Path) -> Manifest | None:
     A marker that is not a valid manifest comes back with ``problem`` saying why, and no files.
     """
     try:
-        with _open_folder(Path(folder)) as dir_fd:
+        with open_folder(Path(folder)) as dir_fd:
             return _manifest_at(dir_fd)
     except OSError:
         return None
@@ -454,11 +203,11 @@ def read_manifest(folder: Path) -> Manifest | None:
 def is_complete(folder: Path) -> bool:
     """Whether the folder holds a whole set: manifest complete and every file as it lists."""
     try:
-        with _open_folder(Path(folder)) as dir_fd:
+        with open_folder(Path(folder)) as dir_fd:
             m = _manifest_at(dir_fd)
             if m is None or not m.valid or not m.complete:
                 return False
-            return all(_digest_at(dir_fd, name) == d for name, d in m.files.items())
+            return all(digest_at(dir_fd, name) == d for name, d in m.files.items())
     except OSError:
         return False
 
@@ -468,7 +217,7 @@ def _owned(dir_fd: int, name: str, m: Manifest | None) -> bool:
     if m is None or not m.valid:
         return False
     digests = {m.files.get(name), m.replaces.get(name)} - {None}
-    return bool(digests) and _digest_at(dir_fd, name) in digests
+    return bool(digests) and digest_at(dir_fd, name) in digests
 
 
 def _write_manifest(dir_fd: int, m: Manifest) -> None:
@@ -511,7 +260,7 @@ def _foreign_entries(dir_fd: int) -> list[str]:
 
 
 def _is_old_lock(dir_fd: int) -> bool:
-    st = _lstat(dir_fd, LOCK)
+    st = lstat_at(dir_fd, LOCK)
     return st is not None and stat.S_ISREG(st.st_mode) and st.st_size == 0
 
 
@@ -526,10 +275,10 @@ def _check(folder: Path, dir_fd: int, *, force: bool, command: str | None) -> Ma
                 "fabric-planner; pass --force to write beside them, or choose another -o"
             )
         return m
-    st = _lstat(dir_fd, MARKER)
+    st = lstat_at(dir_fd, MARKER)
     if st is not None and not stat.S_ISREG(st.st_mode):
         raise InputError(
-            f"{folder / MARKER} is {_describe(st.st_mode)}, not a manifest fabric-planner "
+            f"{folder / MARKER} is {describe_mode(st.st_mode)}, not a manifest fabric-planner "
             "wrote; the planner never replaces it, even with --force: move it away or choose "
             "another -o"
         )
@@ -622,7 +371,7 @@ def check_folder(folder: Path, *, force: bool = False, command: str | None = Non
     if not folder.is_dir():
         return
     try:
-        with _open_folder(folder) as dir_fd:
+        with open_folder(folder) as dir_fd:
             _check(folder, dir_fd, force=force, command=command)
     except OSError as exc:
         raise InputError(f"cannot read the folder {folder} ({exc.strerror or exc})") from None
@@ -676,7 +425,7 @@ def _claim(folder: Path, *, force: bool, command: str | None) -> Iterator[int]:
                 with contextlib.suppress(OSError):
                     os.unlink(LOCK, dir_fd=fd)
                 os.close(lock_fd)
-            if created and _lstat(fd, MARKER) is None:
+            if created and lstat_at(fd, MARKER) is None:
                 # Nothing was written (bad input, Ctrl-C, an error): leave no empty folder behind.
                 with contextlib.suppress(OSError):
                     folder.rmdir()
@@ -721,22 +470,22 @@ def _lock_file(folder: Path, dir_fd: int) -> int:
         try:
             fd = os.open(LOCK, flags, 0o666, dir_fd=dir_fd)
         except OSError as exc:
-            st = _lstat(dir_fd, LOCK)
-            kind = "" if st is None else f"; it is {_describe(st.st_mode)}"
+            st = lstat_at(dir_fd, LOCK)
+            kind = "" if st is None else f"; it is {describe_mode(st.st_mode)}"
             raise InputError(
                 f"cannot lock the folder {folder} with {LOCK} ({exc.strerror or exc}{kind})"
             ) from None
         held = os.fstat(fd)
         if not stat.S_ISREG(held.st_mode) or held.st_size:
             os.close(fd)
-            what = "a file" if stat.S_ISREG(held.st_mode) else _describe(held.st_mode)
+            what = "a file" if stat.S_ISREG(held.st_mode) else describe_mode(held.st_mode)
             raise InputError(
                 f"{folder / LOCK} is {what} fabric-planner did not write, where it locks the "
                 "folder; move it away or choose another -o"
             )
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            now = _lstat(dir_fd, LOCK)
+            now = lstat_at(dir_fd, LOCK)
         except OSError as exc:
             os.close(fd)
             if exc.errno in _BUSY:
@@ -758,7 +507,7 @@ def _open_staging(dir_fd: int, name: str) -> int | None:
 
 
 def _remove_staging(dir_fd: int, name: str) -> None:
-    st = _lstat(dir_fd, name)
+    st = lstat_at(dir_fd, name)
     if st is not None and stat.S_ISDIR(st.st_mode):  # a link of that name is left alone
         shutil.rmtree(name, ignore_errors=True, dir_fd=dir_fd)
 
@@ -794,18 +543,18 @@ def _swap(folder: Path, dir_fd: int, staging_fd: int, m: Manifest, *, staged_che
     """
     for name, digest in m.files.items():
         if not staged_checked:
-            if _digest_at(staging_fd, name) != digest:
+            if digest_at(staging_fd, name) != digest:
                 continue  # already moved in (or not a file this set wrote)
-            st = _lstat(dir_fd, name)
+            st = lstat_at(dir_fd, name)
             if st is not None and not _owned(dir_fd, name, m):
-                kind = "" if stat.S_ISREG(st.st_mode) else f" ({_describe(st.st_mode)})"
+                kind = "" if stat.S_ISREG(st.st_mode) else f" ({describe_mode(st.st_mode)})"
                 raise InputError(
                     f"{folder} holds {name}{kind}, not written by fabric-planner, where the "
                     "set a killed run left half written goes; move it away, or choose another -o"
                 )
         os.replace(name, name, src_dir_fd=staging_fd, dst_dir_fd=dir_fd)
     for name, digest in m.replaces.items():
-        if name not in m.files and _digest_at(dir_fd, name) == digest:
+        if name not in m.files and digest_at(dir_fd, name) == digest:
             os.unlink(name, dir_fd=dir_fd)
     _write_manifest(dir_fd, Manifest(files=m.files, set_id=m.set_id, command=m.command))
     _remove_staging(dir_fd, m.staging)
@@ -836,17 +585,17 @@ def write_set(
         child(folder, name)
         if not _is_set_name(name):
             raise ValueError(f"{name!r} is reserved")
-    chosen = _FORMATS.get() if formats is None else frozenset(formats)
+    chosen = chosen_formats() if formats is None else frozenset(formats)
     with _claim(folder, force=force, command=command) as dir_fd:
         old = _check(folder, dir_fd, force=force, command=command)
         trusted = old if old is not None and old.valid else None
         if carry is not None and trusted is not None:
             for name, digest in trusted.files.items():
                 if name not in files and carry(name):
-                    data = _read_at(dir_fd, name)
+                    data = read_at(dir_fd, name)
                     if data is not None and hashlib.sha256(data).hexdigest() == digest:
                         files[name] = bytes_writer(data)
-        files = {name: write for name, write in files.items() if _kept(name, chosen)}
+        files = {name: write for name, write in files.items() if kept_in_formats(name, chosen)}
         _refuse_blocked(folder, dir_fd, files, trusted)
         set_id = uuid.uuid4().hex
         staging = f"{STAGING_PREFIX}{set_id}"
@@ -860,7 +609,7 @@ def write_set(
                 digests: dict[str, str] = {}
                 for name, write in files.items():
                     write(folder / staging / name)
-                    written = _digest_at(staging_fd, name)
+                    written = digest_at(staging_fd, name)
                     if written is None:
                         raise OSError(errno.EINVAL, f"{name} was not written as a regular file")
                     digests[name] = written
@@ -900,11 +649,11 @@ def _refuse_blocked(
     """Raise InputError when anything the planner did not write stands where a file goes."""
     blocked = []
     for name in files:
-        st = _lstat(dir_fd, name)
+        st = lstat_at(dir_fd, name)
         if st is None or _owned(dir_fd, name, old):
             continue
         regular = stat.S_ISREG(st.st_mode)
-        blocked.append(name if regular else f"{name} ({_describe(st.st_mode)})")
+        blocked.append(name if regular else f"{name} ({describe_mode(st.st_mode)})")
     if blocked:
         raise InputError(
             f"{folder} holds {', '.join(blocked)}, not written by fabric-planner (or changed "
