@@ -3,22 +3,30 @@
 A Design holds no solver object and no catalog reference: every unit figure it was priced with is
 copied into it, so it can be written to JSON, read back, re-priced and validated alone. Its tables
 (BOM, links) are computed here, once, and every report reads them from here.
+
+Its link classes, their groups by medium and end modules are defined in ``planner.design_links``
+and named here too. Its ``wiring`` is defined here with it, because each names the other: the
+``Wiring`` protocol (whose formulas read a ``Design``) and the up-down kind every design has
+unless its family wires it otherwise (``planner.wiring`` reads the kinds back from design.json).
 """
 
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-import numpy as np
 import polars as pl
 
+from models.hops import class_crossings, hops, tier_crossings
 from models.status import Status
+from planner.design_links import LENGTH_BIN_M as LENGTH_BIN_M
+from planner.design_links import MAX_LENGTH_BINS as MAX_LENGTH_BINS
+from planner.design_links import EndModule as EndModule
+from planner.design_links import LinkClass as LinkClass
+from planner.design_links import LinkGroup as LinkGroup
+from planner.design_links import length_histogram as length_histogram
 from planner.schema.reliability import DAYS_PER_YEAR
-from planner.wiring import UP_DOWN_WIRING, Wiring, wiring_to_dict
 
 if TYPE_CHECKING:
     from planner.schema.catalog import Catalog
@@ -70,245 +78,6 @@ class TierDesign:
     """Electrical lane rate of those cages."""
     ports_per_cage: int = 0
     """Logical ports at ``port_speed_gbps`` one cage, so one module or plug, carries."""
-
-
-@dataclass(frozen=True)
-class EndModule:
-    """The module at one end of a group's links when it is not the medium's own module.
-
-    It carries its own figures (per link end, as the catalog priced it), what it plugs into,
-    and the line side it drives (its medium's kind, lanes, lane rate and connector), which must
-    be the group's: the two ends of a link put the same signal on the fibre, each module with
-    its own host lanes behind its gearbox.
-    """
-
-    name: str
-    """The catalog module (one of its medium's ``modules``)."""
-    cost_usd: float
-    """Price per link end it serves."""
-    power_w: float
-    afr: float
-    host_lane_gbps: tuple[int, ...]
-    form_factors: tuple[str, ...]
-    line_kind: str
-    """Line side: the kind of medium ('dr', 'sr', 'dac', ...)."""
-    line_lanes: int | None
-    """Line side: lanes on the fibre (or cable); None when the medium's lane rate is unknown."""
-    line_lane_gbps: int | None
-    """Line side: the rate of each of those lanes."""
-    connector: str
-    """Line side: the connector of each end."""
-    source: str = ""
-    """Where its price comes from (catalog)."""
-    nic_only: bool = False
-    """Made for NIC cages only (a switch's cage does not take it)."""
-
-
-@dataclass(frozen=True)
-class LinkGroup:
-    """The links of one class that share a medium: how many, how long, and the medium's figures."""
-
-    medium: str
-    kind: str
-    links: int
-    """Links per plane."""
-    min_length_m: float
-    max_length_m: float
-    pluggable_ends: int
-    """Modules per link: 2, 1 when one end is a CPO switch, 0 between two; copper counts 2 ends."""
-    end_cost_usd: float
-    """Price per link end of the medium's own module (an end may carry another: ``*_module``)."""
-    end_power_w: float
-    """Power per link end of the medium's own module."""
-    cable_cost_usd: float
-    latency_ns: int
-    reach_m: float
-    """The medium's own reach (a CPO end may cap it at its engine's reach)."""
-    afr: float
-    """Annual failure rate per end of the medium's own module."""
-    copper: bool
-    lane_gbps: int | None = None
-    connector: str = ""
-    channel_loss_db: float | None = None
-    source: str = ""
-    """Where the price of the medium's own module (or copper assembly end) comes from."""
-    cable_source: str = ""
-    """Where the price of the fibre (``cable_cost_usd``) comes from (catalog)."""
-    lower_ports_per_module: int = 1
-    """Logical links one module (or cable plug) at the lower end carries: 2 for a twin-port
-    module; 0 when no module sits there (a CPO port)."""
-    upper_ports_per_module: int = 1
-    """The same at the upper end (0 at a CPO port or an OCS mirror)."""
-    host_lane_gbps: tuple[int, ...] = ()
-    """Host lane rates the medium's own module is made for."""
-    form_factors: tuple[str, ...] = ()
-    """Cage form factors the medium's own module is made in."""
-    ns_per_m: float = 0.0
-    """Propagation delay of the medium, ns per metre."""
-    length_histogram: tuple[tuple[float, int], ...] = ()
-    """Links per length, ``(length_m, links)`` pairs, lengths strictly ascending, per plane.
-
-    Lengths are the floor plan's, binned to ``LENGTH_BIN_M`` (wider for a very long spread, so
-    at most ``MAX_LENGTH_BINS`` pairs) with the shortest and the longest kept exact: the counts
-    sum to ``links`` and the first and last lengths are ``min_length_m`` and ``max_length_m``.
-    Empty: not known (a design from an older file, or a family that keeps only the range).
-    """
-    lower_module: EndModule | None = None
-    """The module at the lower ends when it is another module of the medium (not its own);
-    None: the medium's own module (``end_cost_usd``, ...) sits there, or no module at all."""
-    upper_module: EndModule | None = None
-    """The same at the upper ends."""
-
-    def module_at(self, upper: bool) -> EndModule | None:
-        """The module at the lower (False) or upper (True) ends; None where no module sits.
-
-        A module sits where its end carries links per module (``*_ports_per_module`` >= 1);
-        it is the end's own ``*_module``, or else the medium's own module.
-        """
-        k = self.upper_ports_per_module if upper else self.lower_ports_per_module
-        if k < 1:
-            return None
-        other = self.upper_module if upper else self.lower_module
-        return other if other is not None else self.own_module
-
-    @property
-    def own_module(self) -> EndModule:
-        """The medium's own module, as an end module."""
-        return EndModule(
-            name=self.medium,
-            cost_usd=self.end_cost_usd,
-            power_w=self.end_power_w,
-            afr=self.afr,
-            host_lane_gbps=self.host_lane_gbps,
-            form_factors=self.form_factors,
-            line_kind=self.kind,
-            line_lanes=None,
-            line_lane_gbps=self.lane_gbps,
-            connector=self.connector,
-            source=self.source,
-        )
-
-    @property
-    def modules(self) -> tuple[EndModule, ...]:
-        """The module at each end of one link that carries one, lower end first."""
-        return tuple(m for m in (self.module_at(False), self.module_at(True)) if m is not None)
-
-    @property
-    def ends_cost_usd(self) -> float:
-        """Modules (or cable ends) of one link, both ends: their prices added."""
-        return sum(m.cost_usd for m in self.modules)
-
-    @property
-    def ends_power_w(self) -> float:
-        """Power of the modules (or cable ends) of one link."""
-        return sum(m.power_w for m in self.modules)
-
-    @property
-    def ends_afr(self) -> float:
-        """Annual failures of one link's ends: the sum of their AFRs."""
-        return sum(m.afr for m in self.modules)
-
-    @property
-    def lower_modules(self) -> int:
-        """Modules (or plugs) at the lower ends of these links, per plane."""
-        return _modules(self.links, self.lower_ports_per_module)
-
-    @property
-    def upper_modules(self) -> int:
-        """Modules (or plugs) at the upper ends of these links, per plane."""
-        return _modules(self.links, self.upper_ports_per_module)
-
-    @property
-    def cable_assemblies(self) -> int:
-        """Copper: assemblies per plane; a twin-port or splitter assembly carries several links."""
-        if not self.copper:
-            return 0
-        return _modules(self.links, max(self.lower_ports_per_module, self.upper_ports_per_module))
-
-    @property
-    def worst_latency_ns(self) -> float:
-        """Electronics plus propagation on the longest link of the group, one way."""
-        return self.latency_ns + self.max_length_m * self.ns_per_m
-
-
-#: Width of a length bin of ``LinkGroup.length_histogram``, in metres.
-LENGTH_BIN_M = 0.1
-
-#: Most pairs in one ``LinkGroup.length_histogram`` (bins widen to stay within it).
-MAX_LENGTH_BINS = 4096
-
-
-def length_histogram(
-    length_m: Sequence[float], links: Sequence[int]
-) -> tuple[tuple[float, int], ...]:
-    """Links per length, binned for ``LinkGroup.length_histogram``.
-
-    Parameters
-    ----------
-    length_m
-        Lengths in metres, ascending (whole centimetres, as the floor plan gives them).
-    links
-        Links at each length; zeros are dropped.
-
-    Returns
-    -------
-    tuple[tuple[float, int], ...]
-        ``(length_m, links)`` pairs: the shortest and the longest length with links kept exact,
-        every other length moved to the nearest multiple of the bin width (``LENGTH_BIN_M``, or
-        wider so that at most ``MAX_LENGTH_BINS`` pairs remain), equal lengths merged.
-    """
-    cm = np.rint(np.asarray(length_m, dtype=np.float64) * 100.0).astype(np.int64)
-    count = np.asarray(links, dtype=np.int64)
-    keep = count > 0
-    cm, count = cm[keep], count[keep]
-    if cm.size == 0:
-        return ()
-    lo, hi = int(cm[0]), int(cm[-1])
-    step_cm = round(LENGTH_BIN_M * 100)
-    width = max(step_cm, math.ceil((hi - lo) / (MAX_LENGTH_BINS - 3)))
-    width = -(-width // step_cm) * step_cm
-    rep = np.clip(np.rint(cm / width).astype(np.int64) * width, lo, hi)
-    rep[0], rep[-1] = lo, hi
-    bins, which = np.unique(rep, return_inverse=True)
-    summed = np.zeros(bins.size, dtype=np.int64)
-    np.add.at(summed, which.reshape(-1), count)
-    return tuple((x / 100.0, int(n)) for x, n in zip(bins.tolist(), summed.tolist(), strict=True))
-
-
-def _modules(links: int, ports_per_module: int) -> int:
-    """Modules carrying ``links`` logical ports, ``ports_per_module`` each (0: none)."""
-    return -(-links // ports_per_module) if ports_per_module > 0 else 0
-
-
-@dataclass(frozen=True)
-class LinkClass:
-    """All links between two adjacent tiers of one plane (class 0: GPU NIC port to leaf)."""
-
-    index: int
-    lower_role: str
-    upper_role: str
-    links: int
-    """Links per plane."""
-    speed_gbps: int
-    groups: tuple[LinkGroup, ...]
-    """The links by medium, shortest first; their counts add up to ``links``."""
-    placement: str = ""
-    """Leaf placement the lengths assume (classes touching a leaf); empty above."""
-
-    @property
-    def latency_ns(self) -> float:
-        """Worst one-way latency of a link of the class: media electronics plus propagation."""
-        return max((g.worst_latency_ns for g in self.groups if g.links), default=0.0)
-
-    @property
-    def max_length_m(self) -> float:
-        """Longest link of the class."""
-        return max((g.max_length_m for g in self.groups if g.links), default=0.0)
-
-    @property
-    def propagation_ns(self) -> float:
-        """Propagation delay of the class's slowest link, one way."""
-        return max((g.max_length_m * g.ns_per_m for g in self.groups if g.links), default=0.0)
 
 
 @dataclass(frozen=True)
@@ -379,6 +148,126 @@ class Requirements:
     protected_tiers: tuple[int, ...]
     max_power_w: float | None
     max_capex_usd: float | None
+
+
+# ---- the wiring: how the tiers are joined, and the up-down kind --------------------------------
+#: The kind of the tiered (folded Clos) wiring.
+UP_DOWN = "up_down"
+
+
+class Wiring(Protocol):
+    """One wiring kind: its parameters, and one formula for each path figure of a design."""
+
+    kind: ClassVar[str]
+
+    def params(self) -> dict[str, Any]:
+        """The parameters, JSON-ready (without ``kind``); the kind's parser reads them back."""
+        ...
+
+    def max_switch_hops(self, d: Design) -> int:
+        """Switches on the longest GPU-to-GPU path (an OCS mirror is not a hop)."""
+        ...
+
+    def max_latency_ns(self, d: Design) -> float:
+        """One-way latency of the longest path: switches, media electronics and propagation."""
+        ...
+
+    def propagation_ns(self, d: Design) -> float:
+        """The propagation part of ``max_latency_ns``."""
+        ...
+
+    def bisection_gbps(self, d: Design) -> float:
+        """Bandwidth, one way, across the narrowest cut that halves the GPUs, over all planes."""
+        ...
+
+    def blast_radius_gpus(self, d: Design) -> int:
+        """GPUs that lose one plane (or their place in the fabric) when one switch fails."""
+        ...
+
+    def oversubscription(self, d: Design) -> float:
+        """The fabric's worst ratio of offered load to capacity at line rate (1.0: non-blocking)."""
+        ...
+
+    def shape_errors(self, d: Design) -> list[str]:
+        """What makes the design's tiers and link classes no instance of this wiring ([] if none)."""
+        ...
+
+
+def wiring_to_dict(w: Wiring) -> dict[str, Any]:
+    """A wiring as design.json holds it: its kind and its parameters."""
+    return {"kind": w.kind, **w.params()}
+
+
+@dataclass(frozen=True)
+class UpDown:
+    """Tiers wired up and down: every path climbs to the lowest common tier and comes back.
+
+    Link class i joins tier i (the GPUs for i = 0) to tier i + 1; the longest path crosses every
+    class twice and every tier twice, the top once. An OCS layer on top is mirrors: no hop and no
+    switch latency of its own.
+    """
+
+    kind: ClassVar[str] = UP_DOWN
+
+    def params(self) -> dict[str, Any]:
+        """No parameters: the tiers say everything."""
+        return {}
+
+    def max_switch_hops(self, d: Design) -> int:
+        """2T - 1 switches, less one per OCS layer, one more per transit block."""
+        return hops(d.num_tiers, sum(1 for t in d.tiers if t.ocs), d.transit_blocks)
+
+    def max_latency_ns(self, d: Design) -> float:
+        """Up every tier and down again, each link class crossed twice on its worst link.
+
+        A transit block's spine is crossed once more and its circuits twice (``models.hops``).
+        """
+        top, transit = d.num_tiers, d.transit_blocks
+        switch_ns = sum(tier_crossings(top, t.level, transit) * t.latency_ns for t in d.tiers)
+        media_ns = sum(
+            class_crossings(top, c.index, transit) * c.latency_ns for c in d.link_classes
+        )
+        return float(switch_ns + media_ns)
+
+    def propagation_ns(self, d: Design) -> float:
+        """The longest link of each class, times its ns per metre, as often as the path crosses it."""
+        top, transit = d.num_tiers, d.transit_blocks
+        return sum(
+            class_crossings(top, c.index, transit) * c.propagation_ns for c in d.link_classes
+        )
+
+    def bisection_gbps(self, d: Design) -> float:
+        """The narrowest of the NIC links and the link classes above, halved, over all planes."""
+        s = d.link_speed_gbps
+        per_plane = [d.gpus * s] + [c.links * s for c in d.link_classes[1:]]
+        return d.planes * min(per_plane) / 2
+
+    def blast_radius_gpus(self, d: Design) -> int:
+        """The GPUs of one leaf."""
+        return d.tiers[0].downlinks
+
+    def oversubscription(self, d: Design) -> float:
+        """The largest down:up ratio of a tier; a single switch has no uplinks: ratio 1."""
+        ratios = d.oversubscription()
+        return max(ratios) if ratios else 1.0
+
+    def shape_errors(self, d: Design) -> list[str]:
+        """One link class per tier, class i up to tier i + 1, roles matching."""
+        if len(d.link_classes) != len(d.tiers):
+            return [
+                f"link_classes: expected one per tier ({len(d.tiers)}), got {len(d.link_classes)}"
+            ]
+        below = ("gpu", *(t.role for t in d.tiers))
+        return [
+            f"link_classes.{i}: expected {below[i]} up to the {t.role} tier, got "
+            f"{c.lower_role} up to {c.upper_role}"
+            for i, (c, t) in enumerate(zip(d.link_classes, d.tiers, strict=True))
+            if c.upper_role != t.role or c.lower_role != below[i]
+        ]
+
+
+#: The one up-down wiring (it has no parameters).
+UP_DOWN_WIRING = UpDown()
 
 
 @dataclass(frozen=True)

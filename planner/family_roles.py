@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from planner.schema.catalog import Catalog
     from planner.schema.instance import Instance, Verify
     from planner.sim.fabric import Fabric
-    from planner.validation import Violation
+    from planner.violation import Violation
     from planner.wiring import Wiring
 
     #: Per-tier switch options of one structure, leaf first.

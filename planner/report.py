@@ -47,8 +47,8 @@ from planner.report_tables import (
 from planner.schema.instance import Instance
 
 if TYPE_CHECKING:
-    from planner.api import PlanResult
     from planner.family_roles import Family, Presentation
+    from planner.plan_result import PlanResult
     from planner.sim.sim_tables import SimResult
 
 

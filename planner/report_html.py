@@ -33,9 +33,9 @@ from planner.report_text import column_label, column_texts, count_text, figure_t
 if TYPE_CHECKING:
     from jinja2 import Environment
 
-    from planner.api import PlanResult
     from planner.design import Design
     from planner.family_roles import Presentation
+    from planner.plan_result import PlanResult
     from planner.schema.instance import Instance
     from planner.sim.sim_tables import SimResult
 

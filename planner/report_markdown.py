@@ -24,9 +24,9 @@ from planner.report_text import column_label, column_texts, count_text
 from planner.schema.instance import Instance
 
 if TYPE_CHECKING:
-    from planner.api import PlanResult
     from planner.bandwidth_loop import LoopResult
     from planner.idle_pricing import PricedSearch
+    from planner.plan_result import PlanResult
     from planner.sim.sim_tables import SimResult
 
 

@@ -1,10 +1,17 @@
 """The layers, checked statically on the whole import graph (issue 23: a house without circles).
 
-Every import of every module of ``planner`` and ``models`` counts, those inside functions
-included: an import deferred to call time is still a dependency, and hiding one in a function
-does not break a circle. Imports under ``if TYPE_CHECKING:`` do not count: they never run, and
-they are how a lower layer names a type of a higher one (``planner.family_roles`` names the
-``Design`` and the ``Fabric`` its protocols take).
+Every import of every module of ``planner`` and ``models`` counts:
+
+* those inside functions: an import deferred to call time is still a dependency, and hiding one
+  in a function does not break a circle;
+* those under ``if TYPE_CHECKING:``: they never run, but a type a module names is part of what
+  its code means, so a type-only import is a dependency like any other (a lower layer names a
+  higher layer's type only through a protocol defined low);
+* those naming the module by a string: ``importlib.import_module("a.b")``, ``import_module``,
+  ``__import__``, with a string constant, or with an entry of a module-level table of string
+  constants (``import_module(PARTS[part])`` imports every module ``PARTS`` names). A module
+  chosen by any other data is an import the graph cannot see: it fails the contract, naming the
+  file and the line, unless it is one of the few ``DATA_NAMED`` exceptions, each with its reason.
 
 The contracts:
 
@@ -12,7 +19,8 @@ The contracts:
 * the family registry (``planner.families`` and everything in it) is imported only from above
   it: the API, the studies and the CLI; below, a family is handed in;
 * every import runs down the layers of ``LAYERS``, or is one of the few ``UPWARD`` exceptions,
-  each with its reason.
+  each with its reason;
+* no module is imported by a name the graph cannot read (``imports_named_by_data``).
 """
 
 from __future__ import annotations
@@ -51,7 +59,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "design",
         (
             "planner.design",
+            "planner.design_links",
             "planner.wiring",
+            "planner.violation",
             "planner.family_roles",
             "planner.validation",
             "planner.design_file",
@@ -79,6 +89,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "planner.report_text",
             "planner.report_tables",
+            "planner.plan_result",
             "planner.catalog_tables",
             "planner.report_markdown",
             "planner.report",
@@ -90,7 +101,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "api",
         (
             "planner.solver_parts",
-            "planner.plan_result",
             "planner.planning",
             "planner.comparisons",
             "planner.api",
@@ -101,7 +111,23 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 #: Imports that run up the layers, each with its reason: (importer, imported) -> why.
-UPWARD: dict[tuple[str, str], str] = {}
+UPWARD: dict[tuple[str, str], str] = {
+    # TODO(issue 34): the role that builds the simulator's graph (``family_roles.Graph``, whose
+    # ``build_fabric`` returns a ``planner.sim.fabric.Fabric``) moves to the sim layer (a
+    # ``BuildsFabric`` protocol in ``planner/sim/fabric_role.py``), ``family_roles.Family`` drops
+    # it, and the registry composes the whole family (its roles and ``BuildsFabric``) as the type
+    # ``planner.families.family_of`` returns: that needs ``planner/families/``.
+    ("planner.family_roles", "planner.sim"): "TODO(issue 34): Graph names the simulator's Fabric",
+    ("planner.family_roles", "planner.sim.fabric"): (
+        "TODO(issue 34): Graph names the simulator's Fabric"
+    ),
+    # TODO(issue 34): ``require_extra`` (and ``EXTRAS``) depend on nothing above the base layer;
+    # they move to a base module (``planner/extras.py``), ``planner.solver_parts`` names them from
+    # there, and ``PlanResult.to_pandas`` imports them from there.
+    ("planner.plan_result", "planner.solver_parts"): (
+        "TODO(issue 34): PlanResult.to_pandas uses require_extra, which belongs in the base layer"
+    ),
+}
 
 #: The family registry, and what may import it: itself and the layers above it.
 REGISTRY = "planner.families"
@@ -138,25 +164,15 @@ def layer_of(module: str) -> int:
     return best[1]
 
 
-def _modules(root: Path) -> dict[str, Path]:
+def _modules(root: Path, packages: tuple[str, ...] = PACKAGES) -> dict[str, Path]:
     out = {}
-    for package in PACKAGES:
+    for package in packages:
         for path in sorted((root / package).rglob("*.py")):
             parts = list(path.relative_to(root).with_suffix("").parts)
             if parts[-1] == "__init__":
                 parts.pop()
             out[".".join(parts)] = path
     return out
-
-
-def _type_checking_only(tree: ast.AST) -> set[int]:
-    """Ids of the nodes under ``if TYPE_CHECKING:`` (never run)."""
-    skip: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            for stmt in node.body:
-                skip.update(id(n) for n in ast.walk(stmt))
-    return skip
 
 
 def _imported_names(node: ast.AST, package: str) -> list[str]:
@@ -172,14 +188,95 @@ def _imported_names(node: ast.AST, package: str) -> list[str]:
     return []
 
 
+#: The calls that import the module their first argument names (``importlib.import_module``,
+#: ``import_module``, ``__import__``).
+IMPORT_CALLS = ("import_module", "__import__")
+
+
+def _import_call_argument(node: ast.AST) -> ast.expr | None:
+    """The name argument of a call importing a module by name, None for any other node."""
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+    if called not in IMPORT_CALLS:
+        return None
+    if node.args:
+        return node.args[0]
+    return next((k.value for k in node.keywords if k.arg == "name"), None)
+
+
+def _constant_tables(tree: ast.Module) -> dict[str, list[str]]:
+    """Module-level names bound to a literal of string constants: a dict's values, a tuple's items.
+
+    A module chosen from such a table (``importlib.import_module(PARTS[part])``) is one of its
+    strings: each counts as imported.
+    """
+    out = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target, value = stmt.targets[0], stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            target, value = stmt.target, stmt.value
+        else:
+            continue
+        items = value.values if isinstance(value, ast.Dict) else getattr(value, "elts", None)
+        if isinstance(target, ast.Name) and items is not None:
+            strings = [i.value for i in items if isinstance(i, ast.Constant)]
+            if strings and len(strings) == len(items) and all(isinstance(s, str) for s in strings):
+                out[target.id] = strings
+    return out
+
+
+def _named_by_string(argument: ast.expr, tables: dict[str, list[str]]) -> list[str] | None:
+    """The modules an import call's name argument may name; None when data chooses it."""
+    if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+        return [argument.value]
+    if isinstance(argument, ast.Subscript) and isinstance(argument.value, ast.Name):
+        return tables.get(argument.value.id)
+    return None
+
+
+#: Imports of a module named by data the graph cannot read, each with its reason:
+#: (importer, the name argument as written) -> why it never names a module of the packages.
+DATA_NAMED: dict[tuple[str, str], str] = {
+    ("planner.solver_parts", "module"): (
+        "require_extra imports an optional third-party extra: its name must be a key of EXTRAS "
+        "(dask, pandas, pyarrow), looked up before the import"
+    ),
+}
+
+
+def _imports(tree: ast.Module, package: str) -> list[tuple[list[str], int, bool]]:
+    """Every import of a module's tree, as (dotted names it may load, line, ``from`` import).
+
+    Statements (at the top, in a function, under ``if TYPE_CHECKING:``) and calls naming the
+    module by a string constant or by an entry of a module-level table of them.
+    """
+    tables = _constant_tables(tree)
+    out = []
+    for node in ast.walk(tree):
+        argument = _import_call_argument(node)
+        if argument is not None:
+            out.append((_named_by_string(argument, tables) or [], node.lineno, False))
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names = _imported_names(node, package)
+            out.append((names, node.lineno, isinstance(node, ast.ImportFrom)))
+    return out
+
+
 def _parents(module: str) -> list[str]:
     parts = module.split(".")
     return [".".join(parts[:i]) for i in range(1, len(parts))]
 
 
-def import_graph(root: Path = ROOT) -> nx.DiGraph:
-    """Module -> module it imports (at import time or in a function), with the line."""
-    modules = _modules(root)
+def _package_of(module: str, path: Path) -> str:
+    return module if path.name == "__init__.py" else module.rpartition(".")[0]
+
+
+def import_graph(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> nx.DiGraph:
+    """Module -> module it imports (at import time, in a function, or for typing), with the line."""
+    modules = _modules(root, packages)
 
     def resolve(name: str) -> str | None:
         while name and name not in modules:
@@ -190,13 +287,8 @@ def import_graph(root: Path = ROOT) -> nx.DiGraph:
     for module, path in modules.items():
         graph.add_node(module)
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        skip = _type_checking_only(tree)
-        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-        for node in ast.walk(tree):
-            if id(node) in skip:
-                continue
-            names = _imported_names(node, package)
-            if isinstance(node, ast.ImportFrom):
+        for names, line, from_import in _imports(tree, _package_of(module, path)):
+            if from_import:
                 # ``from a import b``: the submodule a.b when it is one, else the module a.
                 names = [n for n in names[1:] if n in modules] or names[:1]
             for name in names:
@@ -206,9 +298,28 @@ def import_graph(root: Path = ROOT) -> nx.DiGraph:
                 # Importing a.b.c runs a/__init__ and a/b/__init__ first.
                 for parent in _parents(target):
                     if parent in modules and not _within(module, parent):
-                        graph.add_edge(module, parent, line=node.lineno)
-                graph.add_edge(module, target, line=node.lineno)
+                        graph.add_edge(module, parent, line=line)
+                graph.add_edge(module, target, line=line)
     return graph
+
+
+def imports_named_by_data(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> list[str]:
+    """Calls importing a module whose name data chooses, not one of the ``DATA_NAMED`` exceptions.
+
+    The graph cannot see what such a call loads: name the module with a string constant, or
+    choose it from a module-level table of them.
+    """
+    out = []
+    for module, path in _modules(root, packages).items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tables = _constant_tables(tree)
+        for node in ast.walk(tree):
+            argument = _import_call_argument(node)
+            if argument is None or _named_by_string(argument, tables) is not None:
+                continue
+            if (module, ast.unparse(argument)) not in DATA_NAMED:
+                out.append(f"{path.relative_to(root)} line {node.lineno}: {ast.unparse(node)}")
+    return out
 
 
 def _where(graph: nx.DiGraph, a: str, b: str) -> str:
@@ -328,6 +439,85 @@ def test_the_contracts_catch_a_module_that_breaks_them(
             driver.read_text() + "\n\ndef _g() -> None:\n    import planner.sim.intruder\n"
         )
     assert any("intruder" in line for line in check(import_graph(tmp_path)))
+
+
+def test_no_module_is_imported_by_a_name_the_graph_cannot_read() -> None:
+    assert imports_named_by_data() == []
+
+
+def test_every_data_named_exception_is_still_needed() -> None:
+    found = {
+        (module, ast.unparse(argument))
+        for module, path in _modules(ROOT).items()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if (argument := _import_call_argument(node)) is not None
+    }
+    assert [key for key in DATA_NAMED if key not in found] == []
+
+
+def _tiny_package(root: Path, a: str, b: str) -> None:
+    """A package ``tiny`` of two modules, ``tiny.a`` and ``tiny.b``, with these sources."""
+    package = root / "tiny"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text(a)
+    (package / "b.py").write_text(b)
+
+
+#: How ``tiny.b`` imports ``tiny.a`` back, by every means the graph counts.
+IMPORTS_BACK = {
+    "statement": "from tiny.a import A\n",
+    "for-typing-only": (
+        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from tiny.a import A\n"
+    ),
+    "in-a-function": "def f():\n    import tiny.a\n",
+    "import_module": "import importlib\n\n\ndef f():\n    importlib.import_module('tiny.a')\n",
+    "from-importlib": "from importlib import import_module\n\nA = import_module('tiny.a')\n",
+    "__import__": "def f():\n    __import__('tiny.a')\n",
+    "from-a-table": (
+        "import importlib\n\nPARTS = {'a': 'tiny.a'}\n\n\n"
+        "def f(part):\n    importlib.import_module(PARTS[part])\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("back", list(IMPORTS_BACK), ids=str)
+def test_the_circle_contract_catches_an_import_back_by_any_means(back: str, tmp_path: Path) -> None:
+    """``tiny.a`` imports ``tiny.b``, which imports it back: a circle, however it is written."""
+    _tiny_package(tmp_path, "from tiny.b import B\n\nA = 1\n", IMPORTS_BACK[back] + "B = 1\n")
+    found = circles(import_graph(tmp_path, ("tiny",)))
+    assert [("tiny.a -> tiny.b" in c, "tiny.b -> tiny.a" in c) for c in found] == [(True, True)]
+
+
+def test_the_circle_contract_passes_a_package_without_an_import_back(tmp_path: Path) -> None:
+    """The same package, ``tiny.b`` importing nothing back: no circle."""
+    _tiny_package(tmp_path, "from tiny.b import B\n\nA = 1\n", "B = 1\n")
+    assert circles(import_graph(tmp_path, ("tiny",))) == []
+
+
+@pytest.mark.parametrize(
+    ("call", "caught"),
+    [
+        ("importlib.import_module('tiny.a')", False),
+        ("importlib.import_module(PARTS[name])", False),
+        ("importlib.import_module(name)", True),
+        ("importlib.import_module(f'tiny.{name}')", True),
+        ("importlib.import_module(OTHER[name])", True),
+        ("__import__(name)", True),
+    ],
+    ids=["constant", "from-a-table", "parameter", "f-string", "not-a-table", "__import__"],
+)
+def test_the_contracts_catch_a_module_named_by_data(
+    call: str, caught: bool, tmp_path: Path
+) -> None:
+    """A module chosen by data fails, named by file and line; one named by strings passes."""
+    source = (
+        "import importlib\n\nPARTS = {'a': 'tiny.a'}\n\n\n"
+        f"def f(name, OTHER):\n    return {call}\n"
+    )
+    _tiny_package(tmp_path, "A = 1\n", source)
+    expected = [f"{Path('tiny', 'b.py')} line 7: {call}"] if caught else []
+    assert imports_named_by_data(tmp_path, ("tiny",)) == expected
 
 
 # ---- no module outside the families asks which family it holds --------------------------------

@@ -1,11 +1,14 @@
-"""The validator's shared parts: a violation, its tolerances, and the checks of ports and shape."""
+"""The validator's shared parts: a violation, its tolerances, and the checks of ports and shape.
+
+``Violation`` is defined in ``planner.violation`` (the roles a family plays name it too).
+"""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from planner.design import Design
+from planner.violation import Violation as Violation
 
 #: Relative tolerance on recomputed money and power totals (CP-SAT rounds each unit to a cent
 #: and a milliwatt, so the totals may differ by that much per component).
@@ -15,17 +18,6 @@ TOTAL_ATOL = 1.0
 #: Propagation delay, ns per metre, by what the signal travels in (public figures: ~4.9 ns/m in
 #: silica fibre, 4.5 ns/m in twinax copper), kept apart from the model's own constants.
 PROPAGATION_NS_PER_M = {"fibre": 4.9, "copper": 4.5}
-
-
-@dataclass(frozen=True)
-class Violation:
-    """One broken rule: which check, and what is wrong in words."""
-
-    check: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.check}: {self.message}"
 
 
 def close_enough(a: float, b: float) -> bool:
