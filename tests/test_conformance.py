@@ -216,7 +216,7 @@ def longest_path_in_switches(design: Design) -> int:
     for s in edge:
         dist = nx.single_source_shortest_path_length(g, s)
         # A rail-only fabric joins the leaves of one rail only (leaf su * n + r is rail r's).
-        rails = design.gpus_per_node if fabric.rail_only else 1
+        rails = design.gpus_per_node if fabric.forced_pxn else 1
         mine = {t for t in edge if (t - first) % rails == (s - first) % rails}
         assert mine <= set(dist), "a switch of the group is cut off"
         longest = max(longest, max(dist[t] for t in mine))

@@ -11,7 +11,7 @@ import pytest
 from planner.families.dragonfly import structure as st
 from planner.families.dragonfly.fabric import MINIMAL, VALIANT, fabric_of
 from planner.families.dragonfly.wiring import DragonflyWiring
-from planner.sim.fabric import Fabric
+from planner.sim.fabric import Fabric, RoutingStrategy
 from planner.sim.routing import Routing, route
 from planner.sim.routing_strategies import UNREACHABLE, distances
 
@@ -22,7 +22,7 @@ SPEED_GBPS = 400.0
 THROUGHPUT_TOL = 1e-9
 
 
-def _fabric(w: DragonflyWiring = BALANCED, strategy: str = MINIMAL) -> Fabric:
+def _fabric(w: DragonflyWiring = BALANCED, strategy: RoutingStrategy = MINIMAL) -> Fabric:
     gpus = w.gpus_per_switch * w.switches_per_group * w.groups
     return fabric_of(gpus, 1, w, SPEED_GBPS, strategy=strategy)
 

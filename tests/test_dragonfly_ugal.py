@@ -18,7 +18,7 @@ from planner.families.dragonfly.family import Dragonfly
 from planner.families.dragonfly.routing import routed_plane
 from planner.families.dragonfly.ugal import SPREAD, UGAL
 from planner.families.dragonfly.wiring import DragonflyWiring, parse_dragonfly_wiring
-from planner.sim.fabric import Fabric
+from planner.sim.fabric import Fabric, RoutingStrategy
 from planner.sim.routing import Routing, route
 
 #: UGAL's fraction of ideal against the better of minimal and Valiant (a fraction of it).
@@ -234,7 +234,7 @@ def test_an_unknown_routing_or_arrangement_is_refused(name: str, value: str) -> 
     ],
 )
 def test_the_wiring_s_routing_builds_its_strategy(
-    routing: str, strategy: str, adapts: bool
+    routing: str, strategy: RoutingStrategy, adapts: bool
 ) -> None:
     plane = routed_plane(DragonflyWiring(2, 4, 9, 1, 1, routing, st.BLOCKS), 72, SPEED_GBPS)
     assert plane.strategy == strategy

@@ -77,7 +77,7 @@ def test_the_fabric_puts_gpu_g_on_its_rail_leaf(planned: Design) -> None:
     assert np.array_equal(
         fab.upper[: planned.gpus], fab.tier_offsets[1] + (g // n // u) * n + g % n
     )
-    assert fab.rail_only == (planned.family == "rail_only")
+    assert fab.forced_pxn == (planned.family == "rail_only")
 
 
 def test_design_json_round_trips(planned: Design) -> None:
@@ -302,7 +302,7 @@ def scenario(name: str, failed: str) -> Fabric:
 def permutation(fabric: Fabric, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """A random permutation of the GPUs; on a rail-only fabric, within each rail."""
     rng = np.random.default_rng(seed)
-    if not fabric.rail_only:
+    if not fabric.forced_pxn:
         src = np.arange(fabric.gpus)
         return src, rng.permutation(fabric.gpus)
     n = 8

@@ -228,7 +228,7 @@ def test_the_fabric_graph_is_the_torus(small: Design) -> None:
     fabric = fabric_of(small)
     w = small.wiring
     assert isinstance(w, TorusWiring)
-    assert fabric.strategy == "dimension_order"
+    assert fabric.strategy.name == "dimension_order"
     g = nx.Graph()
     first = fabric.tier_offsets[1]
     for a, b in zip(fabric.lower.tolist(), fabric.upper.tolist(), strict=True):

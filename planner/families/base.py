@@ -146,12 +146,6 @@ class FamilyBase:
         """Nothing to add."""
         return []
 
-    def build_fabric(self, design: Design) -> Fabric:
-        """The tiered up-down graph (``planner.sim.fabric.clos_fabric``)."""
-        from planner.sim.fabric import clos_fabric
-
-        return clos_fabric(design)
-
     def check_structure(self, design: Design) -> list[Violation]:
         """Its own wiring kind, and the up-down structural checks."""
         from planner.validation import UP_DOWN_STRUCTURE, check_wiring_kind

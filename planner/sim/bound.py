@@ -65,7 +65,8 @@ from scipy.optimize import linprog
 from scipy.sparse.csgraph import shortest_path
 
 from models.status import Status, status_of
-from planner.sim.bound_scaled import ScaledBound, SwitchDemand, SwitchLinks, scaled_bound
+from planner.sim.bound_scaled import scaled_bound
+from planner.sim.bound_types import ScaledBound, SwitchDemand, SwitchLinks
 from planner.sim.fabric import Fabric
 
 IntArray = npt.NDArray[np.int64]

@@ -1,4 +1,4 @@
-"""The concrete fabric graph of one plane, as index arrays: the tiered (Clos) graph and tori.
+"""The concrete fabric graph of one plane, as index arrays, and the routing strategy it carries.
 
 Every physical link is kept (parallel links stay separate, so ECMP has real choices) and runs in
 two directed links: ``2 i`` goes from ``lower[i]`` to ``upper[i]`` ("up") and ``2 i + 1`` back
@@ -6,23 +6,18 @@ two directed links: ``2 i`` goes from ``lower[i]`` to ``upper[i]`` ("up") and ``
 first, then the switch groups. GPU g's NIC link is physical link g. Planes are identical copies;
 the simulator sizes traffic per plane and builds one of them.
 
-Each node has a kind (``NodeKind``, one per group) and the plane names its routing strategy
-(``Fabric.strategy``, a key of ``planner.sim.routing.STRATEGIES``): ``up_down`` for the tiered
-fabrics, ``dimension_order`` (or ``shortest_path``) for tori.
+Each node has a kind (``NodeKind``, one per group). The plane carries its routing strategy
+(``Fabric.strategy``, a ``RoutingStrategy`` object: no registry looked up by name) and,
+optionally, the bound its family proves for its structure (``Fabric.bound``).
 
-Clos wiring (as the sizing model and the validator define it): GPU g sits on leaf g // d1. Two
-tiers: every leaf reaches every spine with q1 parallel links. Three tiers: leaf l is in pod
-l // L and reaches the pod's A spines (pod * A + j) with q1 links each; spine (pod, j) reaches the
-C cores of group j (j * C + c) with q2 links each.
-
-Torus wiring: see ``torus_fabric``. A family builds its plane's graph (``Family.build_fabric``),
-from these or of its own (the rail families' and the OCS direct-connect graphs live in their
-packages), and hands it to the simulator.
+This module assumes no family's geometry: every family builds its plane's graph in its own
+package (``Family.build_fabric``; the folded Clos in ``planner.families.clos.fabric``, the torus
+in ``planner.families.torus.fabric``, ...) and hands it to the simulator, which reads only the
+arrays, the node kinds and the link classes.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from enum import IntEnum
@@ -32,7 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from planner.design import Design
+from planner.sim.bound_types import BlockSolver, ScaledBound, SwitchDemand, SwitchLinks
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -128,9 +123,69 @@ class GroupWeights:
         )
 
 
+# ---- routing strategies --------------------------------------------------------------------
+#: Distance of a leaf that cannot be reached.
+UNREACHABLE = np.int16(32_000)
+#: A rule on candidate next hops: (directed link ids, destination leaf node ids) -> allowed.
+LinkRule = Callable[[IntArray, IntArray], BoolArray]
+#: A two-phase (Valiant-style) rule: (source leaves, destination leaves) of leaf pairs ->
+#: (pair index, intermediate switch, weight) entries, the weights of a pair adding up to 1.
+#: Spraying splits a pair's flows over its intermediates by weight; ECMP hashes each flow onto
+#: one of them with those probabilities. An intermediate that a leg cannot reach is dropped and
+#: the pair's other weights are scaled up; a pair left with none is cut off.
+ViaRule = Callable[[IntArray, IntArray], tuple[IntArray, IntArray, FloatArray]]
+
+
+@dataclass(frozen=True)
+class NextHops:
+    """What a strategy tells the switches about a set of destination leaves.
+
+    The next hops of switch v towards leaf l are the alive links v -> w with
+    ``allowed(v -> w, l)`` and ``dist[w, l] = dist[v, l] - 1``.
+    """
+
+    dist: npt.NDArray[np.int16]
+    """Hop distance (switches, leaves), row = node id - first switch; UNREACHABLE when cut off."""
+    allowed: LinkRule | None = None
+    """Extra rule on next hops; None: every alive link that brings the packet one hop closer."""
+    via: ViaRule | None = None
+    """Two-phase routing: intermediate switches a flow goes to first (``ViaRule``), then on to its
+    destination, each leg on these next hops; None: straight to the destination."""
+
+
+@dataclass(frozen=True)
+class RoutingStrategy:
+    """Which next hops a switch may take: a name, the next hops, what may be assumed of routes.
+
+    A plane carries its strategy object (``Fabric.strategy``); the family that builds the plane
+    picks it, so a strategy needs no registry and no import to be found. The generic ones are
+    in ``planner.sim.routing_strategies``; a family's own live in its package.
+    """
+
+    name: str
+    """Its name in messages and tables (``up_down``, ``dragonfly_valiant``, ...)."""
+    next_hops: Callable[[Fabric, IntArray], NextHops]
+    """(fabric, destination leaves as node ids, sorted and unique) -> NextHops."""
+    valley_free: bool = False
+    """Routes climb the fabric's tiers until a switch reaches the destination leaf going down,
+    then descend. What the ECMP index, the stand-in leaves, the spraying halves and the htsim
+    fat-tree export rely on."""
+
+    def __call__(self, fabric: Fabric, leaves: IntArray) -> NextHops:
+        """The strategy's next hops towards these leaves (sorted, unique node ids)."""
+        return self.next_hops(fabric, leaves)
+
+
 #: Adaptive routing (``Fabric.adapt``): (fabric, a phase's source GPUs, destination GPUs, bytes
 #: per flow) -> the fabric the phase is routed on, its strategy's weights set for that demand.
 Adapt = Callable[["Fabric", IntArray, IntArray, FloatArray], "Fabric"]
+#: The optimal-routing bound a family proves for its plane's structure (``Fabric.bound``):
+#: (fabric, alive switch links, switch-level demand, the leaf cut's lambda, a small-LP solver)
+#: -> an upper bound on lambda and whether it is exact, or None when the plane (after failures,
+#: say) no longer has the structure the proof needs. ``planner.sim.bound_scaled`` asks it first.
+StructureBound = Callable[
+    ["Fabric", SwitchLinks, SwitchDemand, float, BlockSolver], "ScaledBound | None"
+]
 #: Failures of switches a graph merges (``Fabric.degrade``): names -> (the plane after those
 #: of them it knows fail, or None if it knows none; the names it does not know).
 Degrade = Callable[[tuple[str, ...]], tuple["Fabric | None", tuple[str, ...]]]
@@ -156,15 +211,16 @@ class Fabric:
     1 = leaf up, 2 = spine up). Torus: 0 = GPU to switch, 1 = torus link."""
     alive: BoolArray
     """Per directed link (2 i up, 2 i + 1 down): False once failed."""
+    strategy: RoutingStrategy
+    """Its routing strategy, chosen by the family that built the plane."""
     roles: tuple[str, ...] = ("gpu", "leaf", "spine", "core")
     """Name of each node group, used in node names ('spine3')."""
     circuit_device: IntArray | None = None
     """OCS direct-connect: the device of every circuit (the top tier's pseudo-nodes)."""
-    strategy: str = "up_down"
-    """Routing strategy: a key of ``planner.sim.routing.STRATEGIES``."""
     dims: tuple[int, ...] = ()
-    """Torus: ring sizes k_0, k_1, ...; switch ``first_switch + r`` has the mixed-radix
-    coordinates of r, dimension 0 fastest (``coords``). Empty for tiered fabrics."""
+    """Lattice sizes k_0, k_1, ... of a plane whose switches sit on a grid (a torus): switch
+    ``first_switch + r`` has the mixed-radix coordinates of r, dimension 0 fastest (``coords``).
+    Empty for a plane whose switches have no coordinates."""
     class_speed_gbps: tuple[float, ...] | None = None
     """Speed of each link class (index = ``link_class``); None: every link at ``link_speed_gbps``."""
     group_kinds: tuple[NodeKind, ...] | None = None
@@ -172,10 +228,10 @@ class Fabric:
     design_class: IntArray | None = None
     """The design's link class of every physical link, -1 for a link the design does not price
     (a chip's own injection port, a mesh link inside a cube); None: ``link_class``."""
-    rail_only: bool = False
-    """True when the scale-out wiring joins only GPUs of one rail (rail-only fabrics): GPUs whose
-    rails (``rails``) differ share no switch, so traffic between them must cross the scale-up
-    domain to the GPU on the destination's rail first (PXN)."""
+    forced_pxn: bool = False
+    """True when the scale-out wiring joins only GPUs of one rail: GPUs whose rails (``rails``)
+    differ share no switch, so traffic between them must cross the scale-up domain to the GPU on
+    the destination's rail first (PXN), whatever the [verify] section asks."""
     rails: int = 0
     """Rail period of the scale-out wiring: GPU g's rail is g % rails (its rank in a rail group
     that sits inside one scale-up domain); 0 = the node's NIC index (g % gpus_per_node)."""
@@ -186,6 +242,9 @@ class Fabric:
     recomputed on what survives). None: routes do not depend on the traffic."""
     group_weights: GroupWeights | None = None
     """Two-phase weights between switch groups that the strategy reads, set by ``adapt``."""
+    bound: StructureBound | None = None
+    """The optimal-routing bound the family proves for its structure (cuts and closed forms,
+    ``StructureBound``); None: the simulator's generic bounds only."""
     degrade: Degrade | None = None
     """Failures of switches that are not nodes of this graph (the spines of a block or the OCS
     devices of a fabric whose identical slices are merged into one block node): the family builds
@@ -362,145 +421,3 @@ class Fabric:
         for e in np.flatnonzero(self.alive):
             g.add_edge(int(src[e]), int(dst[e]), key=int(e), capacity=float(cap[e]))
         return g
-
-
-def clos_fabric(design: Design) -> Fabric:
-    """The fabric graph of one plane of a Clos design: tiered up-down wiring, leaf first."""
-    tiers = design.tiers
-    counts = [design.gpus] + [t.switches for t in tiers]
-    offsets = tuple(int(x) for x in np.concatenate([[0], np.cumsum(counts)]))
-    lowers: list[IntArray] = []
-    uppers: list[IntArray] = []
-    classes: list[IntArray] = []
-
-    def add(lower: IntArray, upper: IntArray, cls: int) -> None:
-        lowers.append(lower.astype(np.int64))
-        uppers.append(upper.astype(np.int64))
-        classes.append(np.full(lower.size, cls, dtype=np.int64))
-
-    leaf = tiers[0]
-    gpu = np.arange(design.gpus)
-    add(gpu, offsets[1] + gpu // leaf.downlinks, 0)
-    if len(tiers) >= 2:
-        n1, f1, q1 = leaf.switches, leaf.fanout, leaf.parallel_links
-        leaves = np.repeat(np.arange(n1), f1 * q1)
-        j = np.tile(np.repeat(np.arange(f1), q1), n1)
-        if len(tiers) == 2:
-            add(offsets[1] + leaves, offsets[2] + j, 1)
-        else:
-            pod = leaves // design.leaves_per_pod
-            add(offsets[1] + leaves, offsets[2] + pod * f1 + j, 1)
-            spine = tiers[1]
-            n2, f2, q2 = spine.switches, spine.fanout, spine.parallel_links
-            aggs = np.repeat(np.arange(n2), f2 * q2)
-            group = aggs % f1
-            c = np.tile(np.repeat(np.arange(f2), q2), n2)
-            add(offsets[2] + aggs, offsets[3] + group * f2 + c, 2)
-    lower = np.concatenate(lowers)
-    return Fabric(
-        gpus=design.gpus,
-        planes=design.planes,
-        link_speed_gbps=float(design.link_speed_gbps),
-        tier_offsets=offsets,
-        lower=lower,
-        upper=np.concatenate(uppers),
-        link_class=np.concatenate(classes),
-        alive=np.ones(2 * lower.size, dtype=bool),
-        roles=("gpu",) + tuple(t.role for t in tiers),
-    )
-
-
-def torus_links_per_plane(dims: tuple[int, ...], parallel_links: int) -> int:
-    """Torus (switch-to-switch) physical links of one plane of ``torus_fabric``.
-
-    links = q * sum_d  { N if k_d >= 3;  N / 2 if k_d == 2;  0 if k_d == 1 },   N = prod(dims)
-    """
-    n = math.prod(dims)
-    return parallel_links * sum(n if k >= 3 else n // 2 if k == 2 else 0 for k in dims)
-
-
-def torus_fabric(
-    gpus: int,
-    planes: int,
-    dims: tuple[int, ...],
-    gpus_per_switch: int,
-    parallel_links: int,
-    link_speed_gbps: float,
-    host_speed_gbps: float | None = None,
-    roles: tuple[str, str] = ("gpu", "switch"),
-    *,
-    switch_kind: NodeKind = NodeKind.SWITCH,
-    strategy: str = "dimension_order",
-) -> Fabric:
-    """One plane of a k-ary n-cube (torus) of switches, each with its GPUs, routed by DOR.
-
-    Nodes: GPUs ``0 .. gpus-1``, then N = prod(dims) switches; switch ``gpus + r`` has the
-    mixed-radix coordinates of r, dimension 0 fastest (``Fabric.coords``).
-
-    Links, in this order (physical link g is GPU g's NIC link):
-
-    * class 0, one per GPU: GPU g -> switch g // gpus_per_switch, at ``host_speed_gbps``
-      (default ``link_speed_gbps``). The last switches hold fewer GPUs (or none) when ``gpus``
-      does not fill them.
-    * class 1, torus links at ``link_speed_gbps``, dimension by dimension: along a dimension of
-      size k, every ring (the switches that differ only in that coordinate) is wired
-      ``r -> r + 1 mod k`` (lower = r, upper = r + 1), so
-
-        - k >= 3: k links per ring, N links in the dimension (every switch has a + and a -
-          neighbour);
-        - k == 2: ONE link per ring (its two neighbours coincide), N / 2 links (lower = the
-          switch with coordinate 0);
-        - k == 1: none;
-
-      each repeated ``parallel_links`` (q) times as separate physical links, so ECMP sees q next
-      hops. Links per plane: q * sum_d (N if k_d >= 3, N / 2 if k_d == 2, else 0)
-      (``torus_links_per_plane``); a switch's torus degree is 2 q per dimension with k >= 3 and
-      q per dimension with k == 2.
-
-    A switchless torus of chips (TPU-style) is ``gpus_per_switch = 1`` with the chip's router as
-    the "switch": pass ``switch_kind=NodeKind.ROUTER`` (and e.g. ``roles=("chip", "router")``)
-    and the chip's injection bandwidth as ``host_speed_gbps``; routing is the same.
-
-    Raises
-    ------
-    ValueError
-        Empty or non-positive sizes, or more GPUs than the switches hold.
-    """
-    dims = tuple(int(k) for k in dims)
-    if not dims or min(dims) < 1:
-        raise ValueError(f"torus dims must be one or more sizes >= 1; got {dims}")
-    if gpus_per_switch < 1 or parallel_links < 1 or planes < 1 or gpus < 1:
-        raise ValueError("gpus, planes, gpus_per_switch and parallel_links must be >= 1")
-    n = math.prod(dims)
-    if gpus > n * gpus_per_switch:
-        raise ValueError(f"{gpus} GPUs do not fit on {n} switches of {gpus_per_switch} GPUs each")
-    gpu = np.arange(gpus, dtype=np.int64)
-    r = np.arange(n, dtype=np.int64)
-    stride = 1
-    lowers, uppers = [gpu], [gpus + gpu // gpus_per_switch]
-    for k in dims:
-        coord = (r // stride) % k
-        ring = r[coord == 0] if k == 2 else r if k >= 3 else r[:0]
-        nxt = ring + np.where((ring // stride) % k == k - 1, (1 - k) * stride, stride)
-        lowers.append(np.repeat(gpus + ring, parallel_links))
-        uppers.append(np.repeat(gpus + nxt, parallel_links))
-        stride *= k
-    lower = np.concatenate(lowers)
-    classes = np.ones(lower.size, dtype=np.int64)
-    classes[:gpus] = 0
-    host = float(link_speed_gbps if host_speed_gbps is None else host_speed_gbps)
-    return Fabric(
-        gpus=gpus,
-        planes=planes,
-        link_speed_gbps=float(link_speed_gbps),
-        tier_offsets=(0, gpus, gpus + n),
-        lower=lower,
-        upper=np.concatenate(uppers),
-        link_class=classes,
-        alive=np.ones(2 * lower.size, dtype=bool),
-        roles=tuple(roles),
-        strategy=strategy,
-        dims=dims,
-        class_speed_gbps=(host, float(link_speed_gbps)),
-        group_kinds=(NodeKind.GPU, switch_kind),
-    )

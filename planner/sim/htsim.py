@@ -244,7 +244,7 @@ def htsim_layout(fabric: Fabric) -> HtsimLayout:
         shape = f"a {'x'.join(map(str, fabric.dims))} torus" if fabric.dims else "this plane"
         raise ValueError(
             f"htsim's .topo format describes up-down fat trees only; {shape} is routed by "
-            f"{fabric.strategy!r} and cannot be exported (the .cm connection matrix still can)"
+            f"{fabric.strategy.name!r} and cannot be exported (the .cm connection matrix still can)"
         )
     if fabric.circuit_device is not None:
         raise ValueError(

@@ -269,7 +269,7 @@ def check_next_hops(walk: Walk, count: IntArray, node: IntArray, dest: IntArray)
         i = int(np.argmin(count))
         fabric = walk.fabric
         raise ValueError(
-            f"routing strategy {fabric.strategy!r} gives no next hop at "
+            f"routing strategy {fabric.strategy.name!r} gives no next hop at "
             f"{fabric.node_name(int(node[i]))} towards {fabric.node_name(int(dest[i]))}, "
             "although its distances say it is reachable"
         )

@@ -1,7 +1,7 @@
 """Routing strategies: which next hops a switch may take towards a destination leaf.
 
-Which next hops a switch may take is the fabric's routing strategy (``Fabric.strategy``, looked
-up in ``STRATEGIES``). A strategy maps the fabric and a set of destination leaves (a destination
+Which next hops a switch may take is the fabric's routing strategy (``Fabric.strategy``, a
+``RoutingStrategy`` object the family that built the plane put there). A strategy maps the fabric and a set of destination leaves (a destination
 GPU's first switch) to ``NextHops``: the hop distance ``dist(v, l)`` from every switch v to every
 destination leaf l over the links it may use (alive ones only), and optionally an
 ``allowed(link, l)`` rule. The equal-cost next hops of v towards l are then the alive links
@@ -10,20 +10,15 @@ v -> w with
     allowed(v -> w, l)  and  dist(w, l) = dist(v, l) - 1       (parallel links are separate hops)
 
 so ECMP and spraying (``planner.sim.routing``) run unchanged on every strategy. A strategy also
-says whether its routes are valley-free (``RegisteredStrategy.valley_free``): code that relies
+says whether its routes are valley-free (``RoutingStrategy.valley_free``): code that relies
 on routes climbing then descending asks ``is_valley_free(fabric)``, never a strategy's name.
-Registered strategies:
+The generic strategies (a family's own live in its package: dimension order in
+``planner.families.torus.routing``, the dragonfly's and WCMP in theirs):
 
 * ``up_down`` (folded Clos, OCS direct-connect): valley-free. A packet climbs until it reaches a
   switch whose subtree holds the destination leaf, then descends. ``leaf_distances`` computes
   that distance tier by tier from the top: a switch at tier t is t - 1 hops from a leaf below it,
   else one more than its nearest parent. No extra rule.
-* ``dimension_order`` (tori, ``Fabric.dims``): DOR. Correct the lowest dimension whose coordinate
-  differs first, moving the shorter way round its ring; when both ways are equally short (k even,
-  ring distance k / 2) both directions are next hops. ``dist`` is the sum of ring distances when
-  every ring segment of some DOR path is alive, else unreachable; the rule allows only links of
-  the lowest differing dimension. A failed link thus removes the next hops whose DOR path needs it,
-  and a flow with no alive DOR path is cut off.
 * ``shortest_path``: minimal hop count over the alive switch-to-switch links (any direction, any
   dimension); no extra rule.
 
@@ -31,18 +26,17 @@ Registered strategies:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-
 import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 from scipy.sparse.csgraph import shortest_path
 
-from planner.sim.fabric import BoolArray, Fabric, FloatArray, IntArray
+from planner.sim.fabric import UNREACHABLE as UNREACHABLE
+from planner.sim.fabric import BoolArray, Fabric, IntArray, RoutingStrategy
+from planner.sim.fabric import LinkRule as LinkRule
+from planner.sim.fabric import NextHops as NextHops
+from planner.sim.fabric import ViaRule as ViaRule
 
-#: Distance of a leaf that cannot be reached.
-UNREACHABLE = np.int16(32_000)
 #: Largest number of (switch, destination leaf) candidate entries expanded at once.
 EXPAND_CHUNK = 4_000_000
 
@@ -140,87 +134,14 @@ def leaf_distances(fabric: Fabric, leaves: IntArray) -> npt.NDArray[np.int16]:
     return dist
 
 
-# ---- routing strategies --------------------------------------------------------------------
-#: A rule on candidate next hops: (directed link ids, destination leaf node ids) -> allowed.
-LinkRule = Callable[[IntArray, IntArray], BoolArray]
-#: A two-phase (Valiant-style) rule: (source leaves, destination leaves) of leaf pairs ->
-#: (pair index, intermediate switch, weight) entries, the weights of a pair adding up to 1.
-#: Spraying splits a pair's flows over its intermediates by weight; ECMP hashes each flow onto
-#: one of them with those probabilities. An intermediate that a leg cannot reach is dropped and
-#: the pair's other weights are scaled up; a pair left with none is cut off.
-ViaRule = Callable[[IntArray, IntArray], tuple[IntArray, IntArray, FloatArray]]
-
-
-@dataclass(frozen=True)
-class NextHops:
-    """What a strategy tells the switches about a set of destination leaves.
-
-    The next hops of switch v towards leaf l are the alive links v -> w with
-    ``allowed(v -> w, l)`` and ``dist[w, l] = dist[v, l] - 1``.
-    """
-
-    dist: npt.NDArray[np.int16]
-    """Hop distance (switches, leaves), row = node id - first switch; UNREACHABLE when cut off."""
-    allowed: LinkRule | None = None
-    """Extra rule on next hops; None: every alive link that brings the packet one hop closer."""
-    via: ViaRule | None = None
-    """Two-phase routing: intermediate switches a flow goes to first (``ViaRule``), then on to its
-    destination, each leg on these next hops; None: straight to the destination."""
-
-
-#: A routing strategy: (fabric, destination leaves as node ids, sorted and unique) -> NextHops.
-Strategy = Callable[[Fabric, IntArray], NextHops]
-
-
-@dataclass(frozen=True)
-class RegisteredStrategy:
-    """A strategy as registered: its next hops, and what other code may assume of its routes."""
-
-    next_hops: Strategy
-    valley_free: bool = False
-    """Routes climb the fabric's tiers until a switch reaches the destination leaf going down,
-    then descend (``up_down``). What the ECMP index, the stand-in leaves, the spraying halves,
-    the scaled bounds and the htsim fat-tree export rely on."""
-
-    def __call__(self, fabric: Fabric, leaves: IntArray) -> NextHops:
-        """The strategy's next hops towards these leaves (sorted, unique node ids)."""
-        return self.next_hops(fabric, leaves)
-
-
-#: Routing strategies by name (``Fabric.strategy``); add one with ``register_strategy``.
-STRATEGIES: dict[str, RegisteredStrategy] = {}
-
-
-def register_strategy(name: str, *, valley_free: bool = False) -> Callable[[Strategy], Strategy]:
-    """Register a strategy under ``name`` (a decorator); fabrics select it by ``strategy=name``.
-
-    ``valley_free``: its routes climb, then descend (``RegisteredStrategy.valley_free``).
-    """
-
-    def add(strategy: Strategy) -> Strategy:
-        STRATEGIES[name] = RegisteredStrategy(strategy, valley_free)
-        return strategy
-
-    return add
-
-
-def strategy_of(fabric: Fabric) -> RegisteredStrategy:
-    """The strategy a fabric names; ValueError listing the known ones when there is none."""
-    try:
-        return STRATEGIES[fabric.strategy]
-    except KeyError:
-        raise ValueError(
-            f"unknown routing strategy {fabric.strategy!r}; known: {', '.join(sorted(STRATEGIES))}"
-        ) from None
+def strategy_of(fabric: Fabric) -> RoutingStrategy:
+    """The strategy the plane carries (``Fabric.strategy``)."""
+    return fabric.strategy
 
 
 def is_valley_free(fabric: Fabric) -> bool:
-    """True when the fabric's strategy routes valley-free (climb, then descend).
-
-    False for a strategy that is not registered: nothing may assume anything of its routes.
-    """
-    registered = STRATEGIES.get(fabric.strategy)
-    return registered is not None and registered.valley_free
+    """True when the fabric's strategy routes valley-free (climb, then descend)."""
+    return fabric.strategy.valley_free
 
 
 def distances(fabric: Fabric, leaves: IntArray) -> npt.NDArray[np.int16]:
@@ -262,13 +183,11 @@ def leaf_hops(fabric: Fabric, src_leaf: IntArray, dst_leaf: IntArray) -> IntArra
     return d
 
 
-@register_strategy("up_down", valley_free=True)
 def up_down(fabric: Fabric, leaves: IntArray) -> NextHops:
     """Valley-free routing of tiered fabrics (``leaf_distances``), no extra rule."""
     return NextHops(leaf_distances(fabric, leaves))
 
 
-@register_strategy("shortest_path")
 def minimal_hops(fabric: Fabric, leaves: IntArray) -> NextHops:
     """Minimal hop count over alive switch-to-switch links (BFS towards every leaf).
 
@@ -290,103 +209,7 @@ def minimal_hops(fabric: Fabric, leaves: IntArray) -> NextHops:
     return NextHops(out)
 
 
-def _ring_hops(fabric: Fabric) -> tuple[IntArray, BoolArray, BoolArray]:
-    """Torus structure of the links: their dimensions and the alive ring steps.
-
-    Returns the dimension of every directed link (-1 when it is no ring step), and per dimension
-    and switch whether an alive link steps +1 (resp. -1) along that dimension.
-    """
-    first, coords, dims = fabric.first_switch, fabric.coords, np.asarray(fabric.dims)
-    src, dst = fabric.src, fabric.dst
-    link_dim = np.full(fabric.links, -1, dtype=np.int64)
-    sw = np.flatnonzero((src >= first) & (dst >= first))
-    diff = coords[src[sw] - first] != coords[dst[sw] - first]
-    one_dim = diff.sum(axis=1) == 1
-    sw, d = sw[one_dim], np.argmax(diff[one_dim], axis=1)
-    k = dims[d]
-    step = (coords[dst[sw] - first, d] - coords[src[sw] - first, d]) % k
-    is_plus, is_minus = step == 1, step == k - 1
-    ring = is_plus | is_minus
-    link_dim[sw[ring]] = d[ring]
-    plus = np.zeros((dims.size, fabric.switches), dtype=bool)
-    minus = np.zeros_like(plus)
-    ok = fabric.alive[sw]
-    plus[d[ok & is_plus], src[sw[ok & is_plus]] - first] = True
-    minus[d[ok & is_minus], src[sw[ok & is_minus]] - first] = True
-    return link_dim, plus, minus
-
-
-def _runs(coords: IntArray, dims: tuple[int, ...], hop: BoolArray, sign: int) -> IntArray:
-    """Per dimension and switch: alive hops in a row from the switch in direction ``sign``.
-
-    Counted up to k // 2, the longest minimal ring segment.
-    """
-    n = coords.shape[0]
-    out = np.zeros((len(dims), n), dtype=np.int64)
-    stride = 1
-    for d, k in enumerate(dims):
-        at = np.arange(n)
-        ok = np.ones(n, dtype=bool)
-        for _ in range(k // 2):
-            ok &= hop[d, at]
-            out[d] += ok
-            c = (at // stride) % k
-            at = at + (((c + sign) % k) - c) * stride
-        stride *= k
-    return out
-
-
-@register_strategy("dimension_order")
-def dimension_order(fabric: Fabric, leaves: IntArray) -> NextHops:
-    """Dimension-order routing on a torus (``Fabric.dims``): see the module docstring.
-
-    With p_0 = v and p_{d+1} = p_d with coordinate d set to l's, and a = p_d[d], b = l[d],
-    up = (b - a) mod k_d, down = (a - b) mod k_d:
-
-        dist(v, l) = sum_d min(up, down)   if every d has an alive minimal arc from p_d, else
-                     UNREACHABLE,
-
-    where the + arc is alive when run_+(p_d) >= up (alive + hops in a row), the - arc likewise,
-    and the minimal arcs are the shorter one, or both on a tie. The rule keeps the links of the
-    lowest dimension in which the link's tail and l differ.
-    """
-    dims = fabric.dims
-    if not dims or int(np.prod(dims)) != fabric.switches:
-        raise ValueError(
-            f"dimension_order routing needs torus dims whose product is the switch count "
-            f"({fabric.switches}); got dims={dims}"
-        )
-    first, coords = fabric.first_switch, fabric.coords
-    link_dim, plus, minus = _ring_hops(fabric)
-    run_up, run_down = _runs(coords, dims, plus, 1), _runs(coords, dims, minus, -1)
-    n, cols = fabric.switches, leaves - first
-    dist = np.empty((n, cols.size), dtype=np.int16)
-    chunk = max(1, EXPAND_CHUNK // max(n, 1))
-    for a0 in range(0, cols.size, chunk):
-        c = cols[a0 : a0 + chunk]
-        cur = np.repeat(np.arange(n)[:, np.newaxis], c.size, axis=1)
-        total = np.zeros(cur.shape, dtype=np.int64)
-        ok = np.ones(cur.shape, dtype=bool)
-        stride = 1
-        for d, k in enumerate(dims):
-            a, b = coords[cur, d], coords[c, d][np.newaxis, :]
-            up, down = (b - a) % k, (a - b) % k
-            up_ok, down_ok = run_up[d, cur] >= up, run_down[d, cur] >= down
-            ok &= np.where(up < down, up_ok, np.where(down < up, down_ok, up_ok | down_ok))
-            total += np.minimum(up, down)
-            cur = cur + (b - a) * stride
-            stride *= k
-        dist[:, a0 : a0 + chunk] = np.where(ok, total, int(UNREACHABLE)).astype(np.int16)
-
-    src = fabric.src
-
-    def allowed(links: IntArray, dest: IntArray) -> BoolArray:
-        """Links in the lowest dimension where the link's tail and the destination differ."""
-        tail = src[links]
-        to_switch = tail >= first
-        lowest = np.full(links.size, -2, dtype=np.int64)
-        diff = coords[tail[to_switch] - first] != coords[dest[to_switch] - first]
-        lowest[to_switch] = np.argmax(diff, axis=1)
-        return link_dim[links] == lowest
-
-    return NextHops(dist, allowed)
+#: Up-down routing of tiered planes (folded Clos, rail, OCS direct-connect with circuit nodes).
+UP_DOWN = RoutingStrategy("up_down", up_down, valley_free=True)
+#: Minimal hop count over any alive switch links.
+SHORTEST_PATH = RoutingStrategy("shortest_path", minimal_hops)

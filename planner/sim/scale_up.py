@@ -20,13 +20,13 @@ PXN (NCCL's "PCI x NVLink"): a flow from GPU s to GPU d in another domain whose 
 own rail period ``Fabric.rails``, a rail-only fabric's rail groups inside a domain) goes s -> p
 over the scale-up domain and p -> d over the scale-out fabric, where p = ``(s // R) * R + d % R``
 is the GPU of s's node (or rail group) on d's rail. It is pipelined: both hops run at once in
-the phase, and the flow ends when the slower hop ends. A rail-only fabric (``Fabric.rail_only``)
-forces PXN on every cross-rail flow between domains whatever ``Verify.pxn`` says: its rails share
-no switch, so the direct path does not exist.
+the phase, and the flow ends when the slower hop ends. A fabric whose rails share no switch
+(``Fabric.forced_pxn``: the rail-only family's) forces PXN on every cross-rail flow between
+domains whatever ``Verify.pxn`` says: the direct path does not exist.
 
 No domain is modelled (``scale_up_of`` returns None) when the domain holds one GPU, or when the
 fabric's first switches are the chips' own routers (``NodeKind.ROUTER``: the switchless chip
-tori of the ``ocs_torus`` family, where the chip's router IS the fabric and its links are
+tori of some families, where the chip's router IS the fabric and its links are
 already the chips' only links).
 """
 
@@ -40,6 +40,7 @@ import numpy as np
 from planner.design import Design, ScaleUpDomain
 from planner.sim.fabric import Fabric, IntArray, NodeKind
 from planner.sim.flow import BITS_PER_BYTE, GBPS
+from planner.sim.routing_strategies import UP_DOWN
 from planner.sim.traffic import Phase, Traffic
 
 #: Names of the scale-up fabric's node groups: its link class reads "gpu-nvswitch" in reports.
@@ -75,6 +76,7 @@ def scale_up_fabric(gpus: int, domain_gpus: int, gbps_per_gpu: float) -> Fabric:
         link_class=np.zeros(gpus, dtype=np.int64),
         alive=np.ones(2 * gpus, dtype=bool),
         roles=SCALE_UP_ROLES,
+        strategy=UP_DOWN,
         group_kinds=(NodeKind.GPU, NodeKind.SCALE_UP_SWITCH),
     )
 
@@ -187,7 +189,7 @@ def scale_up_for(
     None when the domain holds one GPU, or when the fabric's switches are the chips' routers
     (``NodeKind.ROUTER``, the switchless ``ocs_torus`` chip tori): there the scale-out fabric is
     all the chip has and the simulation runs as it did without a domain. PXN is on when ``pxn``
-    asks for it or the fabric is rail-only (``Fabric.rail_only``: forced). The rail period is the
+    asks for it or the fabric's rails share no switch (``Fabric.forced_pxn``). The rail period is the
     fabric's (``Fabric.rails``) when it sets one, else ``gpus_per_node``.
     """
     if domain.gpus <= 1 or NodeKind.ROUTER in (fabric.group_kinds or ()):
@@ -196,8 +198,8 @@ def scale_up_for(
         scale_up_fabric(fabric.gpus, domain.gpus, domain.gbps_per_gpu),
         domain.gpus,
         fabric.rails or gpus_per_node,
-        pxn or fabric.rail_only,
-        forced=fabric.rail_only and not pxn,
+        pxn or fabric.forced_pxn,
+        forced=fabric.forced_pxn and not pxn,
     )
 
 

@@ -71,8 +71,9 @@ def design_of(name: str) -> Any:
 def one_case(kind: str, name: str, label: str) -> dict[str, Any]:
     """Build the fabric and traffic, then time the bound of every phase."""
     from planner.families import fabric_of
+    from planner.families.torus.fabric import torus_fabric
     from planner.sim.bound import max_concurrent_flow
-    from planner.sim.fabric import NodeKind, torus_fabric
+    from planner.sim.fabric import NodeKind
     from planner.sim.flow import BITS_PER_BYTE, GBPS
     from planner.sim.traffic_kinds import build_traffic
 

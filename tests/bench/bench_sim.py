@@ -78,9 +78,9 @@ TORUS_CASES = tuple((t, r) for t in ("permutation", "ep_all_to_all_64") for r in
 
 def torus_case(shape: int, pattern: str, routing: str) -> dict[str, float]:
     """Simulate one traffic on one torus of ``TORUS_SHAPES`` under one routing."""
+    from planner.families.torus.fabric import torus_fabric
     from planner.sim import collectives, gpu_groups, traffic_patterns
     from planner.sim import traffic as tr
-    from planner.sim.fabric import torus_fabric
     from planner.sim.phase_runs import run_traffic
     from planner.sim.routing import Routing
 

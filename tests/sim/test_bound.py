@@ -14,10 +14,12 @@ import pytest
 from models.status import Status
 from planner.api import plan
 from planner.families import fabric_of
+from planner.families.clos.bound import clos_bound
 from planner.schema.instance import Instance
 from planner.sim import bound
 from planner.sim.bound import max_concurrent_flow
 from planner.sim.fabric import Fabric
+from planner.sim.routing_strategies import UP_DOWN
 
 #: Relative agreement required between the bound and an independent computation.
 REL_TOL = 1e-6
@@ -65,6 +67,8 @@ def make_fabric(
         upper=np.concatenate(uppers).astype(np.int64),
         link_class=np.concatenate(classes),
         alive=np.ones(2 * lower.size, dtype=bool),
+        strategy=UP_DOWN,
+        bound=clos_bound,
     )
 
 

@@ -16,11 +16,12 @@ import pytest
 from models.status import Status
 from planner.api import plan
 from planner.families import fabric_of
+from planner.families.torus.fabric import torus_fabric
 from planner.schema.instance import Instance
 from planner.sim import bound, collectives, gpu_groups, traffic_patterns
 from planner.sim import traffic as tr
 from planner.sim.bound import length_bound, max_concurrent_flow, switch_links
-from planner.sim.fabric import Fabric, torus_fabric
+from planner.sim.fabric import Fabric
 from tests.sim.test_bound import make_fabric, planned_fabric
 
 #: Relative agreement required between the scaled bound and the reference LP where equal.

@@ -22,6 +22,7 @@ from planner.sim.htsim import (
     write_topology,
 )
 from planner.sim.packet import switch_hops
+from planner.sim.routing_strategies import UP_DOWN
 from tests.sim.test_bound import make_fabric, planned_fabric
 
 FABRICS = {
@@ -436,6 +437,7 @@ def test_a_plane_of_disjoint_rails_is_not_written_as_one_tree() -> None:
         upper=upper,
         link_class=np.concatenate([np.zeros(16, np.int64), np.ones(4, np.int64)]),
         alive=np.ones(2 * lower.size, dtype=bool),
+        strategy=UP_DOWN,
     )
     with pytest.raises(ValueError, match="2 disjoint parts"):
         topology_text(rails)

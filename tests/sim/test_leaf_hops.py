@@ -7,7 +7,8 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from planner.sim.fabric import Fabric, torus_fabric
+from planner.families.torus.fabric import torus_fabric
+from planner.sim.fabric import Fabric
 from planner.sim.routing_strategies import distances, leaf_hops
 from tests.sim.test_bound import make_fabric
 

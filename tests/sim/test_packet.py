@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
+from planner.families.torus.fabric import torus_fabric
 from planner.schema.verify import TransportSpec, Verify
 from planner.sim import traffic_patterns
-from planner.sim.fabric import torus_fabric
 from planner.sim.flow import completion_times
 from planner.sim.packet import (
     HTSIM_EQDS,

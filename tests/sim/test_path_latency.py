@@ -16,8 +16,9 @@ import pytest
 from planner.families.dragonfly import structure as st
 from planner.families.dragonfly.routing import routed_plane
 from planner.families.dragonfly.wiring import DragonflyWiring
+from planner.families.torus.fabric import torus_fabric
 from planner.schema.verify import TransportSpec
-from planner.sim.fabric import Fabric, torus_fabric
+from planner.sim.fabric import Fabric
 from planner.sim.packet import PathModel, Transport, latency_s, switch_hops
 from planner.sim.path_latency import routed_crossings
 from planner.sim.routing_strategies import is_valley_free

@@ -20,13 +20,15 @@ import pytest
 
 from planner.api import plan, simulate
 from planner.design import ScaleUpDomain
+from planner.families.torus.fabric import torus_fabric
 from planner.schema.instance import Instance
 from planner.schema.verify import Verify
 from planner.sim import collectives, gpu_groups, traffic_patterns
 from planner.sim import traffic as tr
-from planner.sim.fabric import Fabric, NodeKind, torus_fabric
+from planner.sim.fabric import Fabric, NodeKind
 from planner.sim.phase_runs import run_traffic
 from planner.sim.routing import Routing, route
+from planner.sim.routing_strategies import UP_DOWN
 from planner.sim.scale_up import (
     ScaleUp,
     ideal_time_s,
@@ -78,9 +80,10 @@ def rail_fabric(
         upper=np.concatenate(upper),
         link_class=np.concatenate(cls),
         alive=np.ones(2 * low.size, dtype=bool),
+        strategy=UP_DOWN,
         roles=roles,
         class_speed_gbps=(speed, speed * rails) if spine else None,
-        rail_only=not spine,
+        forced_pxn=not spine,
     )
 
 

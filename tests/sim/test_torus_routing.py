@@ -17,22 +17,24 @@ import numpy as np
 import pytest
 
 from planner.errors import InputError
+from planner.families.torus.fabric import torus_fabric, torus_links_per_plane
+from planner.families.torus.routing import DIMENSION_ORDER
 from planner.schema.verify import FailureSpec
 from planner.sim import traffic_patterns
 from planner.sim.bound import max_concurrent_flow
-from planner.sim.fabric import Fabric, NodeKind, torus_fabric, torus_links_per_plane
+from planner.sim.fabric import Fabric, NodeKind
 from planner.sim.flow import max_min_rates
 from planner.sim.htsim import connection_matrix_text, topology_text
 from planner.sim.phase_runs import run_traffic
 from planner.sim.routes import Routes
 from planner.sim.routing import Routing, route
 from planner.sim.routing_strategies import (
-    STRATEGIES,
+    SHORTEST_PATH,
     UNREACHABLE,
     NextHops,
+    RoutingStrategy,
     distances,
     leaf_distances,
-    register_strategy,
     strategy_of,
 )
 from planner.sim.scenarios import named_scenario, single_switch_scenarios
@@ -271,7 +273,7 @@ def test_torus_builder_rejects_bad_sizes(dims: tuple[int, ...], per_switch: int,
 
 def test_clos_node_kinds_and_class_names_are_unchanged() -> None:
     fabric = make_fabric(4, 4, 2, leaves_per_pod=2, cores_per_group=2)
-    assert fabric.strategy == "up_down"
+    assert fabric.strategy.name == "up_down"
     assert (fabric.node_kind[: fabric.gpus] == NodeKind.GPU).all()
     assert (fabric.node_kind[fabric.gpus :] == NodeKind.SWITCH).all()
     assert [fabric.class_name(c) for c in range(fabric.link_classes)] == [
@@ -569,7 +571,7 @@ SHORTEST_CASES: dict[str, Any] = {
 
 @pytest.mark.parametrize("name", list(SHORTEST_CASES))
 def test_shortest_path_distances_match_networkx(name: str) -> None:
-    fabric = replace(SHORTEST_CASES[name](), strategy="shortest_path")
+    fabric = replace(SHORTEST_CASES[name](), strategy=SHORTEST_PATH)
     dist = distances(fabric, np.arange(fabric.first_switch, fabric.nodes))
     assert dist.tolist() == switch_distances_nx(fabric).tolist()
 
@@ -582,7 +584,7 @@ def test_shortest_path_routes_around_a_failure_that_cuts_dor(routing: Routing) -
     failed = fabric.with_failed_links([link])
     # (0,0) -> (1,0): DOR must step +1 in dimension 0, the only minimal arc, and it is down.
     assert not route(failed, np.array([0]), np.array([1]), routing).connected[0]
-    minimal = replace(failed, strategy="shortest_path")
+    minimal = replace(failed, strategy=SHORTEST_PATH)
     routes = route(minimal, np.array([0]), np.array([1]), routing)
     assert routes.connected[0]
     # NICs + 2 hops the long way round dimension 0: 0 -> 2 -> 1
@@ -599,45 +601,36 @@ def test_shortest_path_equals_up_down_on_a_healthy_clos(name: str) -> None:
     leaves = np.arange(fabric.tier_offsets[1], fabric.tier_offsets[2])
     up_down = leaf_distances(fabric, leaves)
     assert (distances(fabric, leaves) == up_down).all()
-    assert (distances(replace(fabric, strategy="shortest_path"), leaves) == up_down).all()
-
-
-def test_unknown_strategy_names_the_known_ones() -> None:
-    fabric = replace(torus((3,)), strategy="valiant")
-    with pytest.raises(ValueError, match="unknown routing strategy 'valiant'.*dimension_order"):
-        route(fabric, np.array([0]), np.array([1]), Routing.ECMP)
+    assert (distances(replace(fabric, strategy=SHORTEST_PATH), leaves) == up_down).all()
 
 
 def test_dimension_order_needs_torus_dims() -> None:
-    fabric = replace(make_fabric(4, 4, 2), strategy="dimension_order")
+    fabric = replace(make_fabric(4, 4, 2), strategy=DIMENSION_ORDER)
     with pytest.raises(ValueError, match="torus dims"):
         strategy_of(fabric)(fabric, np.array([fabric.first_switch]))
 
 
-def test_a_registered_strategy_is_used_by_route(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A strategy whose rule forbids every link leaves the cross flows cut off."""
-    monkeypatch.setattr("planner.sim.routing_strategies.STRATEGIES", dict(STRATEGIES))
+def test_a_strategy_the_plane_carries_is_used_by_route() -> None:
+    """A strategy whose rule forbids every link leaves the cross flows cut off (no registry)."""
 
-    @register_strategy("nowhere")
     def nowhere(fabric: Fabric, leaves: np.ndarray) -> NextHops:
-        hops = STRATEGIES["shortest_path"](fabric, leaves)
+        hops = SHORTEST_PATH(fabric, leaves)
         return NextHops(hops.dist, lambda links, dest: np.zeros(links.size, dtype=bool))
 
-    fabric = replace(torus((3,)), strategy="nowhere")
+    fabric = replace(torus((3,)), strategy=RoutingStrategy("nowhere", nowhere))
     for routing in Routing:
         # a rule that forbids every next hop strands the walk: reported, not looped forever
         with pytest.raises(ValueError, match="'nowhere' gives no next hop"):
             route(fabric, np.array([0]), np.array([1]), routing)
 
 
-def test_a_registered_copy_of_a_strategy_routes_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("planner.sim.routing_strategies.STRATEGIES", dict(STRATEGIES))
-    register_strategy("dor_copy")(STRATEGIES["dimension_order"].next_hops)
+def test_a_copy_of_a_strategy_routes_the_same() -> None:
+    copy = RoutingStrategy("dor_copy", DIMENSION_ORDER.next_hops)
     fabric = torus((4, 3), 2)
     s, t = all_pairs(fabric.gpus)
     for routing in Routing:
         a = dense(route(fabric, s, t, routing, seed=5))
-        b = dense(route(replace(fabric, strategy="dor_copy"), s, t, routing, seed=5))
+        b = dense(route(replace(fabric, strategy=copy), s, t, routing, seed=5))
         assert (a == b).all()
 
 

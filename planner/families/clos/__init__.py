@@ -1,4 +1,8 @@
-"""The folded Clos family: one to several tiers of packet switches, leaf first."""
+"""The folded Clos family: one to several tiers of packet switches, leaf first.
+
+Its model is ``models.clos_sizing`` (the search loop solves its structures); its plane for the
+simulator is ``fabric`` and the bound it proves for that plane ``bound``.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from planner.families.base import FamilyBase
 
 if TYPE_CHECKING:
     from planner.design import Design
+    from planner.sim.fabric import Fabric
     from planner.validation import Violation
 
 #: The family's name in instances and designs.
@@ -20,6 +25,12 @@ class Clos(FamilyBase):
     """Folded Clos: every tier is packet switches; every role is the default one."""
 
     name: str = CLOS
+
+    def build_fabric(self, design: Design) -> Fabric:
+        """The tiered up-down graph (``planner.families.clos.fabric.clos_fabric``)."""
+        from planner.families.clos.fabric import clos_fabric
+
+        return clos_fabric(design)
 
     def check_structure(self, design: Design) -> list[Violation]:
         """Up-down wiring of packet switches only, and no OCS circuits."""

@@ -5,7 +5,7 @@ group G. Physical links, in this order: class 0, GPU e to switch e // p (link e 
 link); class 1, the local links (each switch pair of a group, q times); class 2, the global
 links (``structure.global_ends``, in the wiring's arrangement).
 
-Strategies (``planner.sim.routing_strategies.register_strategy``), both reading the groups off the graph
+Strategies (``RoutingStrategy`` objects the planes carry: ``MINIMAL``, ``VALIANT``), both reading the groups off the graph
 (the components of the class-1 links; UGAL, which mixes the two, is ``ugal``):
 
 * ``dragonfly_minimal``: Kim et al.'s minimal routing, local, global, local. A packet for group
@@ -38,8 +38,8 @@ from planner.families.dragonfly.wiring import (
     ROLE,
     DragonflyWiring,
 )
-from planner.sim.fabric import Fabric, NodeKind
-from planner.sim.routing_strategies import UNREACHABLE, NextHops, ViaRule, register_strategy
+from planner.sim.fabric import Fabric, NodeKind, RoutingStrategy
+from planner.sim.routing_strategies import UNREACHABLE, NextHops, ViaRule
 
 if TYPE_CHECKING:
     from planner.design import Design
@@ -48,15 +48,11 @@ IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
-#: The strategies' names (``Fabric.strategy``).
-MINIMAL = "dragonfly_minimal"
-VALIANT = "dragonfly_valiant"
 
-
-def dragonfly_fabric(design: Design, strategy: str = MINIMAL) -> Fabric:
+def dragonfly_fabric(design: Design, strategy: RoutingStrategy | None = None) -> Fabric:
     """One plane of a dragonfly design, routed by ``strategy`` whatever the design's routing.
 
-    ``planner.families.dragonfly.routing.routed_fabric`` builds it with the design's own.
+    None: ``MINIMAL``. ``planner.families.dragonfly.routing.routed_fabric`` builds it with the design's own.
     """
     w = design.wiring
     if not isinstance(w, DragonflyWiring):
@@ -77,7 +73,7 @@ def fabric_of(
     w: DragonflyWiring,
     link_speed_gbps: float,
     roles: tuple[str, str] = ("gpu", ROLE),
-    strategy: str = MINIMAL,
+    strategy: RoutingStrategy | None = None,
 ) -> Fabric:
     """The graph of one plane of a dragonfly wiring (see the module docstring)."""
     p, a, g = w.gpus_per_switch, w.switches_per_group, w.groups
@@ -106,7 +102,7 @@ def fabric_of(
         link_class=link_class,
         alive=np.ones(2 * lower.size, dtype=bool),
         roles=roles,
-        strategy=strategy,
+        strategy=strategy or MINIMAL,
         group_kinds=(NodeKind.GPU, NodeKind.SWITCH),
     )
 
@@ -123,7 +119,6 @@ def switch_groups(fabric: Fabric) -> IntArray:
     return label.astype(np.int64)
 
 
-@register_strategy(MINIMAL)
 def minimal(fabric: Fabric, leaves: IntArray) -> NextHops:
     """Local, global, local: see the module docstring."""
     first, n = fabric.first_switch, fabric.switches
@@ -205,8 +200,13 @@ def valiant_rule(fabric: Fabric) -> ViaRule:
     return via
 
 
-@register_strategy(VALIANT)
 def valiant(fabric: Fabric, leaves: IntArray) -> NextHops:
     """Minimal next hops, with a random intermediate group first (module docstring)."""
     hops = minimal(fabric, leaves)
     return NextHops(hops.dist, hops.allowed, valiant_rule(fabric))
+
+
+#: Minimal routing: local-global-local at most.
+MINIMAL = RoutingStrategy("dragonfly_minimal", minimal)
+#: Valiant routing: through a random intermediate group.
+VALIANT = RoutingStrategy("dragonfly_valiant", valiant)

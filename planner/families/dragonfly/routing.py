@@ -18,11 +18,11 @@ from planner.families.dragonfly.wiring import DragonflyWiring
 
 if TYPE_CHECKING:
     from planner.design import Design
-    from planner.sim.fabric import Adapt, Fabric
+    from planner.sim.fabric import Adapt, Fabric, RoutingStrategy
 
 #: Strategy and adapt hook (made anew for every plane: it keeps its phases' splits) of every
 #: routing.
-ROUTED: dict[str, tuple[str, Callable[[], Adapt] | None]] = {
+ROUTED: dict[str, tuple[RoutingStrategy, Callable[[], Adapt] | None]] = {
     st.MINIMAL: (MINIMAL, None),
     st.VALIANT: (VALIANT, None),
     st.UGAL_G: (UGAL, adapt_global),

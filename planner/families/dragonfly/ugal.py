@@ -73,16 +73,14 @@ from planner.families.dragonfly.fabric import (
     valiant_rule,
 )
 from planner.families.dragonfly.wiring import GLOBAL_CLASS
-from planner.sim.fabric import Fabric, GroupWeights
+from planner.sim.fabric import Fabric, GroupWeights, RoutingStrategy
 from planner.sim.route_walk import Walk, check_next_hops, unique_pairs, walker
-from planner.sim.routing_strategies import UNREACHABLE, NextHops, ViaRule, register_strategy
+from planner.sim.routing_strategies import UNREACHABLE, NextHops, ViaRule
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
-#: The strategy's name (``Fabric.strategy``).
-UGAL = "dragonfly_ugal"
 #: ``via`` of a pair's Valiant share in the UGAL weights (module docstring).
 SPREAD = -1
 #: Rounds of the splits' iteration: UGAL-G (a line search sets each round's step) and UGAL-L
@@ -122,11 +120,14 @@ def ugal_rule(fabric: Fabric) -> ViaRule:
     return via
 
 
-@register_strategy(UGAL)
 def ugal(fabric: Fabric, leaves: IntArray) -> NextHops:
     """Minimal next hops, the splits of ``group_weights`` first (module docstring)."""
     hops = minimal(fabric, leaves)
     return NextHops(hops.dist, hops.allowed, ugal_rule(fabric))
+
+
+#: Minimal next hops with the UGAL splits of ``Fabric.group_weights`` as intermediates.
+UGAL = RoutingStrategy("dragonfly_ugal", ugal)
 
 
 # ---- the splits ---------------------------------------------------------------------------------

@@ -341,7 +341,9 @@ def ocs_fabric(design: Design) -> Fabric:
     """
     import numpy as np
 
+    from planner.families.ocs_direct.bound import ocs_bound
     from planner.sim.fabric import Fabric, NodeKind
+    from planner.sim.routing_strategies import UP_DOWN
 
     leaf, spine, _ = design.tiers
     circuits = [(a, b, o) for a, b, o, k in design.circuits for _ in range(k)]
@@ -378,6 +380,8 @@ def ocs_fabric(design: Design) -> Fabric:
         upper=upper.astype(np.int64),
         link_class=link_class,
         alive=np.ones(2 * lower.size, dtype=bool),
+        strategy=UP_DOWN,
+        bound=ocs_bound,
         roles=("gpu", "leaf", "spine", "circuit"),
         circuit_device=c[:, 2].copy(),
         group_kinds=(NodeKind.GPU, NodeKind.SWITCH, NodeKind.SWITCH, NodeKind.CIRCUIT),

@@ -58,12 +58,10 @@ from models import ocs_te
 from planner.design import Design
 from planner.errors import InputError
 from planner.families.ocs_direct.tables import Circuit, OcsLayer, layer_of
-from planner.sim.fabric import Fabric, FloatArray, GroupWeights, IntArray, NodeKind
-from planner.sim.routing_strategies import UNREACHABLE, NextHops, register_strategy
+from planner.sim.fabric import Fabric, FloatArray, GroupWeights, IntArray, NodeKind, RoutingStrategy
+from planner.sim.routing_strategies import UNREACHABLE, NextHops
 from planner.units import BITS_PER_BYTE
 
-#: The strategy's name (``Fabric.strategy``).
-WCMP = "ocs_wcmp"
 #: Link classes of the merged graph: GPU to leaf, leaf to block, then circuits by copies.
 GPU_CLASS, LEAF_CLASS, CIRCUIT_CLASS = 0, 1, 2
 #: Longest time (s) one phase's traffic engineering may take.
@@ -391,7 +389,6 @@ def _block_hops(fabric: Fabric) -> npt.NDArray[np.int16]:
     return np.where(np.isfinite(got), got, int(UNREACHABLE)).astype(np.int16)
 
 
-@register_strategy(WCMP)
 def wcmp_next_hops(fabric: Fabric, targets: IntArray) -> NextHops:
     """Minimal hops to each target (a leaf or a block node), and the TE weights as intermediates.
 
@@ -590,3 +587,7 @@ def uniform_demand_gbps(design: Design) -> FloatArray:
     out = np.outer(gpus * float(design.link_speed_gbps), gpus / gpus.sum())
     np.fill_diagonal(out, 0.0)
     return out
+
+
+#: The strategy of the merged-slice planes (``wcmp_fabric``).
+WCMP = RoutingStrategy("ocs_wcmp", wcmp_next_hops)

@@ -284,7 +284,8 @@ class OcsTorus(FamilyBase):
         """
         import numpy as np
 
-        from planner.sim.fabric import NodeKind, torus_fabric
+        from planner.families.torus.fabric import torus_fabric
+        from planner.sim.fabric import NodeKind
 
         w = _wiring(design)
         shape = w.largest()
@@ -299,7 +300,6 @@ class OcsTorus(FamilyBase):
             host_speed_gbps=CHIP_DEGREE * speed,
             roles=("chip", "router"),
             switch_kind=NodeKind.ROUTER,
-            strategy="dimension_order",
         )
         first = fabric.first_switch
         lower, upper = fabric.lower - first, fabric.upper - first

@@ -1,7 +1,7 @@
 """The rail families' fabric graphs for the simulator: rail leaves under the Clos tiers.
 
-Built on ``planner.sim.fabric.clos_fabric``: rail-optimized moves each GPU's NIC link to the
-rail leaf of its SU; rail-only is R disjoint rail Clos fabrics, flagged ``rail_only`` so the
+Built on ``planner.families.clos.fabric.clos_fabric``: rail-optimized moves each GPU's NIC link to the
+rail leaf of its SU; rail-only is R disjoint rail Clos fabrics, flagged ``forced_pxn`` so the
 simulator sends cross-rail traffic through the scale-up domain (PXN).
 """
 
@@ -12,7 +12,10 @@ from dataclasses import replace
 import numpy as np
 
 from planner.design import Design
-from planner.sim.fabric import Fabric, IntArray, clos_fabric
+from planner.families.clos.bound import clos_bound
+from planner.families.clos.fabric import clos_fabric
+from planner.sim.fabric import Fabric, IntArray
+from planner.sim.routing_strategies import UP_DOWN
 
 
 def rail_leaf_of(gpus: IntArray, rails: int, su_nodes: int) -> IntArray:
@@ -49,7 +52,7 @@ def rail_optimized_fabric(design: Design) -> Fabric:
 
 
 def rail_only_fabric(design: Design) -> Fabric:
-    """One plane of a rail-only design: R disjoint rail Clos fabrics, flagged ``rail_only``.
+    """One plane of a rail-only design: R disjoint rail Clos fabrics, flagged ``forced_pxn``.
 
     R = the wiring's ``rails``: GPU g is on rail g % R (its rank in a rail group of R GPUs, R / n
     nodes inside one scale-up domain), and an SU is U_g = su_nodes n / R rail groups. Nodes: the
@@ -111,6 +114,8 @@ def rail_only_fabric(design: Design) -> Fabric:
         link_class=link_class,
         alive=np.ones(2 * lower.size, dtype=bool),
         roles=("gpu",) + tuple(t.role for t in design.tiers),
-        rail_only=True,
+        strategy=UP_DOWN,
+        bound=clos_bound,
+        forced_pxn=True,
         rails=rails,
     )

@@ -162,8 +162,8 @@ class Torus(FamilyBase):
         return tf.throughput_fraction(w.dims, w.gpus_per_switch, w.parallel_links, design.gpus)
 
     def build_fabric(self, design: Design) -> Fabric:
-        """One plane of the torus (``planner.sim.fabric.torus_fabric``), routed by DOR."""
-        from planner.sim.fabric import torus_fabric
+        """One plane of the torus (``planner.families.torus.fabric.torus_fabric``), routed by DOR."""
+        from planner.families.torus.fabric import torus_fabric
 
         w = wiring_of(design)
         return torus_fabric(
