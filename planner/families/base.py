@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from planner.family_roles import DemandOf, PerTier, Sized
     from planner.schema.catalog import Catalog
     from planner.schema.instance import Instance, Verify
-    from planner.sim.fabric import Fabric
     from planner.validation import Violation
     from planner.wiring import Wiring
 

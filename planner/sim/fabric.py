@@ -46,8 +46,6 @@ class NodeKind(IntEnum):
     """A NIC port of a multi-port NIC, when ports are modelled apart from the GPU."""
     SWITCH = 2
     """A packet switch (leaf, spine, core, or a torus switch)."""
-    OCS_PORT = 3
-    """A port of an optical circuit switch."""
     SCALE_UP_SWITCH = 4
     """A switch of the scale-up domain (NVLink)."""
     CIRCUIT = 5
@@ -216,7 +214,10 @@ class Fabric:
     roles: tuple[str, ...] = ("gpu", "leaf", "spine", "core")
     """Name of each node group, used in node names ('spine3')."""
     circuit_device: IntArray | None = None
-    """OCS direct-connect: the device of every circuit (the top tier's pseudo-nodes)."""
+    """The device of every circuit when the top group's nodes are circuits (pseudo-nodes of a
+    circuit-switched layer), else None."""
+    device_role: str = "device"
+    """What a failure names one of ``circuit_device``'s devices by: ``{device_role}{index}``."""
     dims: tuple[int, ...] = ()
     """Lattice sizes k_0, k_1, ... of a plane whose switches sit on a grid (a torus): switch
     ``first_switch + r`` has the mixed-radix coordinates of r, dimension 0 fastest (``coords``).

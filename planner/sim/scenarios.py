@@ -13,8 +13,8 @@ from planner.schema.instance import HOURS_PER_YEAR
 from planner.schema.verify import FailureSpec
 from planner.sim.fabric import Fabric, IntArray
 
-#: A node by its group's role and index ('spine3', 'switch12', 'router5'); 'ocsN' names an OCS
-#: device of a direct-connect design.
+#: A node by its group's role and index ('spine3', 'switch12', 'router5'); a circuit device by
+#: the plane's device role and index ('ocs2' on a direct-connect design).
 _NAME = re.compile(r"^([a-z_]+?)(\d+)$")
 
 
@@ -46,7 +46,7 @@ def node_of(fabric: Fabric, name: str) -> int:
     roles = list(fabric.roles)
     if not m or m.group(1) not in roles:
         known = [r + "N" for r in roles[1:]] + (
-            ["ocsN"] if fabric.circuit_device is not None else []
+            [f"{fabric.device_role}N"] if fabric.circuit_device is not None else []
         )
         raise InputError(
             f"verify.failures: unknown switch {name!r}; expected one of {', '.join(known)}"
@@ -81,19 +81,22 @@ def link_between(fabric: Fabric, pair: str) -> int:
 
 
 def _nodes_of(fabric: Fabric, name: str) -> list[int]:
-    """The nodes a named switch stands for: itself, or an OCS device's circuits ('ocs2')."""
+    """The nodes a named switch stands for: itself, or a circuit device's circuits ('ocs2').
+
+    A device is named by the plane's ``device_role`` (``Fabric.device_role``) and its index.
+    """
     m = _NAME.match(name.strip())
-    if fabric.circuit_device is not None and m and m.group(1) == "ocs":
+    if fabric.circuit_device is not None and m and m.group(1) == fabric.device_role:
         device = int(m.group(2))
         if device > int(fabric.circuit_device.max(initial=-1)):
-            raise InputError(f"verify.failures: {name!r}: this design has no such OCS device")
+            raise InputError(f"verify.failures: {name!r}: this design has no such device")
         hit = np.flatnonzero(fabric.circuit_device == device)
         return [int(fabric.tier_offsets[-2] + c) for c in hit]
     return [node_of(fabric, name)]
 
 
 def named_scenario(fabric: Fabric, spec: FailureSpec) -> Scenario:
-    """A scenario from the instance's description (an 'ocsN' takes down that device's circuits).
+    """A scenario from the instance's description (a circuit device's name takes down its circuits).
 
     Switches the graph merges (``Fabric.degrade``) give the plane after their failure, and the
     other names fail on it.

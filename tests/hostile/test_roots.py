@@ -124,7 +124,7 @@ def test_an_ocs_device_can_be_named_in_a_failure(catalog: Catalog, routing: str)
     failed = scenario.failed_fabric(fabric)
     assert failed is not None  # the device's circuits are gone: less capacity between blocks
     assert failed.capacity_gbps.sum() < fabric.capacity_gbps.sum()
-    with pytest.raises(InputError, match="ocs99.*no such OCS device"):
+    with pytest.raises(InputError, match="ocs99.*no such (OCS )?device"):
         named_scenario(fabric, FailureSpec(switches=["ocs99"]))
 
 

@@ -384,5 +384,6 @@ def ocs_fabric(design: Design) -> Fabric:
         bound=ocs_bound,
         roles=("gpu", "leaf", "spine", "circuit"),
         circuit_device=c[:, 2].copy(),
+        device_role="ocs",
         group_kinds=(NodeKind.GPU, NodeKind.SWITCH, NodeKind.SWITCH, NodeKind.CIRCUIT),
     )
