@@ -53,6 +53,11 @@ not a decision: reserving more GPU ports on a switch than it needs only costs po
 ``meets_latency``, ``meets_caps``. Objective: ``p * (N v_s + sum over links of v_medium)``,
 ``v(capex, power) = capex_weight capex + energy_weight energy_usd_per_w power``.
 
+``CONSTRAINTS`` names these families. ``TorusProblem.leave_out`` drops some (the binding tests;
+nothing by default), with the parts of the search each one shapes: without ``fits_ports`` N
+starts at 2 (not at ``E / (radix - 1)``); without ``min_parallel_links`` q = 1; without
+``meets_hops`` or ``meets_latency`` its limit leaves the hop cap.
+
 Exactness. Cost rises with ``q`` at fixed ``(p, s, dims)`` (more links of the same lengths) while
 hops and latency do not change, so the least ``q`` meeting the bandwidth and port rules is the
 only one to price. The enumeration runs over ``N`` ascending for every ``(p, s)`` and stops when
@@ -68,8 +73,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
@@ -201,6 +206,15 @@ class TorusProblem:
     nic: cb.PortKind = None
     """The NIC end of the GPU links (None: any medium fits)."""
     max_dims: int = MAX_DIMS
+    leave_out: frozenset[str] = frozenset()
+    """Constraint families (names of ``CONSTRAINTS``) the search does not apply; tests only."""
+
+    def __post_init__(self) -> None:
+        unknown = self.leave_out - CONSTRAINTS.keys()
+        if unknown:
+            raise ValueError(
+                f"no constraint family {sorted(unknown)}; known: {sorted(CONSTRAINTS)}"
+            )
 
 
 @dataclass(frozen=True)
@@ -353,6 +367,28 @@ def meets_caps(capex_usd: float, power_w: float, r: Requirements) -> bool:
     )
 
 
+#: Every constraint family, by name (module docstring), with its function: a predicate, or the
+#: least q of the bandwidth rule (``min_parallel_links``).
+CONSTRAINTS: dict[str, Callable[..., bool | int]] = {
+    "fits_ports": fits_ports,
+    "min_parallel_links": min_parallel_links,
+    "meets_hops": meets_hops,
+    "meets_failure": meets_failure,
+    "meets_latency": meets_latency,
+    "meets_caps": meets_caps,
+}
+
+
+def applies(p: TorusProblem, family: str) -> bool:
+    """Whether the search applies ``family`` (not in ``leave_out``)."""
+    return family not in p.leave_out
+
+
+def holds(p: TorusProblem, family: str, *args: object) -> bool:
+    """``family``'s predicate (``CONSTRAINTS``) on ``args``; True when it is left out."""
+    return family in p.leave_out or bool(CONSTRAINTS[family](*args))
+
+
 # ---- the model: build, then solve ---------------------------------------------------------------
 @dataclass(frozen=True)
 class TorusModel:
@@ -412,6 +448,18 @@ def hop_cap(s: SwitchChoice, r: Requirements) -> int | None:
     if r.max_latency_ns is not None and s.latency_ns > 0:
         caps.append(math.floor(r.max_latency_ns / s.latency_ns))
     return min(caps, default=None)
+
+
+def hop_cap_applied(p: TorusProblem, s: SwitchChoice) -> int | None:
+    """``hop_cap`` of the limits of the families applied (``meets_hops``, ``meets_latency``)."""
+    r = p.requirements
+    if p.leave_out:
+        r = replace(
+            r,
+            max_switch_hops=r.max_switch_hops if applies(p, "meets_hops") else None,
+            max_latency_ns=r.max_latency_ns if applies(p, "meets_latency") else None,
+        )
+    return hop_cap(s, r)
 
 
 def max_switches_within(hops: int | None, gpus: int, max_dims: int = MAX_DIMS) -> int:
@@ -478,16 +526,17 @@ def candidates_of(m: TorusModel, option: int, switch: int, n: int) -> Iterator[C
     """The structures of N switches that pass the cheap rules (ports, bandwidth, hops, failure)."""
     p, o = m.problem, m.problem.options[option]
     s, r = o.switches[switch], p.requirements
-    if not meets_failure(o.planes, r):
+    if not holds(p, "meets_failure", o.planes, r):
         return
     g = -(-p.gpus // n)
-    cap = hop_cap(s, r)
+    cap = hop_cap_applied(p, s)
+    bandwidth = applies(p, "min_parallel_links")
     for dims in ordered_dims(n, p.max_dims):
-        if not meets_hops(dims, r) or (cap is not None and switch_hops(dims) > cap):
+        if not holds(p, "meets_hops", dims, r) or (cap is not None and switch_hops(dims) > cap):
             continue  # too many hops, or too many switch latencies for the latency limit
-        q = min_parallel_links(dims, g, r.max_load_ratio, p.gpus)
+        q = min_parallel_links(dims, g, r.max_load_ratio, p.gpus) if bandwidth else 1
         c = Candidate(o.planes, s, dims, g, q)
-        if fits_ports(c):
+        if holds(p, "fits_ports", c):
             yield c
 
 
@@ -506,8 +555,8 @@ def solve(m: TorusModel, time_limit_s: float = math.inf) -> TorusSolution:
     open_bound = math.inf
     for oi, o in enumerate(p.options):
         for si, s in enumerate(o.switches):
-            n_min = max(2, -(-p.gpus // max(1, s.radix - 1)))
-            n_max = max_switches_within(hop_cap(s, r), p.gpus, p.max_dims)
+            n_min = max(2, -(-p.gpus // max(1, s.radix - 1))) if applies(p, "fits_ports") else 2
+            n_max = max_switches_within(hop_cap_applied(p, s), p.gpus, p.max_dims)
             for n in range(n_min, n_max + 1):
                 lb = lower_bound(m, oi, si, n)
                 if lb == math.inf:
@@ -524,9 +573,9 @@ def solve(m: TorusModel, time_limit_s: float = math.inf) -> TorusSolution:
                         continue
                     examined += 1
                     pr = price(m, oi, si, c)
-                    if pr is None or not meets_latency(pr.max_latency_ns, r):
+                    if pr is None or not holds(p, "meets_latency", pr.max_latency_ns, r):
                         continue
-                    if not meets_caps(pr.capex_usd, pr.power_w, r):
+                    if not holds(p, "meets_caps", pr.capex_usd, pr.power_w, r):
                         continue
                     if best is None or _better(pr, best):
                         best = pr
@@ -555,12 +604,12 @@ def _why_none(m: TorusModel) -> str:
     p, r = m.problem, m.problem.requirements
     if not p.options or not any(o.switches for o in p.options):
         return "no allowed switch runs the planes' port speed"
-    if not any(meets_failure(o.planes, r) for o in p.options):
+    if not any(holds(p, "meets_failure", o.planes, r) for o in p.options):
         return (
             "a switch failure cuts its GPUs off one plane; no allowed plane count keeps "
             f"{float(r.min_fraction_after_failure or 0):.0%} of their bandwidth"
         )
-    if r.max_switch_hops is not None and r.max_switch_hops < 2:
+    if applies(p, "meets_hops") and r.max_switch_hops is not None and r.max_switch_hops < 2:
         return f"max_switch_hops = {r.max_switch_hops}: a torus path crosses at least 2 switches"
     return (
         "no torus of the allowed switches meets ports, bandwidth (load ratio "

@@ -210,6 +210,9 @@ CASES: dict[str, Case] = {
     "budget.capex": Case(lambda: with_requirements(base(), max_capex_usd=1.0), "becomes_feasible"),
 }
 
+#: The registry these cases cover (``tests/families/test_constraint_registries.py``).
+COVERS = ((cs.CONSTRAINTS, CASES),)
+
 
 # ---- solving -------------------------------------------------------------------------------------
 @dataclass(frozen=True)

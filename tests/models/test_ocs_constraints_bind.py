@@ -494,6 +494,9 @@ ASSIGNMENT_CASES: dict[str, AssignmentCase] = {
     CHURN: AssignmentCase(triangle_after_a_failure, "more_churn"),
 }
 
+#: The registries these cases cover (``tests/families/test_constraint_registries.py``).
+COVERS = ((ot.CONSTRAINTS, TOPOLOGY_CASES), (oa.CONSTRAINTS, ASSIGNMENT_CASES))
+
 
 def assignment_families(p: AssignmentProblem) -> set[str]:
     """What ``oa.build`` adds on ``p``: its families, and the churn term when p asks for it."""

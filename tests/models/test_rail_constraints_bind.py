@@ -77,6 +77,9 @@ CASES: dict[
     ),
 }
 
+#: The registry these cases cover (``tests/families/test_constraint_registries.py``).
+COVERS = ((rs.CONSTRAINTS, CASES),)
+
 
 def test_every_rail_rule_has_a_case() -> None:
     assert set(CASES) == set(rs.CONSTRAINTS)

@@ -48,6 +48,16 @@ h = ceil(m (g - 1) / a) the global ports a switch needs):
   (switches), q (a - 1) + h (uplinks: every global port then carries a link) and q
   (parallel_links).
 
+``CONSTRAINTS`` names these families (one predicate each). ``DragonflyProblem.leave_out`` drops
+some (the binding tests; nothing by default), with the parts of the search each one shapes:
+without ``holds_gpus`` the least g is the least the other rules allow (GPU links are laid out
+for the a p g GPUs held); without ``fits_radix`` the candidates run over p <= E and
+a <= max(2, ceil(E / p)) in place of p + (a - 1) <= k, and nothing is pruned by ports;
+without ``within_max_groups`` a and g start at 1 (m >= 1 stays: ``price`` lays out no groups
+joined by nothing); without ``meets_ratios`` m = q = 1; without ``meets_pins`` no count is
+fixed; without ``reaches_across`` (a valid cut: ``price`` finds no medium for such a link)
+every candidate is priced.
+
 Objective: ``P (a g v_s + sum over links of v_medium)``, ``v(capex, power) = capex_weight capex
 + energy_weight energy_usd_per_w power``; every link takes the medium of least ``v`` that
 reaches its length (``layout``) and fits both ends (``models.switch_media.media_table``).
@@ -83,6 +93,7 @@ from __future__ import annotations
 import heapq
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from models import cabling as cb
@@ -148,6 +159,15 @@ class DragonflyProblem:
     energy_weight: float = 1.0
     nic: cb.PortKind = None
     pins: Pins = Pins()
+    leave_out: frozenset[str] = frozenset()
+    """Constraint families (names of ``CONSTRAINTS``) the search does not apply; tests only."""
+
+    def __post_init__(self) -> None:
+        unknown = self.leave_out - CONSTRAINTS.keys()
+        if unknown:
+            raise ValueError(
+                f"no constraint family {sorted(unknown)}; known: {sorted(CONSTRAINTS)}"
+            )
 
 
 @dataclass(frozen=True)
@@ -264,6 +284,69 @@ def meets_caps(capex_usd: float, power_w: float, r: Requirements) -> bool:
     )
 
 
+def meets_pins(c: Candidate, pins: Pins) -> bool:
+    """Pins: the counts the instance fixes."""
+    ports = c.q * (c.a - 1) + c.h
+    return (
+        (pins.gpus_per_switch is None or c.p == pins.gpus_per_switch)
+        and (pins.switches is None or c.a * c.g == pins.switches)
+        and (pins.switch_ports is None or ports == pins.switch_ports)
+        and (pins.local_links_per_pair is None or c.q == pins.local_links_per_pair)
+    )
+
+
+def reaches_across(model: DragonflyModel, si: int, p: int, a: int, g: int) -> bool:
+    """Cabling: some medium reaches the longest global link (``layout.min_longest_global_m``).
+
+    When none does, the candidate has a link without a medium (``price`` would say so after
+    laying out every cable), so it is left out before it is priced.
+    """
+    table = model.link_tables[si]
+    longest = ly.min_longest_global_m(model.problem.floor, p, a, g)
+    return bool(table.reach_m) and table.reach_m[-1] >= longest
+
+
+#: Every constraint family, by name (module docstring), with its predicate.
+CONSTRAINTS: dict[str, Callable[..., bool]] = {
+    "holds_gpus": holds_gpus,
+    "fits_radix": fits_radix,
+    "within_max_groups": within_max_groups,
+    "meets_ratios": meets_ratios,
+    "meets_hops": meets_hops,
+    "meets_failure": meets_failure,
+    "meets_latency": meets_latency,
+    "meets_caps": meets_caps,
+    "reaches_across": reaches_across,
+    "meets_pins": meets_pins,
+}
+
+
+def applies(pr: DragonflyProblem, family: str) -> bool:
+    """Whether the search applies ``family`` (not in ``leave_out``)."""
+    return family not in pr.leave_out
+
+
+def holds(pr: DragonflyProblem, family: str, *args: object) -> bool:
+    """``family``'s predicate (``CONSTRAINTS``) on ``args``; True when it is left out."""
+    return family in pr.leave_out or CONSTRAINTS[family](*args)
+
+
+def pins_of(pr: DragonflyProblem) -> Pins:
+    """The counts the search fixes: the pins, none without ``meets_pins``."""
+    return pr.pins if applies(pr, "meets_pins") else Pins()
+
+
+def least_groups(pr: DragonflyProblem, p: int, a: int) -> int:
+    """The least g: holds the GPUs (``holds_gpus``), at least 2 (``within_max_groups``)."""
+    low = 2 if applies(pr, "within_max_groups") else 1
+    return max(low, st.groups_needed(pr.gpus, p, a)) if applies(pr, "holds_gpus") else low
+
+
+def gpus_held(pr: DragonflyProblem, p: int, a: int, g: int) -> int:
+    """GPUs with a GPU link: E (a p g >= E under ``holds_gpus``)."""
+    return min(pr.gpus, a * p * g)
+
+
 def route_latency_ns(
     c: Candidate,
     switch_ns: float,
@@ -310,14 +393,17 @@ def links_of(pr: DragonflyProblem, s: sm.SwitchChoice, p: int, a: int, g: int) -
     A pinned q is taken as it is. Pinned switch ports (``Pins.switch_ports``) fix
     h = ports - q (a - 1), and m is the most links h global ports a switch hold,
     floor(h a / (g - 1)), with q the pinned one or the least that meets the local ratio
-    with that m.
+    with that m. Without ``meets_ratios`` the least m and q are 1.
     """
-    r, pins = pr.requirements, pr.pins
+    r, pins = pr.requirements, pins_of(pr)
+    ratios = applies(pr, "meets_ratios")
     if g < 2:
         return 0, pins.local_links_per_pair or 1
-    least_m = min_global_links(p, a, g, pr.gpus, r)
+    least_m = least_global_links(pr, p, a, g)
     if pins.switch_ports is None:
-        q = pins.local_links_per_pair or min_local_links(p, a, g, least_m, pr.gpus, r)
+        q = pins.local_links_per_pair or (
+            min_local_links(p, a, g, least_m, pr.gpus, r) if ratios else 1
+        )
         return least_m, q
     qs = [pins.local_links_per_pair] if pins.local_links_per_pair else range(1, s.radix + 1)
     m, q = 0, 0
@@ -326,22 +412,18 @@ def links_of(pr: DragonflyProblem, s: sm.SwitchChoice, p: int, a: int, g: int) -
         m = h * a // (g - 1)
         if h < 1 or m < least_m:
             return 0, q  # the ports hold too few global links: fails ``within_max_groups``
-        if st.local_load_ratio(p, a, g, q, m, pr.gpus, r.routing, ARRANGEMENT) <= r.max_ratio * (
-            1 + RATIO_RTOL
-        ):
+        if not ratios or st.local_load_ratio(
+            p, a, g, q, m, pr.gpus, r.routing, ARRANGEMENT
+        ) <= r.max_ratio * (1 + RATIO_RTOL):
             return m, q
     return m, q
 
 
-def meets_pins(c: Candidate, pins: Pins) -> bool:
-    """Pins: the counts the instance fixes."""
-    ports = c.q * (c.a - 1) + c.h
-    return (
-        (pins.gpus_per_switch is None or c.p == pins.gpus_per_switch)
-        and (pins.switches is None or c.a * c.g == pins.switches)
-        and (pins.switch_ports is None or ports == pins.switch_ports)
-        and (pins.local_links_per_pair is None or c.q == pins.local_links_per_pair)
-    )
+def least_global_links(pr: DragonflyProblem, p: int, a: int, g: int) -> int:
+    """The least m: the least that meets the global ratio (1 without ``meets_ratios``)."""
+    if not applies(pr, "meets_ratios"):
+        return 1
+    return min_global_links(p, a, g, pr.gpus, pr.requirements)
 
 
 def candidate_of(
@@ -351,26 +433,29 @@ def candidate_of(
     r = pr.requirements
     m, q = links_of(pr, s, p, a, g)
     c = Candidate(pr.planes, s, p, a, g, m, q)
-    ok = holds_gpus(c, pr.gpus) and fits_radix(c) and within_max_groups(c)
-    ok = ok and meets_pins(c, pr.pins)
-    return c if ok and meets_ratios(c, pr.gpus, r) and meets_hops(c, r) else None
+    ok = holds(pr, "holds_gpus", c, pr.gpus) and holds(pr, "fits_radix", c)
+    ok = ok and holds(pr, "within_max_groups", c) and holds(pr, "meets_pins", c, pr.pins)
+    ok = ok and holds(pr, "meets_ratios", c, pr.gpus, r) and holds(pr, "meets_hops", c, r)
+    return c if ok else None
 
 
 def groups_of(pr: DragonflyProblem, s: sm.SwitchChoice, p: int, a: int) -> int | None:
     """The one g priced for (s, p, a) (module docstring), None when there is none.
 
-    The least that holds the GPUs; with ``Pins.switches``, a g = that count; under Valiant the
-    least from there whose m and q fit the radix (up to ``VALIANT_GROUPS_SCAN`` more).
+    The least that holds the GPUs (``least_groups``); with ``Pins.switches``, a g = that
+    count; under Valiant the least from there whose m and q fit the radix (up to
+    ``VALIANT_GROUPS_SCAN`` more).
     """
-    least = max(2, st.groups_needed(pr.gpus, p, a))
-    if pr.pins.switches is not None:
-        g, rest = divmod(pr.pins.switches, a)
+    least = least_groups(pr, p, a)
+    pins = pins_of(pr)
+    if pins.switches is not None:
+        g, rest = divmod(pins.switches, a)
         return g if rest == 0 and g >= least else None
     if pr.requirements.routing != st.VALIANT:
         return least
     for g in range(least, least + VALIANT_GROUPS_SCAN + 1):
-        m, q = links_of(pr, s, p, a, g)
-        if m >= 1 and st.ports_per_switch(p, a, q, st.global_ports(a, g, m)) <= s.radix:
+        c = Candidate(pr.planes, s, p, a, g, *links_of(pr, s, p, a, g))
+        if holds(pr, "within_max_groups", c) and holds(pr, "fits_radix", c):
             return g
     return least
 
@@ -378,7 +463,9 @@ def groups_of(pr: DragonflyProblem, s: sm.SwitchChoice, p: int, a: int) -> int |
 def price(model: DragonflyModel, si: int, c: Candidate) -> Priced | None:
     """A candidate with its media, totals and longest route; None when a link has no medium."""
     pr = model.problem
-    lens = ly.lengths(pr.floor, c.p, c.a, c.g, c.m, pr.gpus, ARRANGEMENT)
+    if c.g >= 2 and c.m < 1:
+        return None  # groups joined by no link: no global links to lay out (``within_max_groups``)
+    lens = ly.lengths(pr.floor, c.p, c.a, c.g, c.m, gpus_held(pr, c.p, c.a, c.g), ARRANGEMENT)
     gb = sm.bands(model.gpu_tables[si], lens.gpu_m, 1)
     lb = sm.bands(model.link_tables[si], lens.local_m, c.q)
     glb = sm.bands(model.link_tables[si], lens.global_m, 1)
@@ -415,18 +502,8 @@ def lower_bound(model: DragonflyModel, si: int, p: int, a: int, g: int, m: int) 
     v_global = value_beyond(model.link_tables[si], ly.min_global_m(pr.floor))
     local, glob = st.local_links(a, g, 1), st.global_links(g, m)
     v_links = (local * v_local if local else 0.0) + (glob * v_global if glob else 0.0)
-    return pr.planes * (a * g * value_usd(pr, s.cost_usd, s.power_w) + pr.gpus * v_gpu + v_links)
-
-
-def reaches_across(model: DragonflyModel, si: int, p: int, a: int, g: int) -> bool:
-    """Cabling: some medium reaches the longest global link (``layout.min_longest_global_m``).
-
-    When none does, the candidate has a link without a medium (``price`` would say so after
-    laying out every cable), so it is left out before it is priced.
-    """
-    table = model.link_tables[si]
-    longest = ly.min_longest_global_m(model.problem.floor, p, a, g)
-    return bool(table.reach_m) and table.reach_m[-1] >= longest
+    held = gpus_held(pr, p, a, g)
+    return pr.planes * (a * g * value_usd(pr, s.cost_usd, s.power_w) + held * v_gpu + v_links)
 
 
 def value_beyond(table: sm.MediaTable, length_m: float) -> float:
@@ -439,6 +516,21 @@ def value_beyond(table: sm.MediaTable, length_m: float) -> float:
         (v for r, v in zip(table.reach_m, table.values, strict=True) if r >= length_m),
         default=math.inf,
     )
+
+
+def terminals(pr: DragonflyProblem, s: sm.SwitchChoice) -> range:
+    """The p listed for switch s: p <= k (``fits_radix``; p <= E without it)."""
+    return range(1, (s.radix if applies(pr, "fits_radix") else pr.gpus) + 1)
+
+
+def group_sizes(pr: DragonflyProblem, s: sm.SwitchChoice, p: int) -> range:
+    """The a listed with p terminals: 2 <= a, p + (a - 1) <= k (module docstring).
+
+    From 1 without ``within_max_groups``; up to max(2, ceil(E / p)) without ``fits_radix``.
+    """
+    low = 2 if applies(pr, "within_max_groups") else 1
+    top = s.radix - p + 1 if applies(pr, "fits_radix") else max(2, -(-pr.gpus // p))
+    return range(low, top + 1)
 
 
 def _max_groups_of(k: int, p: int, a: int, m: int) -> int:
@@ -466,24 +558,25 @@ def solve(model: DragonflyModel, deadline: Deadline = NO_DEADLINE) -> DragonflyS
     pr, r = model.problem, model.problem.requirements
     heap: list[tuple[float, int, int, int, int, int]] = []
     inside = watch(deadline)
-    if meets_failure(pr.planes, r):
+    ports = applies(pr, "fits_radix")
+    if holds(pr, "meets_failure", pr.planes, r):
         for si, s in enumerate(pr.switches):
-            for p in range(1, s.radix + 1):
+            for p in terminals(pr, s):
                 try:
                     inside.check()
                 except DeadlineExpired:
                     wall = time.perf_counter() - start
                     return DragonflySolution(Status.TIME_LIMIT, None, None, wall, 0)
-                if pr.pins.gpus_per_switch not in (None, p):
+                if pins_of(pr).gpus_per_switch not in (None, p):
                     continue
-                for a in range(2, s.radix - p + 2):
+                for a in group_sizes(pr, s, p):
                     g = groups_of(pr, s, p, a)
                     if g is None:
                         continue
-                    m = min_global_links(p, a, g, pr.gpus, r)
-                    if g > _max_groups_of(s.radix, p, a, m):
+                    m = least_global_links(pr, p, a, g)
+                    if ports and g > _max_groups_of(s.radix, p, a, m):
                         continue
-                    if not reaches_across(model, si, p, a, g):
+                    if not holds(pr, "reaches_across", model, si, p, a, g):
                         continue
                     heap.append((lower_bound(model, si, p, a, g, m), si, p, a, g, m))
     heapq.heapify(heap)
@@ -506,9 +599,9 @@ def solve(model: DragonflyModel, deadline: Deadline = NO_DEADLINE) -> DragonflyS
             continue
         examined += 1
         priced = price(model, si, c)
-        if priced is None or not meets_latency(priced.max_latency_ns, r):
+        if priced is None or not holds(pr, "meets_latency", priced.max_latency_ns, r):
             continue
-        if meets_caps(priced.capex_usd, priced.power_w, r) and (
+        if holds(pr, "meets_caps", priced.capex_usd, priced.power_w, r) and (
             best is None or better(priced, best)
         ):
             best = priced
@@ -529,20 +622,20 @@ def why_none(model: DragonflyModel) -> str:
     r = pr.requirements
     if not pr.switches:
         return f"no allowed switch runs {pr.speed_gbps}G ports"
-    if not meets_failure(pr.planes, r):
+    if not holds(pr, "meets_failure", pr.planes, r):
         return (
             f"a switch failure cuts its GPUs off one of {pr.planes} plane(s); that keeps less "
             f"than {r.min_fraction_after_failure or 0:.0%} of their bandwidth"
         )
-    if r.max_switch_hops is not None and r.max_switch_hops < 2:
+    if applies(pr, "meets_hops") and r.max_switch_hops is not None and r.max_switch_hops < 2:
         return (
             f"max_switch_hops = {r.max_switch_hops}: a dragonfly route crosses 2 switches or more"
         )
     if not any(
-        reaches_across(model, si, p, a, max(2, st.groups_needed(pr.gpus, p, a)))
+        holds(pr, "reaches_across", model, si, p, a, least_groups(pr, p, a))
         for si, s in enumerate(pr.switches)
-        for p in range(1, s.radix + 1)
-        for a in range(2, s.radix - p + 2)
+        for p in terminals(pr, s)
+        for a in group_sizes(pr, s, p)
     ):
         reach = max((t.reach_m[-1] for t in model.link_tables if t.reach_m), default=0.0)
         return (
