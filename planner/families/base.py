@@ -14,9 +14,7 @@ inside their methods, so that importing the registry stays cheap.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from planner.wiring import UP_DOWN, parse_up_down
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -30,7 +28,6 @@ if TYPE_CHECKING:
     from planner.schema.catalog import Catalog
     from planner.schema.instance import Instance, Verify
     from planner.validation import Violation
-    from planner.wiring import Wiring
 
 
 def simulated_verify(inst: Instance, design: Design) -> Verify:
@@ -50,21 +47,21 @@ def simulated_verify(inst: Instance, design: Design) -> Verify:
 
 
 class FamilyBase:
-    """Every role's default: tiers of packet switches wired up and down, no step of its own.
+    """The defaults of the optional roles: no step, no table, no prediction of its own.
 
-    A subclass sets ``name`` (a frozen dataclass field or a class attribute) and overrides what
-    differs; the folded Clos family overrides almost nothing.
+    What every family must say itself has no default here, Clos-shaped or any other: its
+    ``name`` and ``wiring_kind``, its wiring reader (``read_wiring``), its sizing (``size``, or
+    structures for the Clos model through ``shapes``), its tiers' ``roles``, its plane
+    (``build_fabric``) and its checks (``check_structure``, ``check_design``). The helpers below
+    (``clos_shapes``, ``up_down_structure``, ``up_down_design``) are what the families of
+    tiered packet switches share, called by name, not inherited.
     """
 
     name: str
     #: The wiring kind of its designs and its reader.
-    wiring_kind: str = UP_DOWN
+    wiring_kind: str
     #: The solver groups its post-solve steps need loaded (none by default).
     solver_groups: tuple[str, ...] = ()
-
-    def read_wiring(self, params: dict[str, Any]) -> Wiring:
-        """The up-down wiring (no parameters)."""
-        return parse_up_down(params)
 
     def shapes(
         self,
@@ -73,8 +70,8 @@ class FamilyBase:
         tier_options: list[int],
         pinned_tiers: int | None,
     ) -> list[tuple[int, PerTier]]:
-        """One structure per allowed tier count, every tier with the same options."""
-        return [(t, (options,) * t) for t in tier_options]
+        """None: a family gives the Clos model structures only when it says so (``clos_shapes``)."""
+        return []
 
     def size(
         self,
@@ -90,12 +87,6 @@ class FamilyBase:
         """``2 planes x 3 tiers``."""
         p = f"{planes} plane{'s' if planes > 1 else ''}"
         return f"{p} x {tiers} tier{'s' if tiers > 1 else ''}"
-
-    def roles(self, tiers: int) -> tuple[str, ...]:
-        """Leaf, spine, core: ``planner.design.ROLES``."""
-        from planner.design import ROLES
-
-        return ROLES[tiers]
 
     def circuit_level(self, tiers: int) -> int | None:
         """None: every tier is packet switches."""
@@ -145,17 +136,27 @@ class FamilyBase:
         """Nothing to add."""
         return []
 
-    def check_structure(self, design: Design) -> list[Violation]:
-        """Its own wiring kind, and the up-down structural checks."""
-        from planner.validation import UP_DOWN_STRUCTURE, check_wiring_kind
 
-        wrong_kind = check_wiring_kind(design, self.wiring_kind)
-        if wrong_kind:
-            return wrong_kind
-        return [v for check in UP_DOWN_STRUCTURE for v in check(design)]
+# ---- shared by the families of tiered packet switches wired up and down ---------------------------
+def clos_shapes(
+    options: tuple[cs.SwitchOption, ...], tier_options: list[int]
+) -> list[tuple[int, PerTier]]:
+    """One structure per allowed tier count, every tier with the same options (the Clos model's)."""
+    return [(t, (options,) * t) for t in tier_options]
 
-    def check_design(self, design: Design) -> list[Violation]:
-        """Ratios, paths and failure tolerance (the tiered checks)."""
-        from planner.validation import UP_DOWN_DESIGN
 
-        return [v for check in UP_DOWN_DESIGN for v in check(design)]
+def up_down_structure(design: Design, wiring_kind: str) -> list[Violation]:
+    """The wiring kind, then the up-down structural checks (``planner.validation``)."""
+    from planner.validation import UP_DOWN_STRUCTURE, check_wiring_kind
+
+    wrong_kind = check_wiring_kind(design, wiring_kind)
+    if wrong_kind:
+        return wrong_kind
+    return [v for check in UP_DOWN_STRUCTURE for v in check(design)]
+
+
+def up_down_design(design: Design) -> list[Violation]:
+    """Ratios, paths and failure tolerance of a tiered design (``planner.validation``)."""
+    from planner.validation import UP_DOWN_DESIGN
+
+    return [v for check in UP_DOWN_DESIGN for v in check(design)]

@@ -1,11 +1,20 @@
-"""The Clos adapter, output side: a structure's solution to a Design with every unit figure."""
+"""Designs from solutions: the Clos adapter's output side, and what every family's design shares.
+
+``design_of`` turns a structure's Clos-model solution into a Design; ``family_design`` and
+``one_tier_requirements`` are the construction every family's own model uses (the fields a
+design takes from the instance, filled in once), ``switch_tier`` and ``link_groups`` its parts.
+"""
 
 from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
 from models import cabling as cb
 from models import clos_sizing as cs
+from models.status import Status
 from planner.design import (
     Design,
     EndModule,
@@ -87,36 +96,111 @@ def design_of(
                 placement=plan.placement or "",
             )
         )
-    return Design(
-        instance=inst.name,
+    return family_design(
+        inst,
+        catalog,
         family=family.name,
         status=sol.status,
-        gpus=p.endpoints,
         planes=p.planes,
         link_speed_gbps=speed,
         tiers=tuple(tiers),
         link_classes=tuple(classes),
         requirements=_requirements(p.requirements),
-        energy_usd_per_w=p.energy_usd_per_w,
-        capex_weight=p.capex_weight,
-        energy_weight=p.energy_weight,
         capex_usd=sol.capex_usd,
         power_w=sol.power_w,
         objective_usd=sol.objective_usd or 0.0,
         bound_usd=sol.bound_usd if sol.bound_usd is not None else sol.objective_usd or 0.0,
+        solve_s=sol.wall_s,
+        gpus=p.endpoints,
         pods=sol.pods,
         leaves_per_pod=sol.leaves_per_pod,
+        leaf_placement=sol.placement,
+    )
+
+
+def family_design(
+    inst: Instance,
+    catalog: Catalog,
+    *,
+    family: str,
+    status: Status,
+    planes: int,
+    link_speed_gbps: int,
+    tiers: tuple[TierDesign, ...],
+    link_classes: tuple[LinkClass, ...],
+    requirements: Requirements,
+    capex_usd: float,
+    power_w: float,
+    objective_usd: float,
+    bound_usd: float | None,
+    solve_s: float,
+    gpus: int | None = None,
+    with_nic: bool = True,
+    **rest: Any,
+) -> Design:
+    """A priced design, with what every family's design takes from the instance filled in.
+
+    The cluster (GPUs unless ``gpus`` says otherwise, GPUs per node, the scale-up domain), the
+    objective's weights, the catalog and the NIC (``nic_of``: name, cage, lanes) come from the
+    instance; the switches' protocol from the first tier that names one. ``bound_usd`` None: the
+    objective (proven optimal). ``with_nic`` False: the design names no NIC (chips whose routers
+    are the fabric). ``rest`` are the family's own fields (``wiring``, ``notes``,
+    ``pods``, ...).
+    """
+    nic = nic_of(inst, catalog) if with_nic else None
+    obj = inst.objective
+    fields: dict[str, Any] = {
+        "protocol": next((t.protocol for t in tiers if t.protocol), ""),
+        **rest,
+    }
+    return Design(
+        instance=inst.name,
+        family=family,
+        status=status,
+        gpus=inst.cluster.gpus if gpus is None else gpus,
+        planes=planes,
+        link_speed_gbps=link_speed_gbps,
+        tiers=tiers,
+        link_classes=link_classes,
+        requirements=requirements,
+        energy_usd_per_w=obj.energy_usd_per_w,
+        capex_weight=obj.capex_weight,
+        energy_weight=obj.energy_weight,
+        capex_usd=capex_usd,
+        power_w=power_w,
+        objective_usd=objective_usd,
+        bound_usd=objective_usd if bound_usd is None else bound_usd,
         gpus_per_node=inst.cluster.gpus_per_node,
         scale_up=ScaleUpDomain.of(inst.cluster.scale_up, catalog),
-        leaf_placement=sol.placement,
         catalog=inst.search.catalog,
-        solve_s=sol.wall_s,
+        solve_s=solve_s,
         nic="" if nic is None else nic.name,
         nic_form_factor="" if nic is None else nic.cage.form_factor,
         nic_lane_gbps=None if nic is None else nic.cage.lane_gbps,
         nics_per_cage=1 if nic is None else nic.nics_per_cage,
         nic_cages=1 if nic is None else nic.cages,
-        protocol=next((t.protocol for t in tiers if t.protocol), ""),
+        **fields,
+    )
+
+
+def one_tier_requirements(
+    inst: Instance,
+    max_ratio: float | Fraction,
+    min_fraction_after_failure: float | Fraction | None,
+    max_power_w: float | None,
+    max_capex_usd: float | None,
+) -> Requirements:
+    """The requirements a design of one switch group states (its failure protects that group)."""
+    c = inst.constraints
+    phi = min_fraction_after_failure
+    return Requirements(
+        max_oversubscription=(float(max_ratio),),
+        max_switch_hops=c.max_switch_hops,
+        max_latency_ns=c.max_latency_ns,
+        min_fraction_after_failure=None if phi is None else float(phi),
+        protected_tiers=(1,) if phi is not None else (),
+        max_power_w=max_power_w,
+        max_capex_usd=max_capex_usd,
     )
 
 

@@ -7,14 +7,19 @@ simulator is ``fabric`` and the bound it proves for that plane ``bound``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from planner.families.base import FamilyBase
+from planner.families.base import FamilyBase, clos_shapes, up_down_design
+from planner.wiring import UP_DOWN, parse_up_down
 
 if TYPE_CHECKING:
+    from models import clos_sizing as cs
     from planner.design import Design
+    from planner.family_roles import PerTier
+    from planner.schema.catalog import Catalog
     from planner.sim.fabric import Fabric
     from planner.validation import Violation
+    from planner.wiring import Wiring
 
 #: The family's name in instances and designs.
 CLOS = "clos"
@@ -25,6 +30,31 @@ class Clos(FamilyBase):
     """Folded Clos: every tier is packet switches; every role is the default one."""
 
     name: str = CLOS
+    wiring_kind: str = UP_DOWN
+
+    def read_wiring(self, params: dict[str, Any]) -> Wiring:
+        """The up-down wiring (no parameters)."""
+        return parse_up_down(params)
+
+    def shapes(
+        self,
+        catalog: Catalog,
+        options: tuple[cs.SwitchOption, ...],
+        tier_options: list[int],
+        pinned_tiers: int | None,
+    ) -> list[tuple[int, PerTier]]:
+        """One structure per allowed tier count for the Clos model (``clos_shapes``)."""
+        return clos_shapes(options, tier_options)
+
+    def roles(self, tiers: int) -> tuple[str, ...]:
+        """Leaf, spine, core: ``planner.design.ROLES``."""
+        from planner.design import ROLES
+
+        return ROLES[tiers]
+
+    def check_design(self, design: Design) -> list[Violation]:
+        """Ratios, paths and failure tolerance (``up_down_design``)."""
+        return up_down_design(design)
 
     def build_fabric(self, design: Design) -> Fabric:
         """The tiered up-down graph (``planner.families.clos.fabric.clos_fabric``)."""

@@ -126,9 +126,9 @@ def design_of(
     inst: Instance, catalog: Catalog, problem: dm.DragonflyProblem, sol: dm.DragonflySolution
 ) -> Design:
     """The priced design of a solution (``sol.priced`` must be set)."""
-    from planner.design import Design, LinkClass, Requirements, ScaleUpDomain
+    from planner.design import LinkClass
     from planner.sizing import nic_of
-    from planner.sizing.designs import switch_tier
+    from planner.sizing.designs import family_design, one_tier_requirements, switch_tier
 
     pr = sol.priced
     assert pr is not None
@@ -165,36 +165,22 @@ def design_of(
         )
         for i, ((b, k), n, (lo, up)) in enumerate(zip(bands, counts, roles, strict=True))
     )
-    cons = inst.constraints
-    phi = r.min_fraction_after_failure
-    return Design(
-        instance=inst.name,
+    return family_design(
+        inst,
+        catalog,
         family=DRAGONFLY,
         status=sol.status,
-        gpus=inst.cluster.gpus,
         planes=c.planes,
         link_speed_gbps=speed,
         tiers=(tier,),
         link_classes=classes,
-        requirements=Requirements(
-            max_oversubscription=(r.max_ratio,),
-            max_switch_hops=cons.max_switch_hops,
-            max_latency_ns=cons.max_latency_ns,
-            min_fraction_after_failure=phi,
-            protected_tiers=(1,) if phi is not None else (),
-            max_power_w=r.max_power_w,
-            max_capex_usd=r.max_capex_usd,
+        requirements=one_tier_requirements(
+            inst, r.max_ratio, r.min_fraction_after_failure, r.max_power_w, r.max_capex_usd
         ),
-        energy_usd_per_w=problem.energy_usd_per_w,
-        capex_weight=problem.capex_weight,
-        energy_weight=problem.energy_weight,
         capex_usd=pr.capex_usd,
         power_w=pr.power_w,
         objective_usd=pr.objective_usd,
-        bound_usd=sol.bound_usd if sol.bound_usd is not None else pr.objective_usd,
-        gpus_per_node=inst.cluster.gpus_per_node,
-        scale_up=ScaleUpDomain.of(inst.cluster.scale_up, catalog),
-        catalog=inst.search.catalog,
+        bound_usd=sol.bound_usd,
         solve_s=sol.wall_s,
         notes=(
             f"dragonfly of {c.g} groups x {c.a} {sw.name} switches, {c.p} GPUs, "
@@ -204,11 +190,6 @@ def design_of(
             "cable lengths: groups as rows of racks, each switch in the rack of its GPUs "
             "(planner.families.dragonfly.layout)",
         ),
-        nic="" if nic is None else nic.name,
-        nic_form_factor="" if nic is None else nic.cage.form_factor,
-        nic_lane_gbps=None if nic is None else nic.cage.lane_gbps,
-        nics_per_cage=1 if nic is None else nic.nics_per_cage,
-        nic_cages=1 if nic is None else nic.cages,
         protocol=sw.protocol,
         wiring=DragonflyWiring(c.p, c.a, c.g, c.m, c.q, r.routing, dm.ARRANGEMENT),
     )

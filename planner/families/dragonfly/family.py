@@ -20,10 +20,9 @@ if TYPE_CHECKING:
 
     import polars as pl
 
-    from models import clos_sizing as cs
     from planner.deadline import Deadline
     from planner.design import Design
-    from planner.family_roles import PerTier, Sized
+    from planner.family_roles import Sized
     from planner.schema.catalog import Catalog
     from planner.schema.instance import Instance
     from planner.sim.fabric import Fabric
@@ -102,16 +101,6 @@ class Dragonfly(FamilyBase):
     def read_wiring(self, params: dict[str, Any]) -> DragonflyWiring:
         """Groups, switches per group, terminals and global links, every value checked."""
         return parse_dragonfly_wiring(params)
-
-    def shapes(
-        self,
-        catalog: Catalog,
-        options: tuple[cs.SwitchOption, ...],
-        tier_options: list[int],
-        pinned_tiers: int | None,
-    ) -> list[tuple[int, PerTier]]:
-        """None: the dragonfly has its own model (``size``)."""
-        return []
 
     def size(
         self,

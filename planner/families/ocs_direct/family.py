@@ -7,11 +7,12 @@ solve, the circuits are engineered and assigned to devices (``planner.families.o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from planner.errors import InputError
 from planner.families.base import FamilyBase, simulated_verify
 from planner.families.ocs_direct.tables import ROUTING_DIRECT, ROUTING_WCMP
+from planner.wiring import UP_DOWN, parse_up_down
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from planner.schema.instance import Instance
     from planner.sim.fabric import Fabric
     from planner.validation import Violation
+    from planner.wiring import Wiring
 
 #: The family's name in instances and designs.
 OCS_DIRECT = "ocs_direct"
@@ -68,7 +70,12 @@ class OcsDirect(FamilyBase):
     """OCS direct-connect: leaf and spine packet tiers, the OCS layer on top."""
 
     name: str = OCS_DIRECT
+    wiring_kind: str = UP_DOWN
     solver_groups: tuple[str, ...] = ("ocs",)
+
+    def read_wiring(self, params: dict[str, Any]) -> Wiring:
+        """The up-down wiring (no parameters): the circuits are the design's own table."""
+        return parse_up_down(params)
 
     def shapes(
         self,

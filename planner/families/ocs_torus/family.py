@@ -29,10 +29,9 @@ if TYPE_CHECKING:
 
     import polars as pl
 
-    from models import clos_sizing as cs
     from planner.deadline import Deadline
     from planner.design import Design
-    from planner.family_roles import PerTier, Sized
+    from planner.family_roles import Sized
     from planner.schema.catalog import Catalog
     from planner.schema.instance import Instance
     from planner.sim.fabric import Fabric
@@ -214,16 +213,6 @@ class OcsTorus(FamilyBase):
                 design,
             )
         ]
-
-    def shapes(
-        self,
-        catalog: Catalog,
-        options: tuple[cs.SwitchOption, ...],
-        tier_options: list[int],
-        pinned_tiers: int | None,
-    ) -> list[tuple[int, PerTier]]:
-        """None: the family sizes its pods with its own model (``size``)."""
-        return []
 
     def label(self, planes: int, tiers: int) -> str:
         """``OCS torus pod``."""
@@ -443,9 +432,9 @@ def _slice_cubes(w: OcsTorusWiring) -> int:
 
 def _design(inst: Instance, catalog: Catalog, plan: Any, wall_s: float) -> Design:
     """The sized pod as a Design: the OCS group, the face links, their modules and fibres."""
-    from planner.design import Design, LinkClass, ScaleUpDomain, TierDesign
+    from planner.design import LinkClass, TierDesign
     from planner.families.ocs_torus.pod import medium_of, ocs_of
-    from planner.sizing.designs import design_requirements, medium_group
+    from planner.sizing.designs import design_requirements, family_design, medium_group
 
     spec = inst.torus
     assert spec is not None
@@ -482,26 +471,22 @@ def _design(inst: Instance, catalog: Catalog, plan: Any, wall_s: float) -> Desig
     power = sizing.ocs_devices * device.power_w + links * medium.power_w_per_end
     obj = inst.objective
     objective = obj.capex_weight * capex + obj.energy_weight * obj.energy_usd_per_w * power
-    return Design(
-        instance=inst.name,
+    return family_design(
+        inst,
+        catalog,
         family=OCS_TORUS,
         status=Status.OPTIMAL,
         gpus=cubes * c**3,
+        with_nic=False,
         planes=1,
         link_speed_gbps=spec.link_gbps,
         tiers=(tier,),
         link_classes=(face,),
         requirements=design_requirements(inst, 1),
-        energy_usd_per_w=obj.energy_usd_per_w,
-        capex_weight=obj.capex_weight,
-        energy_weight=obj.energy_weight,
         capex_usd=capex,
         power_w=power,
         objective_usd=objective,
         bound_usd=objective,
-        gpus_per_node=inst.cluster.gpus_per_node,
-        scale_up=ScaleUpDomain.of(inst.cluster.scale_up, catalog),
-        catalog=inst.search.catalog,
         solve_s=wall_s,
         notes=(
             f"{sizing.slice_cubes} cubes for the slices and {sizing.spares} spares keep every "

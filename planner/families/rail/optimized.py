@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from planner.families.base import FamilyBase
+from planner.families.base import FamilyBase, up_down_design
 from planner.families.rail.wiring import RAIL_OPTIMIZED, RailOptimizedWiring, parse_rail_params
 
 if TYPE_CHECKING:
@@ -21,10 +21,9 @@ if TYPE_CHECKING:
 
     import polars as pl
 
-    from models import clos_sizing as cs
     from planner.deadline import Deadline
     from planner.design import Design
-    from planner.family_roles import PerTier, Sized
+    from planner.family_roles import Sized
     from planner.schema.catalog import Catalog
     from planner.schema.instance import Instance
     from planner.sim.fabric import Fabric
@@ -92,16 +91,6 @@ class RailOptimized(FamilyBase):
         u, n = parse_rail_params(RAIL_OPTIMIZED, params)
         return RailOptimizedWiring(su_nodes=u, rails=n)
 
-    def shapes(
-        self,
-        catalog: Catalog,
-        options: tuple[cs.SwitchOption, ...],
-        tier_options: list[int],
-        pinned_tiers: int | None,
-    ) -> list[tuple[int, PerTier]]:
-        """None: the structures are sized by ``size`` (the rail model), not the Clos model."""
-        return []
-
     def size(
         self,
         inst: Instance,
@@ -153,6 +142,10 @@ class RailOptimized(FamilyBase):
         from planner.families.rail.fabric import rail_optimized_fabric
 
         return rail_optimized_fabric(design)
+
+    def check_design(self, design: Design) -> list[Violation]:
+        """Ratios, paths and failure tolerance of its tiers (``up_down_design``)."""
+        return up_down_design(design)
 
     def check_structure(self, design: Design) -> list[Violation]:
         """Packet tiers only, even spread, whole SUs, and every NIC on the leaf of its rail.

@@ -149,9 +149,9 @@ def torus_design_of(
 ) -> Design:
     """A torus solution as a priced ``Design``: one switch group, its two link classes, wiring."""
     from models import torus_fabric as tf
-    from planner.design import Design, LinkClass, Requirements, ScaleUpDomain
+    from planner.design import LinkClass
     from planner.sizing import nic_of
-    from planner.sizing.designs import switch_tier
+    from planner.sizing.designs import family_design, one_tier_requirements, switch_tier
 
     pr = sol.priced
     assert pr is not None
@@ -193,41 +193,26 @@ def torus_design_of(
             groups=_groups(catalog, pr.torus_bands, (sk, sk)),
         ),
     )
-    c = inst.constraints
     dims = " x ".join(str(k) for k in cand.dims)
     theta = tf.throughput_fraction(
         cand.dims, cand.gpus_per_switch, cand.parallel_links, inst.cluster.gpus
     )
-    return Design(
-        instance=inst.name,
+    return family_design(
+        inst,
+        catalog,
         family=TORUS,
         status=sol.status,
-        gpus=inst.cluster.gpus,
         planes=cand.planes,
         link_speed_gbps=speed,
         tiers=(tier,),
         link_classes=classes,
-        requirements=Requirements(
-            max_oversubscription=(float(r.max_load_ratio),),
-            max_switch_hops=c.max_switch_hops,
-            max_latency_ns=c.max_latency_ns,
-            min_fraction_after_failure=None
-            if r.min_fraction_after_failure is None
-            else float(r.min_fraction_after_failure),
-            protected_tiers=(1,) if r.min_fraction_after_failure is not None else (),
-            max_power_w=r.max_power_w,
-            max_capex_usd=r.max_capex_usd,
+        requirements=one_tier_requirements(
+            inst, r.max_load_ratio, r.min_fraction_after_failure, r.max_power_w, r.max_capex_usd
         ),
-        energy_usd_per_w=problem.energy_usd_per_w,
-        capex_weight=problem.capex_weight,
-        energy_weight=problem.energy_weight,
         capex_usd=pr.capex_usd,
         power_w=pr.power_w,
         objective_usd=pr.objective_usd,
-        bound_usd=sol.bound_usd if sol.bound_usd is not None else pr.objective_usd,
-        gpus_per_node=inst.cluster.gpus_per_node,
-        scale_up=ScaleUpDomain.of(inst.cluster.scale_up, catalog),
-        catalog=inst.search.catalog,
+        bound_usd=sol.bound_usd,
         solve_s=sol.wall_s,
         notes=(
             f"torus {dims} of {sw.name}, {cand.gpus_per_switch} GPUs per switch, "
@@ -236,11 +221,6 @@ def torus_design_of(
             "cable lengths: folded rings, switches in the racks of their GPUs "
             "(models.torus_fabric, link_lengths)",
         ),
-        nic="" if nic is None else nic.name,
-        nic_form_factor="" if nic is None else nic.cage.form_factor,
-        nic_lane_gbps=None if nic is None else nic.cage.lane_gbps,
-        nics_per_cage=1 if nic is None else nic.nics_per_cage,
-        nic_cages=1 if nic is None else nic.cages,
         protocol=sw.protocol,
         wiring=TorusWiring(cand.dims, cand.gpus_per_switch, cand.parallel_links),
     )

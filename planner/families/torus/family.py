@@ -31,10 +31,9 @@ if TYPE_CHECKING:
 
     import polars as pl
 
-    from models import clos_sizing as cs
     from planner.deadline import Deadline
     from planner.design import Design, LinkGroup
-    from planner.family_roles import DemandOf, PerTier, Sized
+    from planner.family_roles import DemandOf, Sized
     from planner.schema.catalog import Catalog
     from planner.schema.instance import Instance
     from planner.sim.fabric import Fabric
@@ -52,16 +51,6 @@ class Torus(FamilyBase):
     def read_wiring(self, params: dict[str, Any]) -> TorusWiring:
         """Ring sizes, GPUs per switch and parallel links, every value checked."""
         return parse_torus_wiring(params)
-
-    def shapes(
-        self,
-        catalog: Catalog,
-        options: tuple[cs.SwitchOption, ...],
-        tier_options: list[int],
-        pinned_tiers: int | None,
-    ) -> list[tuple[int, PerTier]]:
-        """None: the torus has its own model (``size``)."""
-        return []
 
     def size(
         self,
