@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from planner.design import Design, TierDesign
     from planner.schema.catalog import Catalog
     from planner.schema.instance import Instance, Verify
-    from planner.sim.fabric import Fabric
     from planner.violation import Violation
     from planner.wiring import Wiring
 
@@ -182,14 +181,6 @@ class Presentation(Protocol):
         ...
 
 
-class Graph(Protocol):
-    """The fabric graph a family builds for the simulator."""
-
-    def build_fabric(self, design: Design) -> Fabric:
-        """The fabric graph of one plane of the design, for the simulator."""
-        ...
-
-
 class Checks(Protocol):
     """A family's own checks of a design, for the validator and the design.json reader."""
 
@@ -219,8 +210,12 @@ class WiringReader(Protocol):
         ...
 
 
-class Family(Naming, Sizing, PostSolve, Presentation, Graph, Checks, WiringReader, Protocol):
-    """One fabric family: every role (``planner.families.base.FamilyBase`` has the defaults)."""
+class Family(Naming, Sizing, PostSolve, Presentation, Checks, WiringReader, Protocol):
+    """One fabric family, as the layers below the simulator see it.
+
+    Its plane for the simulator is a role of the sim layer (``planner.sim.fabric.BuildsFabric``);
+    the registry's families play both (``planner.families.PluggedFamily``).
+    """
 
     @property
     def solver_groups(self) -> tuple[str, ...]:

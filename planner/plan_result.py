@@ -9,12 +9,12 @@ import polars as pl
 
 from models.status import Status
 from planner.design import Design
+from planner.extras import require_extra
 from planner.loading import (
     changes_text,
 )
 from planner.report_tables import summary_table
 from planner.schema.instance import Instance
-from planner.solver_parts import require_extra
 
 if TYPE_CHECKING:
     from planner.bandwidth_loop import LoopResult

@@ -8,7 +8,6 @@ imported only when asked for (``require_extra``), with an error naming it when i
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
 from typing import TYPE_CHECKING
 
 from planner.errors import InputError
@@ -23,24 +22,8 @@ if TYPE_CHECKING:
     from planner.family_roles import Family
 
 
-#: The optional extras (pyproject's ``[project.optional-dependencies]``) by module they bring.
-EXTRAS = {"distributed": "dask", "pandas": "pandas", "pyarrow": "pandas"}
-
-
-def require_extra(module: str, what: str) -> ModuleType:
-    """Import an optional dependency; InputError naming the extra to install when it is missing.
-
-    ``what`` names what the user asked for (``--dask``, ``PlanResult.to_pandas()``).
-    """
-    extra = EXTRAS[module]
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise InputError(
-            f"{what} needs {module}, which comes with the optional '{extra}' extra: install "
-            f"it with pip install 'fabric-planner[{extra}]' (in a clone: uv sync --extra {extra})"
-        ) from None
-
+from planner.extras import EXTRAS as EXTRAS
+from planner.extras import require_extra as require_extra
 
 #: What ``load_solvers`` can load: the search (CP-SAT), the simulator (SciPy), the OCS circuit
 #: engineering (CP-SAT, PuLP/HiGHS, networkx) and the torus pod (networkx, scipy.stats).

@@ -51,6 +51,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "planner.interrupt",
             "planner.output",
             "planner.units",
+            "planner.extras",
         ),
     ),
     ("schema", ("planner.schema", "planner.loading", "planner.layout")),
@@ -111,23 +112,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 #: Imports that run up the layers, each with its reason: (importer, imported) -> why.
-UPWARD: dict[tuple[str, str], str] = {
-    # TODO(issue 34): the role that builds the simulator's graph (``family_roles.Graph``, whose
-    # ``build_fabric`` returns a ``planner.sim.fabric.Fabric``) moves to the sim layer (a
-    # ``BuildsFabric`` protocol in ``planner/sim/fabric_role.py``), ``family_roles.Family`` drops
-    # it, and the registry composes the whole family (its roles and ``BuildsFabric``) as the type
-    # ``planner.families.family_of`` returns: that needs ``planner/families/``.
-    ("planner.family_roles", "planner.sim"): "TODO(issue 34): Graph names the simulator's Fabric",
-    ("planner.family_roles", "planner.sim.fabric"): (
-        "TODO(issue 34): Graph names the simulator's Fabric"
-    ),
-    # TODO(issue 34): ``require_extra`` (and ``EXTRAS``) depend on nothing above the base layer;
-    # they move to a base module (``planner/extras.py``), ``planner.solver_parts`` names them from
-    # there, and ``PlanResult.to_pandas`` imports them from there.
-    ("planner.plan_result", "planner.solver_parts"): (
-        "TODO(issue 34): PlanResult.to_pandas uses require_extra, which belongs in the base layer"
-    ),
-}
+UPWARD: dict[tuple[str, str], str] = {}
 
 #: The family registry, and what may import it: itself and the layers above it.
 REGISTRY = "planner.families"
@@ -240,7 +225,7 @@ def _named_by_string(argument: ast.expr, tables: dict[str, list[str]]) -> list[s
 #: Imports of a module named by data the graph cannot read, each with its reason:
 #: (importer, the name argument as written) -> why it never names a module of the packages.
 DATA_NAMED: dict[tuple[str, str], str] = {
-    ("planner.solver_parts", "module"): (
+    ("planner.extras", "module"): (
         "require_extra imports an optional third-party extra: its name must be a key of EXTRAS "
         "(dask, pandas, pyarrow), looked up before the import"
     ),

@@ -9,7 +9,7 @@ below receives the family itself.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from planner.families.clos import CLOS, Clos
 from planner.families.dragonfly import Dragonfly
@@ -19,10 +19,11 @@ from planner.families.rail.only import RailOnly
 from planner.families.rail.optimized import RailOptimized
 from planner.families.rail.wiring import RAIL_ONLY, RAIL_OPTIMIZED
 from planner.families.torus import TORUS, Torus
+from planner.family_roles import Family
+from planner.sim.fabric import BuildsFabric
 
 if TYPE_CHECKING:
     from planner.design import Design
-    from planner.family_roles import Family
     from planner.schema.instance import Instance
     from planner.sim.fabric import Fabric
 
@@ -40,14 +41,19 @@ __all__ = [
     "search_families",
 ]
 
+
+class PluggedFamily(Family, BuildsFabric, Protocol):
+    """A family as the registry holds it: its roles below the simulator, and its plane."""
+
+
 #: Every family the planner sizes, by name, in the order the search takes them.
-FAMILIES: dict[str, Family] = {
+FAMILIES: dict[str, PluggedFamily] = {
     f.name: f
     for f in (Clos(), OcsDirect(), OcsTorus(), Torus(), RailOptimized(), RailOnly(), Dragonfly())
 }
 
 
-def family_of(name: str) -> Family:
+def family_of(name: str) -> PluggedFamily:
     """The family of that name; ValueError when no family has it."""
     try:
         return FAMILIES[name]

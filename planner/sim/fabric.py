@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from enum import IntEnum
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -31,6 +31,8 @@ from planner.sim.bound_types import BlockSolver, ScaledBound, SwitchDemand, Swit
 
 if TYPE_CHECKING:
     import networkx as nx
+
+    from planner.design import Design
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -422,3 +424,11 @@ class Fabric:
         for e in np.flatnonzero(self.alive):
             g.add_edge(int(src[e]), int(dst[e]), key=int(e), capacity=float(cap[e]))
         return g
+
+
+class BuildsFabric(Protocol):
+    """The role a family plays for the simulator: it builds one plane of its designs."""
+
+    def build_fabric(self, design: Design) -> Fabric:
+        """The fabric graph of one plane of the design (its strategy and bound on it)."""
+        ...
