@@ -3,7 +3,7 @@
 ``fabric-planner schema`` prints a file of this folder instead of building the pydantic models
 (they take most of a second to build; the file is read in a millisecond). The files are the
 models' own ``model_json_schema()``: ``python -m planner.schema.files`` writes them again, and
-tests/test_schema_files.py fails whenever one differs from what its model generates.
+tests/schema/test_schema_files.py fails whenever one differs from what its model generates.
 """
 
 from __future__ import annotations

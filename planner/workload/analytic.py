@@ -2,7 +2,7 @@
 
 The simulator (``planner.sim``) times one call of each collective on a design; this module
 times them without one, for the parallelism search (``planner.workload.parallelism_search``)
-and for the published runs the step model is checked against (``tests/test_strong_scaling.py``).
+and for the published runs the step model is checked against (``tests/workload/test_strong_scaling.py``).
 
 For a collective of n ranks, S bytes per call in the nccl-tests convention
 (``planner.workload.iteration``) and placement π::

@@ -134,7 +134,7 @@ def layouts(
 
     For each degree and setting only the lightest recomputation mode that fits is yielded: a
     heavier one sends the same traffic and executes at least as many FLOPs, so it is never
-    faster (``tests/test_parallelism_search.py`` checks the optimum against brute force).
+    faster (``tests/workload/test_parallelism_search.py`` checks the optimum against brute force).
     ``inside``: the watch on a deadline, checked before every memory check (raises
     ``planner.deadline.DeadlineExpired``), so that layouts that do not fit cannot run it out
     unseen either.

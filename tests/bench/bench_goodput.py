@@ -7,7 +7,7 @@ each in its own process (so its peak RSS is its own):
   parallelism search, reliability closed form, 200 Monte Carlo months, every report file);
 * ``assess 65k``: the closed form and 1,000 Monte Carlo months on the 65,536-GPU OCS example's
   design (the most component classes, the most interruptions a day);
-* ``walk 4k dual-ToR``: the failure-priced walk of ``tests/test_reliability_options.py`` at a
+* ``walk 4k dual-ToR``: the failure-priced walk of ``tests/reliability/test_reliability_options.py`` at a
   12-hour restart (2 NICs x optics options, each planned and simulated).
 """
 
@@ -36,7 +36,7 @@ print("INNER", time.perf_counter() - start, a.closed.goodput_fraction, a.monte_c
 
 WALK_4K = """
 import sys, time
-sys.path.append("tests")
+sys.path.append("tests/reliability")
 from pathlib import Path
 import tempfile
 from test_reliability_options import PLANES_INSTANCE

@@ -4,7 +4,7 @@ Run: ``uv run python tests/bench/parallelism_search.py [--repeat N]``. Prints a 
 for each fabric (non-blocking 400G, 2:1 and 7:1 oversubscribed, 800G) and each overlap fraction,
 the search's wall time (best of N), the layouts it timed, and the chosen layout beside the
 published one (Llama 3 Table 4: TP 8, PP 16, DP 128, sequence parallel, FSDP = ZeRO 2,
-interleaved v = 4, full recomputation: see tests/test_strong_scaling.py), both timed by the
+interleaved v = 4, full recomputation: see tests/workload/test_strong_scaling.py), both timed by the
 same analytic model. The brief's target: well under 60 s.
 """
 

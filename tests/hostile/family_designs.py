@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-#: A small instance of each family (as ``tests/test_conformance.py``'s, smaller where it can be).
+#: A small instance of each family (as ``tests/families/test_conformance.py``'s, smaller where it can be).
 FAMILY_INSTANCES: dict[str, dict[str, Any]] = {
     "clos": {
         "cluster": {"gpus": 128, "gpus_per_node": 8, "nic_gbps": 400, "nic_ports": [1]},

@@ -1,7 +1,7 @@
 """Step time from the workload: the arithmetic of ``planner.workload.step``, and plan + simulate.
 
 The hand-made case's figures are worked out next to each assertion (one pipeline stage: no
-bubble; ``tests/test_pipeline_schedule.py`` checks the bubble, recomputation and the overlap
+bubble; ``tests/workload/test_pipeline_schedule.py`` checks the bubble, recomputation and the overlap
 options); the acceptance tests of issue 13 plan and simulate small clusters (64 GPUs) at two NIC
 speeds.
 """

@@ -20,8 +20,9 @@ from planner.idle_pricing import LADDER_STEPS, ladder, priced_table, run_priced
 from planner.schema.instance import HOURS_PER_YEAR
 from planner.sim.sim_tables import SimResult
 from planner.workload.step import StepTime
+from tests.conftest import REPO_ROOT
 
-INSTANCES = Path(__file__).resolve().parent.parent / "instances"
+INSTANCES = REPO_ROOT / "instances"
 PRICED = INSTANCES / "oversubscribed-4k-priced.toml"
 #: Leaf radix of the stand-in model: a leaf splits its 64 ports into d down and 64 - d up.
 RADIX = 64

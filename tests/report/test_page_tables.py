@@ -21,8 +21,9 @@ import pytest
 from planner.report_html import TEMPLATE, render_page
 from planner.report_text import column_label, column_texts
 from tests.browser import CHROMIUM_ARGS, require_chromium
+from tests.conftest import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 #: The viewport the page must fit, in CSS pixels.
 VIEWPORT_PX = 1280
 #: Sub-pixel rounding a browser may add to a box's width.

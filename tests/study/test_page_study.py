@@ -16,7 +16,7 @@ import pytest
 from planner.report_text import column_label
 from planner.study.folder import flagged
 from planner.study.page import STUDY_COLUMNS, study_page
-from tests.test_page_tables import assert_fits, widths
+from tests.report.test_page_tables import assert_fits, widths
 
 KEYS = ["cluster.gpus", "constraints.max_oversubscription"]
 

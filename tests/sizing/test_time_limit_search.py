@@ -7,8 +7,6 @@ the families sized by their own model as well as for every Clos structure. Fake 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from models import torus_fabric as tf
@@ -20,8 +18,9 @@ from planner.families.dragonfly.family import solve_each_switch
 from planner.loading import load_catalog
 from planner.sizing import search
 from planner.solver_parts import instance_families, load_solvers
+from tests.conftest import REPO_ROOT
 
-INSTANCES = Path(__file__).resolve().parents[1] / "instances"
+INSTANCES = REPO_ROOT / "instances"
 
 
 class Ticks:
@@ -36,7 +35,7 @@ class Ticks:
 
 
 def problem(gpus: int = 150, radix: int = 12) -> dm.DragonflyProblem:
-    """A small dragonfly problem of two switch models (``tests/test_dragonfly.py``'s)."""
+    """A small dragonfly problem of two switch models (``tests/families/dragonfly/test_dragonfly.py``'s)."""
     media = (
         tf.cb.MediumOption("copper", 50.0, 0.1, 0.0, 0, 3.0, copper=True),
         tf.cb.MediumOption("optic", 400.0, 8.0, 60.0, 100, 500.0),

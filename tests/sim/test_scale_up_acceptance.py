@@ -173,7 +173,7 @@ def test_pxn_keeps_a_rail_optimized_all_to_all_off_the_spine(pxn: bool, spine_by
 @pytest.mark.slow
 def test_rail_only_with_more_rails_than_a_node_relays_within_its_domain() -> None:
     """1,152 GPUs in 16 NVL72-like domains of 18 nodes of 4: rail-only takes R > 4 rails (a rail
-    group of R GPUs spans R / 4 nodes of one domain; tests/test_rail_count.py); PXN relays
+    group of R GPUs spans R / 4 nodes of one domain; tests/families/rail/test_rail_count.py); PXN relays
     through the GPU of the sender's rail group on the destination's rail, so every flow of an
     all-to-all across two domains arrives (none is cut off)."""
     inst = Instance.model_validate(

@@ -490,7 +490,7 @@ def test_the_model_optimum_equals_brute_force_on_small_switches(name: str) -> No
     inst = Instance.model_validate(
         {
             "name": name,
-            # A domain of one node keeps rail-only at R = n rails (tests/test_rail_count.py checks
+            # A domain of one node keeps rail-only at R = n rails (tests/families/rail/test_rail_count.py checks
             # larger rail counts against the enumeration).
             "cluster": {
                 "gpus": gpus,

@@ -10,8 +10,9 @@ from models.status import Status
 from planner import api
 from planner.api import validate
 from planner.checks import check_instance
+from tests.conftest import REPO_ROOT
 
-INSTANCE_DIR = Path(__file__).resolve().parent.parent / "instances"
+INSTANCE_DIR = REPO_ROOT / "instances"
 INSTANCES = sorted(INSTANCE_DIR.glob("*.toml"))
 INFEASIBLE = {"infeasible-200k-3hops"}
 #: Instances that price a pinned design (``evaluate``) rather than search for one.

@@ -6,7 +6,6 @@ given number of the deadline's checks, however fast or loaded the machine is.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,8 +24,9 @@ from planner.workload.parallelism_search import (
     searched,
     with_chosen_parallelism,
 )
+from tests.conftest import REPO_ROOT
 
-INSTANCES = Path(__file__).resolve().parents[1] / "instances"
+INSTANCES = REPO_ROOT / "instances"
 NVLINK4_400G = bandwidths(domain_gpus=8, scale_up_gbps_per_gpu=3600, nic_gbps=400)
 H100 = {"peak_flops": 989e12, "utilisation": 0.4, "price_usd_per_hour": 2.0, "memory_gib": 80}
 #: A 10B model on 32 GPUs: a few dozen layouts fit, enough to cut the search part way.

@@ -20,6 +20,7 @@ from planner.families import family_of
 from planner.families.ocs_torus import pod as tp
 from planner.loading import load_catalog
 from planner.schema.instance import Instance
+from tests.conftest import REPO_ROOT
 
 INSTANCE = "instances/tpu-pod-4k.toml"
 #: Ports of the OCS of the million-chip pod's catalog.
@@ -96,7 +97,7 @@ def test_the_ocs_torus_design_notes_its_unchecked_slices(repo_root: Path) -> Non
 
 def million_chips(tmp_path: Path) -> Instance:
     """One 128 x 128 x 64 slice of 16^3 cubes, on a catalog whose OCS has 576 ports."""
-    text = (Path(__file__).parents[1] / "planner" / "catalog" / "default.toml").read_text()
+    text = (REPO_ROOT / "planner" / "catalog" / "default.toml").read_text()
     assert text.count("ports = 136\n") == 1
     (tmp_path / "big-ocs.toml").write_text(
         text.replace("ports = 136\n", f"ports = {BIG_OCS_PORTS}\n")

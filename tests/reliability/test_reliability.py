@@ -27,8 +27,9 @@ from planner.reliability.goodput import (
 )
 from planner.reliability.monte_carlo import monte_carlo
 from planner.schema.reliability import DAYS_PER_YEAR, LLAMA3_OTHER_PER_GPU_YEAR, Reliability
+from tests.conftest import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 RATES = load_catalog().reliability
 assert RATES is not None
 

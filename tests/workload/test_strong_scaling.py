@@ -61,7 +61,7 @@ def _megatron(gpus: int, utilisation: float) -> Workload:
 # give v; v = 4 is the interleaving that layout implies: 16 stages x 4 chunks = 64 chunks of 2
 # layers, the first and the last of 1 (62 x 2 + 2 x 1 = 126), which leaves the first and last
 # stage 7 layers. With v = 4 only full recomputation fits 80 GB in this memory model
-# (tests/test_memory.py), so recompute = full. FSDP issues each reduce-scatter during the
+# (tests/workload/test_memory.py), so recompute = full. FSDP issues each reduce-scatter during the
 # backward pass (f = 1). Hardware (section 3.3.1): H100 80 GB, 989 TFLOP/s bf16 (NVIDIA
 # datasheet); NVLink 4 inside a server of 8 (3,600 Gb/s each way); 400 Gb/s RoCE a GPU on a
 # three-layer Clos whose pods are non-blocking and whose aggregation layer is oversubscribed

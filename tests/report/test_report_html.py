@@ -282,7 +282,7 @@ def test_a_one_bar_picture_is_a_sentence_on_the_page(page: Path, result: PlanRes
 @pytest.mark.slow
 def test_every_table_fits_the_page_at_1280_px(page: Path) -> None:
     """No table reaches past the page, and none hides columns behind a sideways scroll."""
-    from tests.test_page_tables import assert_fits, widths
+    from tests.report.test_page_tables import assert_fits, widths
 
     assert_fits(widths(page))
 

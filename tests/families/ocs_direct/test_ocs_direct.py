@@ -19,6 +19,7 @@ from planner.schema.catalog import Catalog
 from planner.schema.instance import Instance
 from planner.schema.verify import TrafficSpec, Verify
 from planner.sim.simulate import simulate
+from tests.conftest import REPO_ROOT
 
 #: Relative tolerance on simulated fractions against their closed forms.
 FRACTION_RTOL = 1e-6
@@ -209,7 +210,7 @@ SKEWED_GPUS = 2048
 @pytest.fixture(scope="module")
 def sixteen_blocks(catalog: Catalog) -> Design:
     """The ocs-65k instance at 2,048 GPUs: 16 blocks, 4 spines each, 128 uplinks per block."""
-    inst = load_instance(Path(__file__).parents[1] / "instances" / "ocs-65k.toml")
+    inst = load_instance(REPO_ROOT / "instances" / "ocs-65k.toml")
     inst = inst.with_changes(
         {
             "cluster.gpus": SKEWED_GPUS,

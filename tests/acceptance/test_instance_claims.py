@@ -10,8 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from planner.cli import app
+from tests.conftest import REPO_ROOT
 
-INSTANCES = Path(__file__).resolve().parents[1] / "instances"
+INSTANCES = REPO_ROOT / "instances"
 
 
 def test_tpu_pod_description_names_the_slices_it_asks_for() -> None:

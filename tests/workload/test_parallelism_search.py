@@ -29,9 +29,10 @@ from planner.workload.parallelism_search import (
     with_chosen_parallelism,
     with_layout,
 )
+from tests.conftest import REPO_ROOT
 
 REL = 1e-12
-INSTANCES = Path(__file__).resolve().parents[1] / "instances"
+INSTANCES = REPO_ROOT / "instances"
 #: The brief's budget for a 16,384-GPU search of a 405B model.
 SEARCH_BUDGET_S = 60.0
 H100 = {"peak_flops": 989e12, "utilisation": 0.4, "price_usd_per_hour": 2.0, "memory_gib": 80}
@@ -211,11 +212,10 @@ def test_the_search_example_plans_what_its_description_says(tmp_path: Path) -> N
 @pytest.mark.slow
 def test_simulate_with_an_instance_runs_the_chosen_layout() -> None:
     """verify_for (behind `simulate --instance`) simulates the layout the search chose, as solve."""
-    from pathlib import Path
 
     from planner.api import load_instance, plan, verify_for
 
-    path = Path(__file__).resolve().parents[1] / "instances" / "workload-gpt3-175b-search.toml"
+    path = REPO_ROOT / "instances" / "workload-gpt3-175b-search.toml"
     inst = load_instance(path)
     result = plan(inst, time_limit_s=60, verify=False, alternatives=False)
     assert result.design is not None

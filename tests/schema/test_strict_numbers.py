@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import tomllib
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,8 +19,9 @@ from planner.errors import InputError
 from planner.schema.catalog import Catalog
 from planner.schema.input_errors import validate_data
 from planner.schema.instance import Instance
+from tests.conftest import REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = REPO_ROOT
 SEARCH_INSTANCE = REPO / "instances" / "workload-gpt3-175b-search.toml"
 CATALOG = REPO / "planner" / "catalog" / "default.toml"
 

@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,11 +28,12 @@ from planner.loading import load_catalog, load_instance
 from planner.schema.catalog import Catalog
 from planner.schema.instance import Instance
 from planner.sizing import structures_of
+from tests.conftest import REPO_ROOT
 from tests.models.brute_force import brute_force
 from tests.models.catalogs import MEDIUM_SOURCE, switch
-from tests.test_media import WIDE_HALL, media_at
+from tests.optics.test_media import WIDE_HALL, media_at
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 SPEED_GBPS = 400
 OBJECTIVE_RTOL = 1e-6
 OSFP_100G = {"form_factor": "osfp", "lanes": 8, "lane_gbps": 100}

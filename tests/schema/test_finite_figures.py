@@ -21,6 +21,7 @@ from planner.schema.input_errors import validate_data
 from planner.schema.workload import MIN_PEAK_FLOPS, MIN_UTILISATION, Workload
 from planner.workload.iteration import collectives
 from planner.workload.step import CollectiveTime, step_time
+from tests.conftest import REPO_ROOT
 
 #: A dense 8-GPU workload (tensor 2, data 4) whose GPU fields the cases below change.
 SMALL: dict[str, Any] = {
@@ -124,11 +125,10 @@ def test_step_time_refuses_a_non_finite_collective_time(call_s: float) -> None:
 )
 def test_rates_are_bounded_below(dotted: str, value: float, bound: str) -> None:
     import tomllib
-    from pathlib import Path
 
     from planner.schema.instance import Instance
 
-    path = Path(__file__).resolve().parents[1] / "instances" / "workload-gpt3-175b.toml"
+    path = REPO_ROOT / "instances" / "workload-gpt3-175b.toml"
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     node = data
     *parents, last = dotted.split(".")
@@ -156,11 +156,10 @@ def test_rates_are_bounded_below(dotted: str, value: float, bound: str) -> None:
 def test_catalog_figures_are_bounded_above(dotted: str, value: float) -> None:
     import copy
     import tomllib
-    from pathlib import Path
 
     from planner.schema.catalog import Catalog
 
-    path = Path(__file__).resolve().parents[1] / "planner" / "catalog" / "default.toml"
+    path = REPO_ROOT / "planner" / "catalog" / "default.toml"
     data = copy.deepcopy(tomllib.loads(path.read_text(encoding="utf-8")))
     kind, index, field = dotted.split(".")
     data[kind][int(index)][field] = value
