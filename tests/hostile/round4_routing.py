@@ -66,7 +66,7 @@ def cases() -> list[Case]:
     # Failures named on the merged OCS fabric: a spine or a device the design does not have.
     for name, switch, words in (
         ("spine-out-of-range", "spine99999", ("spine99999", "no such spine")),
-        ("ocs-out-of-range", "ocs99999", ("ocs99999", "no such device")),
+        ("ocs-out-of-range", "ocs99999", ("ocs99999", "no such")),
     ):
         text = _ocs_instance(switch)
         out.append(

@@ -244,7 +244,7 @@ def test_the_fabric_puts_gpu_g_on_rail_g_mod_r_and_joins_no_two_rails() -> None:
     u = d.tiers[0].downlinks  # rail groups per SU
     assert u * r == d.wiring.params()["su_nodes"] * NVL_NODE
     fab = fabric_of(d)
-    assert fab.rail_only
+    assert fab.forced_pxn
     assert fab.rails == r
     g = np.arange(d.gpus)
     assert np.array_equal(fab.lower[: d.gpus], g)
