@@ -1,7 +1,7 @@
 """What a switch fabric's links are made of: switch choices, the floor, cable lengths, media.
 
 Shared by the models that size a fabric of packet switches from the floor plan (the switch
-torus, ``models.torus_fabric``; the dragonfly, ``planner.families.dragonfly.model``): a switch
+torus, ``models.torus_fabric``; the dragonfly, ``models.dragonfly.model``): a switch
 model at the plane's speed (``SwitchChoice``), what the length rule needs of the floor
 (``Floor``), a cable's length between two racks (``cable_length_m``), the cheapest medium for a
 link of any length between two kinds of end (``MediaTable``, ``media_table``) and the links of

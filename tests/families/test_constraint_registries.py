@@ -37,7 +37,7 @@ KNOWN = frozenset(
         "models.ocs_assignment.model",
         "models.ocs_topology.model",
         "models.ocs_te.lp",
-        "planner.families.dragonfly.model",
+        "models.dragonfly.model",
         "models.torus_fabric",
     }
 )

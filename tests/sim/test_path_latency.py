@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from planner.families.dragonfly import structure as st
+from models.dragonfly import structure as st
 from planner.families.dragonfly.routing import routed_plane
 from planner.families.dragonfly.wiring import DragonflyWiring
 from planner.families.torus.fabric import torus_fabric

@@ -10,10 +10,10 @@ from __future__ import annotations
 import pytest
 
 from models import torus_fabric as tf
+from models.dragonfly import model as dm
 from models.status import Status
 from planner import api
 from planner.deadline import Deadline
-from planner.families.dragonfly import model as dm
 from planner.families.dragonfly.family import solve_each_switch
 from planner.loading import load_catalog
 from planner.sizing import search

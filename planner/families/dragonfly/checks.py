@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from planner.families.dragonfly import layout as ly
-from planner.families.dragonfly import structure as st
+from models.dragonfly import layout as ly
+from models.dragonfly import structure as st
 from planner.families.dragonfly.wiring import DRAGONFLY, DragonflyWiring
 
 if TYPE_CHECKING:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from planner.families.dragonfly import model as dm
-from planner.families.dragonfly import structure as st
+from models.dragonfly import model as dm
+from models.dragonfly import structure as st
 from planner.families.dragonfly.wiring import DRAGONFLY, ROLE, DragonflyWiring
 
 if TYPE_CHECKING:
@@ -188,7 +188,7 @@ def design_of(
             f"group pair; link classes: 1 = local (inside a group), 2 = global (between groups)",
             f"routing: {ROUTING_NOTES[r.routing]}",
             "cable lengths: groups as rows of racks, each switch in the rack of its GPUs "
-            "(planner.families.dragonfly.layout)",
+            "(models.dragonfly.layout)",
         ),
         protocol=sw.protocol,
         wiring=DragonflyWiring(c.p, c.a, c.g, c.m, c.q, r.routing, dm.ARRANGEMENT),

@@ -30,7 +30,7 @@ import numpy.typing as npt
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components, shortest_path
 
-from planner.families.dragonfly import layout as ly
+from models.dragonfly import layout as ly
 from planner.families.dragonfly.wiring import (
     GLOBAL_CLASS,
     GPU_CLASS,

@@ -6,8 +6,8 @@ import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from models.dragonfly import model as dm
 from planner.families.base import FamilyBase
-from planner.families.dragonfly import model as dm
 from planner.families.dragonfly.wiring import (
     DRAGONFLY,
     ROLE,
@@ -218,7 +218,7 @@ def dragonfly_table(design: Design) -> pl.DataFrame:
     """
     import polars as pl
 
-    from planner.families.dragonfly import structure as st
+    from models.dragonfly import structure as st
 
     w = design.wiring
     if not isinstance(w, DragonflyWiring):

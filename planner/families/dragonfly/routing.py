@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from planner.families.dragonfly import structure as st
+from models.dragonfly import structure as st
 from planner.families.dragonfly.fabric import MINIMAL, VALIANT, dragonfly_fabric, fabric_of
 from planner.families.dragonfly.ugal import UGAL, adapt_global, adapt_local
 from planner.families.dragonfly.wiring import DragonflyWiring

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from planner.families.dragonfly import structure as st
+from models.dragonfly import structure as st
 
 if TYPE_CHECKING:
     from planner.design import Design

@@ -1,6 +1,6 @@
 """Every constraint family of the dragonfly sizing model binds (Calliope style).
 
-For each family in ``planner.families.dragonfly.model.CONSTRAINTS`` a small problem where leaving
+For each family in ``models.dragonfly.model.CONSTRAINTS`` a small problem where leaving
 the family out (``DragonflyProblem.leave_out``) changes the outcome: the optimum drops, or an
 infeasible problem becomes feasible; and the design found without the family breaks the rule the
 family states, checked on the design by the rules written here from the module docstring (not by
@@ -20,9 +20,9 @@ import pytest
 
 from models import cabling as cb
 from models import switch_media as sm
+from models.dragonfly import model as dm
+from models.dragonfly import structure as st
 from models.status import Status
-from planner.families.dragonfly import model as dm
-from planner.families.dragonfly import structure as st
 
 #: Relative tolerance on two objectives, and on a load ratio against its limit.
 OBJECTIVE_RTOL = 1e-9

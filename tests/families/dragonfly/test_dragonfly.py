@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from models import torus_fabric as tf
+from models.dragonfly import layout as ly
+from models.dragonfly import model as dm
+from models.dragonfly import structure as st
 from models.status import Status
-from planner.families.dragonfly import layout as ly
-from planner.families.dragonfly import model as dm
-from planner.families.dragonfly import structure as st
 from planner.families.dragonfly.wiring import parse_dragonfly_wiring
 
 #: Relative tolerance between two objectives that must agree.

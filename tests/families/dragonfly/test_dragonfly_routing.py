@@ -8,7 +8,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from planner.families.dragonfly import structure as st
+from models.dragonfly import structure as st
 from planner.families.dragonfly.fabric import MINIMAL, VALIANT, fabric_of
 from planner.families.dragonfly.wiring import DragonflyWiring
 from planner.sim.fabric import Fabric, RoutingStrategy

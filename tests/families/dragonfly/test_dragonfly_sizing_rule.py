@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from models import torus_fabric as tf
-from planner.families.dragonfly import model as dm
-from planner.families.dragonfly import structure as st
+from models.dragonfly import model as dm
+from models.dragonfly import structure as st
 from planner.families.dragonfly.design import routing_of
 from planner.families.dragonfly.routing import routed_plane
 from planner.families.dragonfly.wiring import DragonflyWiring

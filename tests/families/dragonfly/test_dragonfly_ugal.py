@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from planner.families.dragonfly import structure as st
+from models.dragonfly import structure as st
 from planner.families.dragonfly.fabric import MINIMAL, VALIANT
 from planner.families.dragonfly.family import Dragonfly
 from planner.families.dragonfly.routing import routed_plane

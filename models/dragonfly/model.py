@@ -3,7 +3,7 @@ r"""The dragonfly sizing model: data, one function per constraint family, build,
 Decisions, per plane count ``P`` (the NIC split, ``E`` GPUs on ``P`` identical planes): switch
 model ``s`` (radix ``k`` at the plane's port speed), terminals per switch ``p``, switches per
 group ``a``, groups ``g``, global links per group pair ``m`` and local links per switch pair
-``q`` (``planner.families.dragonfly.structure`` has the wiring and its closed forms; every design
+``q`` (``models.dragonfly.structure`` has the wiring and its closed forms; every design
 takes the ``blocks`` arrangement of its global links). The routing ``R``
 (``Requirements.routing``: minimal, Valiant, UGAL-L or UGAL-G) is chosen from the instance
 before the model runs (``design.routing_of``) and decides what the links are sized for.
@@ -83,7 +83,7 @@ its objective: ``v_gpu`` and ``v_local`` are the cheapest medium values over any
 so a global link is at least one rack apart: ``layout.min_global_m``). Candidates are
 priced in order of ``LB`` until the least ``LB`` left reaches the best objective: every candidate
 not priced costs at least the optimum, so the best priced is optimal and the least ``LB`` left
-is the bound. A deadline (the command's, ``planner.deadline``) that stops it early leaves that
+is the bound. A stop (the command's deadline, ``Stop``) that ends it early leaves that
 bound and status ``FEASIBLE`` (``TIME_LIMIT`` with no design; with no bound either when it
 passes while the candidates are still being listed).
 """
@@ -95,13 +95,33 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from models import cabling as cb
 from models import switch_media as sm
+from models.dragonfly import layout as ly
+from models.dragonfly import structure as st
 from models.status import Status
-from planner.deadline import NO_DEADLINE, Deadline, DeadlineExpired, watch
-from planner.families.dragonfly import layout as ly
-from planner.families.dragonfly import structure as st
+
+
+class Stop(Protocol):
+    """When the search must stop: the command's deadline (``planner.deadline.Deadline``)."""
+
+    @property
+    def expired(self) -> bool:
+        """Whether the time is up."""
+        ...
+
+
+@dataclass(frozen=True)
+class Never:
+    """A stop that never comes: the search runs to its end."""
+
+    expired: bool = False
+
+
+#: The default stop.
+NEVER = Never()
 
 #: Relative tolerance on a load ratio against its limit, and between two equal objectives.
 RATIO_RTOL = 1e-9
@@ -548,7 +568,7 @@ def better(x: Priced, y: Priced) -> bool:
     return (cx.a * cx.g, cx.switch.name, cx.p, cx.a) < (cy.a * cy.g, cy.switch.name, cy.p, cy.a)
 
 
-def solve(model: DragonflyModel, deadline: Deadline = NO_DEADLINE) -> DragonflySolution:
+def solve(model: DragonflyModel, deadline: Stop = NEVER) -> DragonflySolution:
     """Best-first enumeration with the LB stopping rule (see the module docstring).
 
     Stops when ``deadline`` passes: while listing the candidates (``TIME_LIMIT``, no bound) or
@@ -557,14 +577,11 @@ def solve(model: DragonflyModel, deadline: Deadline = NO_DEADLINE) -> DragonflyS
     start = time.perf_counter()
     pr, r = model.problem, model.problem.requirements
     heap: list[tuple[float, int, int, int, int, int]] = []
-    inside = watch(deadline)
     ports = applies(pr, "fits_radix")
     if holds(pr, "meets_failure", pr.planes, r):
         for si, s in enumerate(pr.switches):
             for p in terminals(pr, s):
-                try:
-                    inside.check()
-                except DeadlineExpired:
+                if deadline.expired:
                     wall = time.perf_counter() - start
                     return DragonflySolution(Status.TIME_LIMIT, None, None, wall, 0)
                 if pins_of(pr).gpus_per_switch not in (None, p):

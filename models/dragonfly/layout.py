@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from models.dragonfly import structure as st
 from models.switch_media import Floor, cable_length_m
-from planner.families.dragonfly import structure as st
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
