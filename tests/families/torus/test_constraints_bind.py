@@ -18,9 +18,9 @@ from typing import Literal
 
 import pytest
 
-from models import cabling as cb
 from models import torus_fabric as tf
 from models.status import Status
+from tests.models.test_torus_fabric import problem
 
 #: Relative tolerance on two objectives.
 OBJECTIVE_RTOL = 1e-9
@@ -28,34 +28,9 @@ OBJECTIVE_RTOL = 1e-9
 Binds = Literal["optimum_drops", "becomes_feasible"]
 
 
-# ---- problems ------------------------------------------------------------------------------------
-CAGE = cb.Cage("osfp", 100)
-MEDIA = (
-    cb.MediumOption("copper", 50.0, 0.1, 0.0, 0, reach_m=3.0, copper=True),
-    cb.MediumOption("aec", 150.0, 6.0, 0.0, 20, reach_m=7.0, copper=True),
-    cb.MediumOption("optic", 400.0, 12.0, 30.0, 80, reach_m=200.0),
-)
-SWITCHES = (
-    tf.SwitchChoice("small", 16, 5_000.0, 200.0, 400, CAGE),
-    tf.SwitchChoice("large", 32, 12_000.0, 350.0, 500, CAGE),
-)
-FLOOR = tf.Floor(
-    gpus_per_rack=8, racks_per_row=4, rack_width_m=0.6, row_pitch_m=2.4, in_rack_m=2.0, slack_m=1.0
-)
-
-
-def problem(gpus: int, **requirements: object) -> tf.TorusProblem:
-    """One or two planes (400G or 2 x 200G), two switch models, copper, AEC and optics."""
-    return tf.TorusProblem(
-        gpus=gpus,
-        options=(
-            tf.PlaneOption(1, 400, SWITCHES, MEDIA),
-            tf.PlaneOption(2, 200, SWITCHES, MEDIA),
-        ),
-        floor=FLOOR,
-        requirements=tf.Requirements(**requirements),  # type: ignore[arg-type]
-        energy_usd_per_w=4.5,
-    )
+# ---- problems: the small catalog of the brute-force tests ----------------------------------------
+# ``problem(gpus, **requirements)``: one or two planes (400G or 2 x 200G), two switch models,
+# copper, AEC and optics (``tests.models.test_torus_fabric``).
 
 
 # ---- the rules, on a design ----------------------------------------------------------------------
