@@ -15,6 +15,7 @@ import polars as pl
 from models.clos_sizing import switch_hops
 from models.status import Status
 from planner.sizing import Outcome, SizingResult
+from planner.sizing.problems import clos_hooks
 
 if TYPE_CHECKING:
     from planner.design import Design
@@ -122,7 +123,7 @@ def _figures(o: Outcome) -> dict[str, Any]:
     energy = sol.power_w * problem.energy_usd_per_w
     family = o.structure.family
     roles = family.roles(sol.tiers)
-    circuits = family.circuit_level(sol.tiers)
+    circuits = clos_hooks(family).circuit_level(sol.tiers)
     packet = [t for t in sol.tier_solutions if t.level != circuits]
     return {
         "planes": sol.planes,

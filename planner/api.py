@@ -44,6 +44,7 @@ from planner.families import (
     family_of,
     read_design,
 )
+from planner.family_roles import NeedsSolvers
 from planner.interrupt import interruptible as interruptible
 from planner.loading import DEFAULT_CATALOG as DEFAULT_CATALOG
 from planner.loading import changes_text as changes_text
@@ -103,7 +104,8 @@ def simulate(
     time_limit_s: float | None = None,
 ) -> SimResult:
     """Simulate a design under traffic, routing and failures (an instance's ``[verify]`` section)."""
-    load_solvers("sim", *family_of(design.family).solver_groups)
+    family = family_of(design.family)
+    load_solvers("sim", *(family.solver_groups if isinstance(family, NeedsSolvers) else ()))
     from planner.sim.simulate import simulate as _simulate
 
     deadline = Deadline.after(time_limit_s)

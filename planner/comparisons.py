@@ -16,6 +16,7 @@ from planner.families import (
     family_of,
 )
 from planner.families.ocs_direct.family import ONE_BLOCK, OneBlock
+from planner.family_roles import Predicts
 from planner.plan_result import PlanResult
 from planner.planning import catalog_for, plan, verify_demand, verify_for
 from planner.schema.catalog import Catalog
@@ -189,7 +190,9 @@ def compare_fabrics(
             power_kw=d.power_w / 1000.0,
             tco_usd=d.tco_usd,
             max_switch_hops=d.max_switch_hops,
-            throughput_scale=family_of(d.family).throughput_scale(d, inst, verify_demand),
+            throughput_scale=family.throughput_scale(d, inst, verify_demand)
+            if isinstance(family := family_of(d.family), Predicts)
+            else None,
         )
         healthy = sim.collectives.filter(pl.col("scenario") == "healthy")
         if healthy.is_empty():  # the time limit cut every simulation: the fabric, unsimulated

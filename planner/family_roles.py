@@ -4,17 +4,28 @@ A family (``planner/families/``) is resolved once, at the top, where an instance
 design loaded (``planner.families.family_of``), and handed down to the code that needs it, as
 networkx hands ``flow_func`` to its callers: the search receives its families, the validator and
 the design.json reader the design's family, the simulator the fabric graph the family built.
-Nothing below ``planner.families`` imports the registry; it sees a family only through one of
-these protocols, which name the few methods each caller uses. ``Family`` is all of them, and
-``planner.families.base.FamilyBase`` gives every method a default, so a family writes only what
-differs.
+Nothing below ``planner.families`` imports the registry; it sees a family only through these
+protocols.
+
+``Family`` is what every family must say itself, and nothing more: its names, its one sizing
+entry point (``size``), its wiring reader and its checks (its plane is the sim layer's
+``planner.sim.fabric.BuildsFabric``). What only some families do is an optional role that a
+family takes on by defining its methods, and that a caller asks for with ``isinstance``
+(the protocols are runtime-checkable), never through a default that does nothing:
+
+* ``ClosModelHooks``: what the Clos model asks of a family it sizes (its circuit layer,
+  special tiers, messages), and ``ClosShapes``: structures the search loop solves with it;
+* ``PostSolves``: steps after the solve (OCS circuit engineering) and the tables they make,
+  and ``NeedsSolvers``: solver groups its steps load (``planner.solver_parts``);
+* ``Predicts``: a closed-form fraction of ideal for the [verify] demand;
+* ``Tables``: tables of its own in the reports, their titles and the picture's words.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from models.status import Status
 
@@ -60,12 +71,33 @@ class Sized:
     None for any allowed switch (``Family.size``'s ``switch_models``)."""
 
 
-class Naming(Protocol):
-    """The names a family gives its structures and tiers (the search, designs, reports)."""
+class Checks(Protocol):
+    """A family's own checks of a design, for the validator and the design.json reader."""
+
+    def check_structure(self, design: Design) -> list[Violation]:
+        """Whether the design's switch groups and links make a fabric of the family at all.
+
+        A design failing these describes no fabric: design.json refuses it (exit 2). The checks
+        are the validator's own recomputations (``planner.validation``), never the model's.
+        """
+        ...
+
+    def check_design(self, design: Design) -> list[Violation]:
+        """The family's judgement of a buildable design: ratios, paths, failure tolerance."""
+        ...
+
+
+class Family(Checks, Protocol):
+    """What every family says itself: names, sizing, wiring reader and checks."""
 
     @property
     def name(self) -> str:
         """The family's name, as in ``search.families`` and ``Design.family``."""
+        ...
+
+    @property
+    def wiring_kind(self) -> str:
+        """The kind of ``Design.wiring`` in the family's designs (``planner.wiring``)."""
         ...
 
     def label(self, planes: int, tiers: int) -> str:
@@ -74,33 +106,6 @@ class Naming(Protocol):
 
     def roles(self, tiers: int) -> tuple[str, ...]:
         """Role of each tier of a structure of ``tiers`` tiers, leaf first."""
-        ...
-
-    def circuit_level(self, tiers: int) -> int | None:
-        """The level (1 = leaf) of the circuit-switched layer, None when every tier is packet.
-
-        That layer keeps its own devices when the search restricts tiers to one switch model,
-        is not counted as switches, and is sized with ``models.clos_sizing``'s ``top_ocs``.
-        """
-        ...
-
-
-class Sizing(Protocol):
-    """How a family takes part in the search: its structures, its own model, its special tiers."""
-
-    def shapes(
-        self,
-        catalog: Catalog,
-        options: tuple[cs.SwitchOption, ...],
-        tier_options: list[int],
-        pinned_tiers: int | None,
-    ) -> list[tuple[int, PerTier]]:
-        """The (tiers, per-tier options) structures the family contributes for one plane count.
-
-        ``options`` are the packet switches allowed at the plane's port speed, ``tier_options``
-        the tier counts the search allows and ``pinned_tiers`` the tier count the instance pins
-        (None: not pinned). An empty list: the family has no structure under these pins.
-        """
         ...
 
     def size(
@@ -116,8 +121,30 @@ class Sizing(Protocol):
         any); every ``Sized`` names the one it was sized under. Work the restrictions share
         (geometry, model data) is done once per call. ``deadline`` bounds the whole call,
         preparation and diagnosis included: what it cuts is returned ``TIME_LIMIT`` (a structure
-        never solved has no bound), never left out. A family sized through ``shapes`` and the
-        Clos model returns [] (its structures are solved by the search loop).
+        never solved has no bound), never left out. A family whose structures the Clos model
+        solves (``ClosShapes``) returns [] (the search loop solves them, all families'
+        together, under one bound).
+        """
+        ...
+
+    def read_wiring(self, params: dict[str, Any]) -> Wiring:
+        """The wiring of that kind from its design.json parameters; ValueError names the fault."""
+        ...
+
+
+@runtime_checkable
+class ClosModelHooks(Protocol):
+    """What the Clos model asks of a family it sizes: its circuit layer, special tiers, messages.
+
+    A family the search loop sizes (``ClosShapes``) or that runs the model inside its own
+    ``size`` (the rail families) answers them. The Clos adapter (``planner.sizing``) refuses a family without them (``clos_hooks``).
+    """
+
+    def circuit_level(self, tiers: int) -> int | None:
+        """The level (1 = leaf) of the circuit-switched layer, None when every tier is packet.
+
+        That layer keeps its own devices when the search restricts tiers to one switch model,
+        is not counted as switches, and is sized with ``models.clos_sizing``'s ``top_ocs``.
         """
         ...
 
@@ -136,13 +163,44 @@ class Sizing(Protocol):
         ...
 
 
-class PostSolve(Protocol):
-    """What a family does with a chosen design: post-solve steps, its tables, its prediction."""
+@runtime_checkable
+class ClosShapes(ClosModelHooks, Protocol):
+    """A family whose structures the search loop solves with the Clos model, all together."""
+
+    def shapes(
+        self,
+        catalog: Catalog,
+        options: tuple[cs.SwitchOption, ...],
+        tier_options: list[int],
+        pinned_tiers: int | None,
+    ) -> list[tuple[int, PerTier]]:
+        """The (tiers, per-tier options) structures the family contributes for one plane count.
+
+        ``options`` are the packet switches allowed at the plane's port speed, ``tier_options``
+        the tier counts the search allows and ``pinned_tiers`` the tier count the instance pins
+        (None: not pinned). An empty list: the family has no structure under these pins.
+        """
+        ...
+
+
+@runtime_checkable
+class NeedsSolvers(Protocol):
+    """A family whose steps need solver groups beyond the search's (loaded lazily)."""
+
+    @property
+    def solver_groups(self) -> tuple[str, ...]:
+        """The solver groups its steps need loaded (``planner.api``'s lazy groups)."""
+        ...
+
+
+@runtime_checkable
+class PostSolves(Protocol):
+    """A family with steps after the solve, and the tables they make."""
 
     def after_solve(
         self, design: Design, inst: Instance, deadline: Deadline, demand_of: DemandOf
     ) -> Design:
-        """The chosen design after the family's post-solve steps (identity when none).
+        """The chosen design after the family's post-solve steps.
 
         ``deadline`` is the command's end: a step it cuts is left out or falls back to a valid
         construction, and the design says so in a note (``planner.deadline.cut_note``).
@@ -156,17 +214,23 @@ class PostSolve(Protocol):
         """
         ...
 
+
+@runtime_checkable
+class Predicts(Protocol):
+    """A family that predicts its designs' throughput in closed form."""
+
+    def throughput_scale(self, design: Design, inst: Instance, demand_of: DemandOf) -> float | None:
+        """Predicted fraction of ideal of the [verify] demand, None when it has no prediction."""
+        ...
+
+
+@runtime_checkable
+class Tables(Protocol):
+    """A family with tables of its own: the tables, their headings and place, the picture's words."""
+
     def extra_tables(self, design: Design) -> dict[str, pl.DataFrame]:
         """Tables of the design beyond summary, BOM and links, by file name."""
         ...
-
-    def throughput_scale(self, design: Design, inst: Instance, demand_of: DemandOf) -> float | None:
-        """Predicted fraction of ideal of the [verify] demand, None when not predicted."""
-        ...
-
-
-class Presentation(Protocol):
-    """How a family's own tables are shown: their headings, their place, the picture's words."""
 
     def table_titles(self) -> dict[str, str]:
         """Headings of its tables (``extra_tables``, ``search_tables``) in report.html, by name."""
@@ -178,46 +242,4 @@ class Presentation(Protocol):
 
     def picture_notes(self, tables: Mapping[str, pl.DataFrame]) -> list[str]:
         """What its tables add to the topology picture, a few words each ([] if nothing)."""
-        ...
-
-
-class Checks(Protocol):
-    """A family's own checks of a design, for the validator and the design.json reader."""
-
-    def check_structure(self, design: Design) -> list[Violation]:
-        """Whether the design's switch groups and links make a fabric of the family at all.
-
-        A design failing these describes no fabric: design.json refuses it (exit 2). The checks
-        are the validator's own recomputations (``planner.validation``), never the model's.
-        """
-        ...
-
-    def check_design(self, design: Design) -> list[Violation]:
-        """The family's judgement of a buildable design: ratios, paths, failure tolerance."""
-        ...
-
-
-class WiringReader(Protocol):
-    """The wiring kind a family's designs carry, read back from design.json."""
-
-    @property
-    def wiring_kind(self) -> str:
-        """The kind of ``Design.wiring`` in the family's designs (``planner.wiring``)."""
-        ...
-
-    def read_wiring(self, params: dict[str, Any]) -> Wiring:
-        """The wiring of that kind from its design.json parameters; ValueError names the fault."""
-        ...
-
-
-class Family(Naming, Sizing, PostSolve, Presentation, Checks, WiringReader, Protocol):
-    """One fabric family, as the layers below the simulator see it.
-
-    Its plane for the simulator is a role of the sim layer (``planner.sim.fabric.BuildsFabric``);
-    the registry's families play both (``planner.families.PluggedFamily``).
-    """
-
-    @property
-    def solver_groups(self) -> tuple[str, ...]:
-        """The solver groups its post-solve steps need loaded (``planner.api``'s lazy groups)."""
         ...

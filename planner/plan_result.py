@@ -10,6 +10,7 @@ import polars as pl
 from models.status import Status
 from planner.design import Design
 from planner.extras import require_extra
+from planner.family_roles import Tables
 from planner.loading import (
     changes_text,
 )
@@ -138,7 +139,7 @@ class PlanResult:
     def family_tables(self) -> dict[str, pl.DataFrame]:
         """The design's family's own tables (``Family.extra_tables``), by name; {} without one."""
         d, family = self.design, self.family
-        return {} if d is None or family is None else family.extra_tables(d)
+        return family.extra_tables(d) if d is not None and isinstance(family, Tables) else {}
 
     @property
     def summary(self) -> pl.DataFrame:

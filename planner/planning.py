@@ -22,6 +22,7 @@ from planner.families import (
     fabric_of,
     family_of,
 )
+from planner.family_roles import PostSolves
 from planner.loading import load_catalog
 from planner.plan_result import PlanResult
 from planner.schema.catalog import Catalog
@@ -345,8 +346,10 @@ def _search(
         family = family_of(result.design.family)
         if progress is not None:
             progress(1, 1, f"{family.name}: the chosen design's post-solve steps and tables")
-        design = family.after_solve(result.design, inst, deadline, verify_demand)
-        tables = family.search_tables(design, deadline)
+        design, tables = result.design, {}
+        if isinstance(family, PostSolves):
+            design = family.after_solve(design, inst, deadline, verify_demand)
+            tables = family.search_tables(design, deadline)
         left_out = tuple(
             cut_note(f"the {name} table was left out: the time limit passed before it was done")
             for name, table in tables.items()
@@ -564,7 +567,9 @@ def _family_sims(
             continue
         time_s = min(TIE_BREAK_TIME_S, deadline.step_s())
         design = alternatives.design_of_outcome(inst, outcome, catalog, time_s)
-        design = family_of(name).after_solve(design, inst, deadline, verify_demand)
+        family = family_of(name)
+        if isinstance(family, PostSolves):
+            design = family.after_solve(design, inst, deadline, verify_demand)
         say = None if progress is None else (lambda text, n=name: progress(f"{n}: {text}"))
         healthy = verify_for(inst, design).model_copy(update=healthy_update)
         sims[name] = _simulate(

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from planner.design import Design
+from planner.family_roles import Tables
 from planner.output import MARKER as MARKER
 from planner.output import (
     Writer,
@@ -47,7 +48,7 @@ from planner.report_tables import (
 from planner.schema.instance import Instance
 
 if TYPE_CHECKING:
-    from planner.family_roles import Family, Presentation
+    from planner.family_roles import Family, Tables
     from planner.plan_result import PlanResult
     from planner.sim.sim_tables import SimResult
 
@@ -155,7 +156,7 @@ def picture_files(
         from planner.pictures import render
 
         family = plan_result.family
-        notes = [] if family is None else family.picture_notes(tables)
+        notes: list[str] = family.picture_notes(tables) if isinstance(family, Tables) else []
         figures = render(tables, plan_result.design, notes)
     files, embedded = _figure_writers(figures)
     files["report.html"] = text_writer(solve_html(plan_result, tables, embedded))
@@ -191,7 +192,7 @@ def _figure_writers(figures: dict[str, bytes]) -> tuple[dict[str, Writer], dict[
 
 
 def sim_picture_files(
-    design: Design, sim: SimResult, tables: dict[str, pl.DataFrame], family: Presentation | None
+    design: Design, sim: SimResult, tables: dict[str, pl.DataFrame], family: Tables | None
 ) -> dict[str, Writer]:
     """The pictures of a simulated design (PNG and SVG) and its ``report.html``.
 
@@ -281,7 +282,7 @@ def write_sim_reports(
         "sim_link_histogram": sim.link_histogram,
         "sim_failures": sim.failures,
     }
-    tables.update({} if family is None else family.extra_tables(design))
+    tables.update(family.extra_tables(design) if isinstance(family, Tables) else {})
     step = None if instance is None else workload_step(instance, design, sim)
     if step is not None:
         tables["workload"] = step[0]
@@ -291,7 +292,9 @@ def write_sim_reports(
     if "alternatives_sim.parquet" in carried:
         tables["alternatives_sim"] = pl.read_parquet(outdir / "alternatives_sim.parquet")
     files = set_files(tables, design, render_sim_markdown(design, sim, tables))
-    files.update(sim_picture_files(design, sim, tables, family))
+    files.update(
+        sim_picture_files(design, sim, tables, family if isinstance(family, Tables) else None)
+    )
     files.update(carried)
     files.update(extra or {})
     return write_set(

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from planner.deadline import cut_notes
+from planner.family_roles import Tables
 from planner.pictures import sentences
 from planner.report_text import column_label, column_texts, count_text, figure_text
 
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     from jinja2 import Environment
 
     from planner.design import Design
-    from planner.family_roles import Presentation
     from planner.plan_result import PlanResult
     from planner.schema.instance import Instance
     from planner.sim.sim_tables import SimResult
@@ -625,7 +625,7 @@ def histogram_summary(histogram: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _titles(family: Presentation | None) -> dict[str, str]:
+def _titles(family: Tables | None) -> dict[str, str]:
     """Every table's heading: the shared ones and the family's own."""
     return {**TABLE_TITLES, **({} if family is None else family.table_titles())}
 
@@ -674,7 +674,7 @@ def solve_page(
     shown: dict[str, pl.DataFrame] = {"summary": _transposed(summary)}
     if tiers is not None:
         shown["tiers"] = tiers
-    family = plan_result.family
+    family = plan_result.family if isinstance(plan_result.family, Tables) else None
     order = (*DESIGN_ORDER, *(() if family is None else family.design_tables()), *SOLVE_ORDER)
     ordered = [n for n in order if n in tables] + [n for n in tables if n not in order]
     for name in ordered:
@@ -732,7 +732,7 @@ def simulation_page(
     *,
     lines: Sequence[str],
     tiers: pl.DataFrame,
-    family: Presentation | None = None,
+    family: Tables | None = None,
 ) -> str:
     """The page of ``simulate``: the saved design's headline, its verdict, pictures and tables.
 

@@ -14,6 +14,7 @@ from planner.errors import InputError
 from planner.families import (
     search_families,
 )
+from planner.family_roles import NeedsSolvers
 from planner.interrupt import patch_cp_sat
 from planner.quiet import silence_highs_banner
 from planner.schema.instance import Instance
@@ -53,7 +54,9 @@ def load_solvers(*parts: str) -> None:
 
 def parts_for(inst: Instance, verifying: bool) -> tuple[str, ...]:
     """The solver parts a plan of ``inst`` needs: its families' and the simulator's if it verifies."""
-    own = dict.fromkeys(g for f in instance_families(inst) for g in f.solver_groups)
+    own = dict.fromkeys(
+        g for f in instance_families(inst) if isinstance(f, NeedsSolvers) for g in f.solver_groups
+    )
     return ("search", *(("sim",) if verifying else ()), *own)
 
 

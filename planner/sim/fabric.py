@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from enum import IntEnum
 from functools import cached_property
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -426,6 +426,7 @@ class Fabric:
         return g
 
 
+@runtime_checkable
 class BuildsFabric(Protocol):
     """The role a family plays for the simulator: it builds one plane of its designs."""
 

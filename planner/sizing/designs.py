@@ -28,7 +28,13 @@ from planner.design import (
 from planner.layout import FloatArray, IntArray, LengthDistribution, hall_of
 from planner.schema.catalog import Catalog, Medium, Switch
 from planner.schema.instance import Instance
-from planner.sizing.problems import Structure, class_lengths, nic_of, requirements_of
+from planner.sizing.problems import (
+    Structure,
+    class_lengths,
+    clos_hooks,
+    nic_of,
+    requirements_of,
+)
 
 
 def design_of(
@@ -52,7 +58,7 @@ def design_of(
     roles = family.roles(p.tiers)
     tiers = []
     for ts in sol.tier_solutions:
-        special = family.tier_design(catalog, ts, speed)
+        special = clos_hooks(family).tier_design(catalog, ts, speed)
         if special is not None:
             tiers.append(special)
             continue

@@ -12,12 +12,13 @@ from models import cabling as cb
 from models import clos_sizing as cs
 from models.status import Status
 from planner.design import Design
+from planner.family_roles import ClosModelHooks, ClosShapes
 from planner.layout import Hall, LengthDistribution, hall_of
 from planner.schema.catalog import Cage, Catalog, Medium, Nic, Switch
 from planner.schema.instance import Instance
 
 if TYPE_CHECKING:
-    from planner.family_roles import Family, Naming
+    from planner.family_roles import Family
 
 #: Called after every sub-solve with (solves done, solves planned, what was solved).
 Progress = Callable[[int, int, str], None]
@@ -225,6 +226,13 @@ def class_lengths(
     return dist
 
 
+def clos_hooks(family: Family) -> ClosModelHooks:
+    """The family as the Clos model sees it; TypeError for a family it does not size."""
+    if not isinstance(family, ClosModelHooks):
+        raise TypeError(f"the Clos model sizes no {family.name} structure (no ClosModelHooks)")
+    return family
+
+
 def structures_of(
     inst: Instance, catalog: Catalog, families: Sequence[Family], hall: Hall | None = None
 ) -> list[Structure]:
@@ -251,6 +259,7 @@ def structures_of(
         shapes = [
             (family, T, per_tier)
             for family in families
+            if isinstance(family, ClosShapes)
             for T, per_tier in family.shapes(catalog, options, tier_options, pin.tiers)
         ]
         for family, T, per_tier in shapes:
@@ -281,7 +290,7 @@ def _structure(
     speed = cl.nic_gbps // planes
     missing = next((t for t, opts in enumerate(per_tier) if not opts), None)
     if missing is not None:
-        what = family.missing_tier_reason(missing, speed)
+        what = clos_hooks(family).missing_tier_reason(missing, speed)
         return Structure(planes, tiers, None, family, impossible=f"no {what}")
     placements = tuple(lay.leaf_placement)
     cabling = []
@@ -312,8 +321,8 @@ def _structure(
         capex_weight=obj.capex_weight,
         energy_weight=obj.energy_weight,
         pins=pins_of(inst, tiers),
-        top_ocs=family.circuit_level(tiers) == tiers,
-        ocs_transit=family.circuit_level(tiers) == tiers and inst.search.ocs_transit,
+        top_ocs=clos_hooks(family).circuit_level(tiers) == tiers,
+        ocs_transit=clos_hooks(family).circuit_level(tiers) == tiers and inst.search.ocs_transit,
         nic=nic,
     )
     return Structure(planes, tiers, problem, family)
@@ -368,26 +377,26 @@ def _no_medium(
     keys = placements if c < 2 else (None,)
     longest = max(class_lengths(hall, c, key, upper).max_m for key in keys)
     reach = max((m.reach_m for m in media), default=0.0)
-    through = family.class_note(c, tiers)
+    through = clos_hooks(family).class_note(c, tiers)
     return (
         f"no allowed medium at {speed}G cables the {name} links{through} that fits both ends "
         f"(up to {longest:.0f} m; the longest reach is {reach:.0f} m)"
     )
 
 
-def _class_name(c: int, tiers: int, family: Naming) -> str:
+def _class_name(c: int, tiers: int, family: Family) -> str:
     roles = ("gpu", *family.roles(tiers))
     return f"{roles[c]}-{roles[c + 1]}"
 
 
 def restrict_to(
-    problem: cs.SizingProblem, switch_model: str, family: Naming
+    problem: cs.SizingProblem, switch_model: str, family: Family
 ) -> cs.SizingProblem | None:
     """The same problem with every packet tier restricted to one switch model.
 
     None if the model lacks the speed. The family's circuit-switched layer keeps its devices.
     """
-    circuits = family.circuit_level(problem.tiers)
+    circuits = clos_hooks(family).circuit_level(problem.tiers)
     tiers = []
     for level, opts in enumerate(problem.switch_options, start=1):
         if level == circuits:

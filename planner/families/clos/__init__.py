@@ -9,14 +9,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from planner.families.base import FamilyBase, clos_shapes, up_down_design
+from planner.families.base import clos_shapes, tiers_label, up_down_design
 from planner.wiring import UP_DOWN, parse_up_down
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from models import clos_sizing as cs
-    from planner.design import Design
-    from planner.family_roles import PerTier
+    from planner.deadline import Deadline
+    from planner.design import Design, TierDesign
+    from planner.family_roles import PerTier, Sized
     from planner.schema.catalog import Catalog
+    from planner.schema.instance import Instance
     from planner.sim.fabric import Fabric
     from planner.validation import Violation
     from planner.wiring import Wiring
@@ -26,8 +30,8 @@ CLOS = "clos"
 
 
 @dataclass(frozen=True)
-class Clos(FamilyBase):
-    """Folded Clos: every tier is packet switches; every role is the default one."""
+class Clos:
+    """Folded Clos: every tier is packet switches, solved by the Clos model (``ClosStructures``)."""
 
     name: str = CLOS
     wiring_kind: str = UP_DOWN
@@ -51,6 +55,38 @@ class Clos(FamilyBase):
         from planner.design import ROLES
 
         return ROLES[tiers]
+
+    def label(self, planes: int, tiers: int) -> str:
+        """``2 planes x 3 tiers``."""
+        return tiers_label(planes, tiers)
+
+    def size(
+        self,
+        inst: Instance,
+        catalog: Catalog,
+        switch_models: Sequence[str | None],
+        deadline: Deadline,
+    ) -> list[Sized]:
+        """None of its own: the search loop solves its structures (``shapes``) with the rest."""
+        return []
+
+    def circuit_level(self, tiers: int) -> int | None:
+        """None: every tier is packet switches."""
+        return None
+
+    def missing_tier_reason(self, index: int, speed_gbps: int) -> str:
+        """No switch at the plane's port speed."""
+        return f"allowed switch runs {speed_gbps}G ports"
+
+    def class_note(self, link_class: int, tiers: int) -> str:
+        """Nothing to add: every class is switch to switch."""
+        return ""
+
+    def tier_design(
+        self, catalog: Catalog, ts: cs.TierSolution, speed_gbps: int
+    ) -> TierDesign | None:
+        """None: no special tier."""
+        return None
 
     def check_design(self, design: Design) -> list[Violation]:
         """Ratios, paths and failure tolerance (``up_down_design``)."""

@@ -7,7 +7,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from models.dragonfly import model as dm
-from planner.families.base import FamilyBase
 from planner.families.dragonfly.wiring import (
     DRAGONFLY,
     ROLE,
@@ -92,7 +91,7 @@ def best_of(
 
 
 @dataclass(frozen=True)
-class Dragonfly(FamilyBase):
+class Dragonfly:
     """A dragonfly of packet switches sized by its own model; no shapes for the Clos model."""
 
     name: str = DRAGONFLY
@@ -162,10 +161,6 @@ class Dragonfly(FamilyBase):
     def roles(self, tiers: int) -> tuple[str, ...]:
         """The one switch group."""
         return (ROLE,)
-
-    def class_note(self, link_class: int, tiers: int) -> str:
-        """Class 1 joins the switches of a group, class 2 the groups."""
-        return {1: " (local, inside a group)", 2: " (global, between groups)"}.get(link_class, "")
 
     def table_titles(self) -> dict[str, str]:
         """``dragonfly``."""

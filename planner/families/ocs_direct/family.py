@@ -10,19 +10,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from planner.errors import InputError
-from planner.families.base import FamilyBase, simulated_verify
+from planner.families.base import simulated_verify
 from planner.families.ocs_direct.tables import ROUTING_DIRECT, ROUTING_WCMP
 from planner.wiring import UP_DOWN, parse_up_down
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
     import polars as pl
 
     from models import clos_sizing as cs
     from planner.deadline import Deadline
     from planner.design import Design, TierDesign
-    from planner.family_roles import DemandOf, PerTier
+    from planner.family_roles import DemandOf, PerTier, Sized
     from planner.schema.catalog import Catalog
     from planner.schema.instance import Instance
     from planner.sim.fabric import Fabric
@@ -66,7 +66,7 @@ def check_blocks(design: Design, inst: Instance) -> None:
 
 
 @dataclass(frozen=True)
-class OcsDirect(FamilyBase):
+class OcsDirect:
     """OCS direct-connect: leaf and spine packet tiers, the OCS layer on top."""
 
     name: str = OCS_DIRECT
@@ -97,6 +97,16 @@ class OcsDirect(FamilyBase):
             for o in catalog.ocs
         )
         return [(TIERS, (options, options, ocs))]
+
+    def size(
+        self,
+        inst: Instance,
+        catalog: Catalog,
+        switch_models: Sequence[str | None],
+        deadline: Deadline,
+    ) -> list[Sized]:
+        """None of its own: the search loop solves its structure (``shapes``) with the rest."""
+        return []
 
     def label(self, planes: int, tiers: int) -> str:
         """``1 plane x OCS direct-connect``."""
@@ -193,6 +203,10 @@ class OcsDirect(FamilyBase):
             return {"reconfiguration": ocs.reconfiguration_table(design, 0, deadline=deadline)}
         except DeadlineExpired:
             return {"reconfiguration": None}
+
+    def design_tables(self) -> tuple[str, ...]:
+        """None shown with the design: its tables come after it."""
+        return ()
 
     def table_titles(self) -> dict[str, str]:
         """Its devices, its circuits, and the circuits after a device fails."""

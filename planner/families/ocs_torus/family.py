@@ -22,7 +22,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from models.status import Status
-from planner.families.base import FamilyBase
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -154,7 +153,7 @@ def _parse_wiring(params: dict[str, Any]) -> OcsTorusWiring:
 
 # ---- the family ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class OcsTorus(FamilyBase):
+class OcsTorus:
     """TPU-style pods: cubes of chips, faces joined into tori by optical circuit switches."""
 
     name: str = OCS_TORUS
@@ -222,17 +221,9 @@ class OcsTorus(FamilyBase):
         """The OCS layer."""
         return ("ocs",)
 
-    def circuit_level(self, tiers: int) -> int | None:
-        """The OCS layer is the only level."""
-        return 1
-
-    def missing_tier_reason(self, index: int, speed_gbps: int) -> str:
-        """No OCS device."""
-        return "optical circuit switch in the catalog"
-
-    def class_note(self, link_class: int, tiers: int) -> str:
-        """Face links run through the OCS."""
-        return " through the OCS (duplex optics with the loss budget)"
+    def design_tables(self) -> tuple[str, ...]:
+        """None shown with the design: its tables come after it."""
+        return ()
 
     def table_titles(self) -> dict[str, str]:
         """Its slices, their circuits, and the pod after a cube fails."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from planner.families.base import FamilyBase, up_down_design
+from planner.families.base import up_down_design
 from planner.families.rail.wiring import RAIL_OPTIMIZED, RailOptimizedWiring, parse_rail_params
 
 if TYPE_CHECKING:
@@ -21,8 +21,9 @@ if TYPE_CHECKING:
 
     import polars as pl
 
+    from models import clos_sizing as cs
     from planner.deadline import Deadline
-    from planner.design import Design
+    from planner.design import Design, TierDesign
     from planner.family_roles import Sized
     from planner.schema.catalog import Catalog
     from planner.schema.instance import Instance
@@ -80,7 +81,7 @@ def rail_table(d: Design) -> pl.DataFrame:
 
 
 @dataclass(frozen=True)
-class RailOptimized(FamilyBase):
+class RailOptimized:
     """Rail-optimized: rail leaves of scalable units under a folded Clos of spines (and cores)."""
 
     name: str = RAIL_OPTIMIZED
@@ -111,6 +112,20 @@ class RailOptimized(FamilyBase):
     def roles(self, tiers: int) -> tuple[str, ...]:
         """Rail leaf, spine, core: the BOM and the links tables name the rail leaves."""
         return ("rail_leaf", "spine", "core")[:tiers]
+
+    def circuit_level(self, tiers: int) -> int | None:
+        """None: every tier is packet switches (the Clos model sizes its rails)."""
+        return None
+
+    def missing_tier_reason(self, index: int, speed_gbps: int) -> str:
+        """No switch at the plane's port speed."""
+        return f"allowed switch runs {speed_gbps}G ports"
+
+    def tier_design(
+        self, catalog: Catalog, ts: cs.TierSolution, speed_gbps: int
+    ) -> TierDesign | None:
+        """None: no special tier."""
+        return None
 
     def class_note(self, link_class: int, tiers: int) -> str:
         """The GPU links go to the rail leaves of the node's scalable unit."""

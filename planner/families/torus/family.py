@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from planner.families.base import FamilyBase, simulated_verify
+from planner.families.base import simulated_verify
 from planner.families.torus.design import (
     best_of,
     problem_of,
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 # ---- the family ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Torus(FamilyBase):
+class Torus:
     """A torus of switches sized by ``models.torus_fabric``; no shapes for the Clos model."""
 
     name: str = TORUS
@@ -115,10 +115,6 @@ class Torus(FamilyBase):
     def roles(self, tiers: int) -> tuple[str, ...]:
         """The one switch group."""
         return (ROLE,)
-
-    def class_note(self, link_class: int, tiers: int) -> str:
-        """The torus links follow folded rings (``models.torus_fabric``)."""
-        return " (folded rings)" if link_class == 1 else ""
 
     def table_titles(self) -> dict[str, str]:
         """``torus``."""

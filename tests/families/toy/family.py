@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from models.status import Status
-from planner.families.base import FamilyBase
 from planner.family_roles import Sized
 from planner.sim.fabric import Fabric, NodeKind
 from planner.sim.routing_strategies import SHORTEST_PATH
@@ -104,7 +103,7 @@ def load_ratio(d: int, q: int, gpus: int) -> float:
 
 
 @dataclass(frozen=True)
-class Mesh(FamilyBase):
+class Mesh:
     """The leaf mesh: sized by its own enumeration, planed and checked here."""
 
     name: str = MESH
@@ -115,6 +114,9 @@ class Mesh(FamilyBase):
 
     def roles(self, tiers: int) -> tuple[str, ...]:
         return (ROLE,)
+
+    def label(self, planes: int, tiers: int) -> str:
+        return f"{planes} plane{'s' if planes > 1 else ''} x leaf mesh"
 
     def size(
         self,
