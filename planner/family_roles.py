@@ -7,12 +7,14 @@ the design.json reader the design's family, the simulator the fabric graph the f
 Nothing below ``planner.families`` imports the registry; it sees a family only through these
 protocols.
 
-``Family`` is what every family must say itself, and nothing more: its names, its one sizing
-entry point (``size``), its wiring reader and its checks (its plane is the sim layer's
+``Family`` is what every family must say itself, and nothing more: its names, its wiring
+reader and its checks (its plane is the sim layer's
 ``planner.sim.fabric.BuildsFabric``). What only some families do is an optional role that a
 family takes on by defining its methods, and that a caller asks for with ``isinstance``
 (the protocols are runtime-checkable), never through a default that does nothing:
 
+* one sizing entry point, exactly one of: ``SizesItself`` (its own model, ``size``) or
+  ``ClosShapes`` (structures the search loop solves with the Clos model, ``shapes``);
 * ``ClosModelHooks``: what the Clos model asks of a family it sizes (its circuit layer,
   special tiers, messages), and ``ClosShapes``: structures the search loop solves with it;
 * ``PostSolves``: steps after the solve (OCS circuit engineering) and the tables they make,
@@ -88,7 +90,7 @@ class Checks(Protocol):
 
 
 class Family(Checks, Protocol):
-    """What every family says itself: names, sizing, wiring reader and checks."""
+    """What every family says itself: names, wiring reader and checks."""
 
     @property
     def name(self) -> str:
@@ -108,6 +110,15 @@ class Family(Checks, Protocol):
         """Role of each tier of a structure of ``tiers`` tiers, leaf first."""
         ...
 
+    def read_wiring(self, params: dict[str, Any]) -> Wiring:
+        """The wiring of that kind from its design.json parameters; ValueError names the fault."""
+        ...
+
+
+@runtime_checkable
+class SizesItself(Family, Protocol):
+    """A family sized by its own model: its one sizing entry point (else ``ClosShapes``)."""
+
     def size(
         self,
         inst: Instance,
@@ -121,14 +132,8 @@ class Family(Checks, Protocol):
         any); every ``Sized`` names the one it was sized under. Work the restrictions share
         (geometry, model data) is done once per call. ``deadline`` bounds the whole call,
         preparation and diagnosis included: what it cuts is returned ``TIME_LIMIT`` (a structure
-        never solved has no bound), never left out. A family whose structures the Clos model
-        solves (``ClosShapes``) returns [] (the search loop solves them, all families'
-        together, under one bound).
+        never solved has no bound), never left out.
         """
-        ...
-
-    def read_wiring(self, params: dict[str, Any]) -> Wiring:
-        """The wiring of that kind from its design.json parameters; ValueError names the fault."""
         ...
 
 
@@ -165,7 +170,10 @@ class ClosModelHooks(Protocol):
 
 @runtime_checkable
 class ClosShapes(ClosModelHooks, Protocol):
-    """A family whose structures the search loop solves with the Clos model, all together."""
+    """A family whose structures the search loop solves with the Clos model, all together.
+
+    Its one sizing entry point (else ``SizesItself``).
+    """
 
     def shapes(
         self,

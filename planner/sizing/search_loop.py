@@ -12,6 +12,7 @@ from models import clos_sizing as cs
 from models.status import Status
 from planner.deadline import Deadline
 from planner.design import Design
+from planner.family_roles import SizesItself
 from planner.schema.catalog import Catalog
 from planner.schema.instance import Instance
 from planner.sizing.designs import design_of
@@ -80,8 +81,7 @@ def search(
             (extra if mixed else main).append((st, model_name, restricted))
     jobs = main + (extra if alternatives or not mixed else [])
     outcomes: list[Outcome] = []
-    clos_families = {st.family for st, _, _ in jobs}
-    own_families = [f for f in families if f not in clos_families]
+    own_families = [f for f in families if isinstance(f, SizesItself)]
     total = len(own_families) + len(jobs)
 
     def told(done: int, family: Family, sized: list[Outcome]) -> None:
@@ -171,7 +171,7 @@ def _statuses(outcomes: list[Outcome]) -> str:
 def _own_outcomes(
     inst: Instance,
     catalog: Catalog,
-    own: Sequence[Family],
+    own: Sequence[SizesItself],
     names: list[str],
     mixed: bool,
     alternatives: bool,
@@ -179,8 +179,8 @@ def _own_outcomes(
     *,
     later: bool,
     told: Callable[[int, Family, list[Outcome]], None] | None = None,
-) -> list[tuple[Family, list[Outcome]]]:
-    """The structures of families sized by their own model (``Family.size``), per family.
+) -> list[tuple[SizesItself, list[Outcome]]]:
+    """The structures of families sized by their own model (``SizesItself.size``), per family.
 
     The same options as the Clos model's structures: any switch (the decisive search when
     mixed models are allowed) and each switch model alone, all in one call per family. Each
@@ -191,7 +191,7 @@ def _own_outcomes(
     options: tuple[str | None, ...] = ((None,) if mixed else ()) + tuple(
         names if alternatives or not mixed else ()
     )
-    out: list[tuple[Family, list[Outcome]]] = []
+    out: list[tuple[SizesItself, list[Outcome]]] = []
     for i, family in enumerate(own):
         share = deadline.remaining_s() / (len(own) - i + int(later))
         mine: list[Outcome] = []

@@ -18,11 +18,13 @@ from planner.family_roles import (
     NeedsSolvers,
     PostSolves,
     Predicts,
+    SizesItself,
     Tables,
 )
 from planner.sim.fabric import BuildsFabric
 
 OPTIONAL = {
+    "SizesItself": SizesItself,
     "ClosModelHooks": ClosModelHooks,
     "ClosShapes": ClosShapes,
     "NeedsSolvers": NeedsSolvers,
@@ -41,11 +43,11 @@ EXPECTED = {
         "Predicts",
         "Tables",
     },
-    "ocs_torus": {"NeedsSolvers", "Tables"},
-    "torus": {"Predicts", "Tables"},
-    "rail_optimized": {"ClosModelHooks", "Tables"},
-    "rail_only": {"ClosModelHooks", "Tables"},
-    "dragonfly": {"Tables"},
+    "ocs_torus": {"SizesItself", "NeedsSolvers", "Tables"},
+    "torus": {"SizesItself", "Predicts", "Tables"},
+    "rail_optimized": {"SizesItself", "ClosModelHooks", "Tables"},
+    "rail_only": {"SizesItself", "ClosModelHooks", "Tables"},
+    "dragonfly": {"SizesItself", "Tables"},
 }
 
 
@@ -57,10 +59,16 @@ def test_every_family_that_ships_is_listed() -> None:
 def test_the_family_plays_its_roles(name: str) -> None:
     family = FAMILIES[name]
     assert isinstance(family, BuildsFabric)
-    for member in ("name", "wiring_kind", "label", "roles", "size", "read_wiring"):
+    for member in ("name", "wiring_kind", "label", "roles", "read_wiring"):
         assert hasattr(family, member), member
     played = {role for role, protocol in OPTIONAL.items() if isinstance(family, protocol)}
     assert played == EXPECTED[name]
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_a_family_has_one_sizing_entry_point(name: str) -> None:
+    family = FAMILIES[name]
+    assert isinstance(family, SizesItself) != isinstance(family, ClosShapes)
 
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))

@@ -13,14 +13,10 @@ from planner.families.base import clos_shapes, tiers_label, up_down_design
 from planner.wiring import UP_DOWN, parse_up_down
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from models import clos_sizing as cs
-    from planner.deadline import Deadline
     from planner.design import Design, TierDesign
-    from planner.family_roles import PerTier, Sized
+    from planner.family_roles import PerTier
     from planner.schema.catalog import Catalog
-    from planner.schema.instance import Instance
     from planner.sim.fabric import Fabric
     from planner.validation import Violation
     from planner.wiring import Wiring
@@ -59,16 +55,6 @@ class Clos:
     def label(self, planes: int, tiers: int) -> str:
         """``2 planes x 3 tiers``."""
         return tiers_label(planes, tiers)
-
-    def size(
-        self,
-        inst: Instance,
-        catalog: Catalog,
-        switch_models: Sequence[str | None],
-        deadline: Deadline,
-    ) -> list[Sized]:
-        """None of its own: the search loop solves its structures (``shapes``) with the rest."""
-        return []
 
     def circuit_level(self, tiers: int) -> int | None:
         """None: every tier is packet switches."""

@@ -15,14 +15,14 @@ from planner.families.ocs_direct.tables import ROUTING_DIRECT, ROUTING_WCMP
 from planner.wiring import UP_DOWN, parse_up_down
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Mapping
 
     import polars as pl
 
     from models import clos_sizing as cs
     from planner.deadline import Deadline
     from planner.design import Design, TierDesign
-    from planner.family_roles import DemandOf, PerTier, Sized
+    from planner.family_roles import DemandOf, PerTier
     from planner.schema.catalog import Catalog
     from planner.schema.instance import Instance
     from planner.sim.fabric import Fabric
@@ -97,16 +97,6 @@ class OcsDirect:
             for o in catalog.ocs
         )
         return [(TIERS, (options, options, ocs))]
-
-    def size(
-        self,
-        inst: Instance,
-        catalog: Catalog,
-        switch_models: Sequence[str | None],
-        deadline: Deadline,
-    ) -> list[Sized]:
-        """None of its own: the search loop solves its structure (``shapes``) with the rest."""
-        return []
 
     def label(self, planes: int, tiers: int) -> str:
         """``1 plane x OCS direct-connect``."""
