@@ -60,7 +60,6 @@ from planner.output import output_formats as output_formats
 from planner.output import parse_formats as parse_formats
 from planner.output import safe_name as safe_name
 from planner.output import write_set as write_set
-from planner.plan_result import PlanResult as PlanResult
 from planner.planning import catalog_for as catalog_for
 from planner.planning import check_workload_fits as check_workload_fits
 from planner.planning import plan as plan
@@ -72,10 +71,11 @@ from planner.report import prepare_outdir as prepare_outdir
 from planner.report import write_reports as write_reports
 from planner.report import write_sim_reports as _write_sim_reports
 from planner.report import write_table as write_table
-from planner.report_markdown import bandwidth_loop_lines as bandwidth_loop_lines
-from planner.report_markdown import headline as headline
-from planner.report_markdown import idle_pricing_lines as idle_pricing_lines
-from planner.report_markdown import time_limit_advice as time_limit_advice
+from planner.report.markdown import bandwidth_loop_lines as bandwidth_loop_lines
+from planner.report.markdown import headline as headline
+from planner.report.markdown import idle_pricing_lines as idle_pricing_lines
+from planner.report.markdown import time_limit_advice as time_limit_advice
+from planner.report.plan_result import PlanResult as PlanResult
 from planner.schema.catalog import Catalog as Catalog
 from planner.schema.instance import DEFAULT_TIME_LIMIT_S as DEFAULT_TIME_LIMIT_S
 from planner.schema.instance import Instance as Instance

@@ -17,8 +17,8 @@ from planner.families import (
 )
 from planner.families.ocs_direct.family import ONE_BLOCK, OneBlock
 from planner.family_roles import Predicts
-from planner.plan_result import PlanResult
 from planner.planning import catalog_for, plan, verify_demand, verify_for
+from planner.report.plan_result import PlanResult
 from planner.schema.catalog import Catalog
 from planner.schema.instance import DEFAULT_TIME_LIMIT_S, Instance
 from planner.solver_parts import load_solvers

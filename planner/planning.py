@@ -24,7 +24,7 @@ from planner.families import (
 )
 from planner.family_roles import PostSolves
 from planner.loading import load_catalog
-from planner.plan_result import PlanResult
+from planner.report.plan_result import PlanResult
 from planner.schema.catalog import Catalog
 from planner.schema.instance import DEFAULT_TIME_LIMIT_S, Instance
 from planner.schema.verify import Verify
@@ -189,7 +189,7 @@ def with_reliability(
     """
     from planner.reliability import assess
     from planner.reliability.goodput import scale_out_idle_fraction
-    from planner.report_tables import workload_step
+    from planner.report.tables import workload_step
 
     inst = result.instance
     if inst.reliability is None or result.design is None:
@@ -493,7 +493,7 @@ def _plan_priced(
 ) -> PlanResult:
     """``plan`` with idle GPU time priced: the ladder walk, then the chosen rung's tables."""
     from planner.idle_pricing import run_priced
-    from planner.report_tables import workload_step
+    from planner.report.tables import workload_step
 
     plan_once, simulate_once = _plan_and_simulate(
         catalog, time_limit_s, progress, alternatives, sim_progress, deadline

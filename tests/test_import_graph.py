@@ -88,14 +88,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "report",
         (
-            "planner.report_text",
-            "planner.report_tables",
-            "planner.plan_result",
             "planner.catalog_tables",
-            "planner.report_markdown",
             "planner.report",
-            "planner.report_html",
-            "planner.pictures",
         ),
     ),
     (

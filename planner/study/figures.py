@@ -67,9 +67,10 @@ def _figure(size_in: tuple[float, float] = FIGSIZE_IN) -> Figure:
 def _thousands(axis: Any) -> None:
     """Tick labels as plain numbers, thousands separated, as precise as the ticks need to differ.
 
-    ``planner.pictures.common.plain_ticks``: matplotlib's ``ScalarFormatter`` picks the decimals.
+    ``planner.report.pictures.common.plain_ticks``: matplotlib's ``ScalarFormatter`` picks the
+    decimals.
     """
-    from planner.pictures.common import plain_ticks
+    from planner.report.pictures.common import plain_ticks
 
     plain_ticks(axis)
 
@@ -80,7 +81,7 @@ def _numeric(series: pl.Series) -> bool:
 
 def _label(name: str) -> str:
     """An axis label from a column name: ``capex_usd`` -> ``capex (USD)`` (``column_label``)."""
-    from planner.report_text import column_label
+    from planner.report.text import column_label
 
     return column_label(name)
 

@@ -1,6 +1,6 @@
 """A study's ``report.html``: what was swept and ranked, the best scenarios, the front, figures.
 
-Built on ``planner.report_html``'s page (:func:`~planner.report_html.render_page`), as a plan's
+Built on ``planner.report.html``'s page (:func:`~planner.report.html.render_page`), as a plan's
 page is; ``planner.study.folder`` writes it.
 """
 
@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
-from planner.report_html import render_page
-from planner.report_text import column_label
+from planner.report.html import render_page
+from planner.report.text import column_label
 from planner.study.pareto import (
     GPUS,
     default_objectives,

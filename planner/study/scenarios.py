@@ -41,7 +41,7 @@ from planner.loading import instance_name as instance_name
 from planner.loading import scenario_name as scenario_name
 from planner.loading import short_labels as short_labels
 from planner.loading import value_text as value_text
-from planner.report_tables import SUMMARY_SCHEMA
+from planner.report.tables import SUMMARY_SCHEMA
 from planner.schema.catalog import Catalog
 from planner.schema.instance import Instance, check_overlap
 

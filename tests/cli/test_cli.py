@@ -16,7 +16,7 @@ from planner.cli import app
 from planner.families import read_design
 from planner.output import is_complete, read_manifest
 from planner.report import MARKER
-from planner.report_tables import SUMMARY_SCHEMA, TABLES
+from planner.report.tables import SUMMARY_SCHEMA, TABLES
 
 #: Absolute tolerance on report money figures, in dollars.
 USD_ATOL = 1e-6

@@ -12,7 +12,7 @@ import pytest
 from planner.api import load_design, load_instance, plan
 from planner.design import ScaleUpDomain
 from planner.errors import InputError
-from planner.report_markdown import headline
+from planner.report.markdown import headline
 from planner.schema.instance import ScaleUp
 
 

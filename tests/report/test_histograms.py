@@ -26,7 +26,7 @@ from planner.cli import app
 from planner.design import MAX_LENGTH_BINS, Design, length_histogram
 from planner.families import read_design, search_families
 from planner.layout import _apportion
-from planner.pictures import cables, utilisation
+from planner.report.pictures import cables, utilisation
 from planner.schema.instance import Instance
 from planner.sim.sim_tables import UTIL_BINS, utilisation_bins
 from planner.sizing import search

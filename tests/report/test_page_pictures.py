@@ -16,8 +16,8 @@ import polars as pl
 import pytest
 
 from planner.api import load_instance, plan
-from planner.pictures import cables, tco, topology
-from planner.pictures.common import style
+from planner.report.pictures import cables, tco, topology
+from planner.report.pictures.common import style
 from planner.study.figures import pareto_scatter, sweep_curves
 
 if TYPE_CHECKING:

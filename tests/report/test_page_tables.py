@@ -1,6 +1,6 @@
 """report.html's tables and headline (issue 32): every column readable, no empty section.
 
-Structural checks of the page ``planner.report_html`` renders: every column of a wide table (many
+Structural checks of the page ``planner.report.html`` renders: every column of a wide table (many
 columns and many rows, or few rows of long names) is on the page, no table is wider than the page
 at 1280 px in headless Chromium (nothing hides behind a sideways scroll), a table without rows is
 not a section (and nothing points to it), the headline carries the interruptions and goodput the
@@ -18,8 +18,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from planner.report_html import TEMPLATE, render_page
-from planner.report_text import column_label, column_texts
+from planner.report.html import TEMPLATE, render_page
+from planner.report.text import column_label, column_texts
 from tests.browser import CHROMIUM_ARGS, require_chromium
 from tests.conftest import REPO_ROOT
 

@@ -19,8 +19,17 @@ import polars as pl
 import pytest
 
 from planner.api import PlanResult, compare_optics, load_instance, plan
-from planner.pictures import PICTURES, cables, costs, file_name, render, tco, topology, utilisation
 from planner.report import plan_tables, write_reports
+from planner.report.pictures import (
+    PICTURES,
+    cables,
+    costs,
+    file_name,
+    render,
+    tco,
+    topology,
+    utilisation,
+)
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -207,7 +216,7 @@ EDGE_TOL = 1e-12
 def test_utilisation_bars_never_lie_on_each_other(
     up: list[int], down: list[int], bars: int
 ) -> None:
-    from planner.pictures.common import new_figure
+    from planner.report.pictures.common import new_figure
 
     part = pl.DataFrame(
         {
@@ -310,7 +319,7 @@ def test_names_from_inputs_are_drawn_as_text(solved: Solved) -> None:
 @pytest.mark.slow
 def test_importing_the_planner_does_not_import_matplotlib() -> None:
     """matplotlib loads only when a picture is drawn (importing planner stays fast)."""
-    code = "import sys, planner.api, planner.report, planner.pictures; print('matplotlib' in sys.modules)"
+    code = "import sys, planner.api, planner.report, planner.report.pictures; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -326,6 +335,6 @@ def test_importing_the_planner_does_not_import_matplotlib() -> None:
     ],
 )
 def test_a_pictures_amounts_read_in_one_scale(value: float, text: str) -> None:
-    from planner.pictures.common import usd
+    from planner.report.pictures.common import usd
 
     assert usd(value) == text

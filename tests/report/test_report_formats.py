@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from planner.api import load_instance
-from planner.report_tables import workload_assumptions
-from planner.report_text import column_label, column_texts, count_text, figure_text
+from planner.report.tables import workload_assumptions
+from planner.report.text import column_label, column_texts, count_text, figure_text
 from tests.conftest import REPO_ROOT
 
 
@@ -146,7 +146,7 @@ def test_a_markdown_table_lines_up_its_columns_and_keeps_every_cell_whole() -> N
     """Each line as wide as the others (polars pads the cells), no cell cut, pipes escaped."""
     import polars as pl
 
-    from planner.report_markdown import markdown_table
+    from planner.report.markdown import markdown_table
 
     long = "estimate: " + "a" * 120
     df = pl.DataFrame(

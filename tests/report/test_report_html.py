@@ -19,15 +19,15 @@ import pytest
 from planner.api import PlanResult, load_instance, plan
 from planner.deadline import cut_note
 from planner.report import write_reports
-from planner.report_html import (
+from planner.report.html import (
     MAX_ROWS,
     TABLE_TITLES,
     TRANSPOSE_MAX_ROWS,
     histogram_summary,
     render_page,
 )
-from planner.report_markdown import headline
-from planner.report_tables import IDLE_PRICING_TABLE, OPTIONAL_TABLES, SIM_TABLES, TABLES
+from planner.report.markdown import headline
+from planner.report.tables import IDLE_PRICING_TABLE, OPTIONAL_TABLES, SIM_TABLES, TABLES
 from tests.browser import load, require_chromium
 
 HOSTILE = '<script>alert("x")</script><img src="http://example.invalid/x.png"> & </table>'
@@ -269,7 +269,7 @@ def test_a_wide_table_is_turned_or_split_to_fit(
 
 
 def test_a_one_bar_picture_is_a_sentence_on_the_page(page: Path, result: PlanResult) -> None:
-    from planner.pictures import cables
+    from planner.report.pictures import cables
 
     assert result.design is not None
     said = cables.sentences(result.design)

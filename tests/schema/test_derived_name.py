@@ -16,7 +16,7 @@ from planner.api import PlanResult, derived_instance, plan
 from planner.cli import app
 from planner.loading import MAX_DERIVED_NAME
 from planner.report import plan_tables, solve_html
-from planner.report_markdown import render_markdown
+from planner.report.markdown import render_markdown
 from planner.schema.instance import Instance
 from planner.study.scenarios import build_study
 from tests.study.conftest import tiny

@@ -33,7 +33,7 @@ from planner.bandwidth_loop import (
 )
 from planner.design import Design
 from planner.report import plan_tables
-from planner.report_tables import BANDWIDTH_LOOP_TABLE, OPTIONAL_TABLES
+from planner.report.tables import BANDWIDTH_LOOP_TABLE, OPTIONAL_TABLES
 from planner.sim.sim_tables import COLLECTIVES_SCHEMA, FAILURES_SCHEMA, LINKS_SCHEMA, SimResult
 
 #: Iterations the small instance may take to meet (a structural cut, then at most two more).

@@ -13,7 +13,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from planner.report_text import column_label
+from planner.report.text import column_label
 from planner.study.folder import flagged
 from planner.study.page import STUDY_COLUMNS, study_page
 from tests.report.test_page_tables import assert_fits, widths

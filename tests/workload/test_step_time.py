@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from planner import api
 from planner.cli import app
-from planner.report_tables import SUMMARY_SCHEMA
+from planner.report.tables import SUMMARY_SCHEMA
 from planner.schema.instance import Instance
 from planner.schema.verify import TrafficSpec, Verify
 from planner.schema.workload import Workload

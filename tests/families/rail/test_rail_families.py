@@ -377,7 +377,7 @@ def test_spray_loads_equal_the_routed_loads(name: str, failed: str) -> None:
 # ---- reports -----------------------------------------------------------------------------------
 def test_the_report_names_the_rails(planned: Design) -> None:
     from planner.families import family_of
-    from planner.report_markdown import _wiring_lines
+    from planner.report.markdown import _wiring_lines
 
     tables = family_of(planned.family).extra_tables(planned)
     lines = _wiring_lines(tables)

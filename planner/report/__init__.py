@@ -1,11 +1,16 @@
 """The report folder: every table, report.md, the pictures and report.html, written as one set.
 
-The tables are ``planner.report_tables``' (and ``planner.catalog_tables``'), the words
-``planner.report_markdown``'s; nothing here imports a solver. ``write_reports`` writes the summary, the
-alternatives, the BOM and the link table as CSV and Parquet, with
-``design.json``, a human summary ``report.md``, the pictures (``planner.pictures``) and one
-self-contained page ``report.html`` (``planner.report_html``), into one folder as one set, through
-``planner.output`` (staging folder, manifest, lock; CSV rounded, Parquet exact).
+The tables are ``planner.report.tables``' (and ``planner.catalog_tables``'), the words
+``planner.report.markdown``'s; nothing here imports a solver. ``write_reports`` writes the
+summary, the alternatives, the BOM and the link table as CSV and Parquet, with ``design.json``,
+a human summary ``report.md``, the pictures (``planner.report.pictures``) and one
+self-contained page ``report.html`` (``planner.report.html``), into one folder as one set,
+through ``planner.output`` (staging folder, manifest, lock; CSV rounded, Parquet exact).
+
+The package is the reports' layer: ``text`` (the wording) and ``tables`` (the figures) at the
+bottom, ``plan_result`` (what a plan is, read by every report) and ``pictures`` above them, then
+``markdown`` and ``html``, and this module, the report folder, on top. Nothing in the package
+imports this module back.
 """
 
 from __future__ import annotations
@@ -29,14 +34,14 @@ from planner.output import (
     text_writer,
     write_set,
 )
-from planner.report_markdown import (
+from planner.report.markdown import (
     headline,
     instance_lines,
     render_markdown,
     render_sim_markdown,
     tiers_table,
 )
-from planner.report_tables import (
+from planner.report.tables import (
     BANDWIDTH_LOOP_TABLE,
     IDLE_PRICING_TABLE,
     OPTICS_TABLE,
@@ -49,7 +54,7 @@ from planner.schema.instance import Instance
 
 if TYPE_CHECKING:
     from planner.family_roles import Family, Tables
-    from planner.plan_result import PlanResult
+    from planner.report.plan_result import PlanResult
     from planner.sim.sim_tables import SimResult
 
 
@@ -132,8 +137,8 @@ def write_reports(
     Writes ``summary``, ``alternatives``, ``bom`` and ``links`` (and the ``sim_*``, optics and
     OCS tables when they apply) as ``.csv`` and ``.parquet``, ``design.json`` when a design
     exists, ``report.md``, the pictures that have data for this plan (``fig_<name>.png`` and
-    ``.svg``, ``planner.pictures``; skipped with ``pictures=False``) and ``report.html``, one
-    self-contained page of it all (``planner.report_html``). The set replaces the folder's
+    ``.svg``, ``planner.report.pictures``; skipped with ``pictures=False``) and ``report.html``,
+    one self-contained page of it all (``planner.report.html``). The set replaces the folder's
     previous one whole (``planner.output.write_set``): files of the previous set that this one
     lacks are removed. ``formats`` (e.g. ``{"csv", "png"}``) keeps only those table and picture
     formats (``planner.output.write_set``); ``report.html`` embeds the pictures either way.
@@ -153,7 +158,7 @@ def picture_files(
     """The pictures of a plan (PNG and SVG) and ``report.html``, which embeds the SVGs."""
     figures: dict[str, bytes] = {}
     if pictures:
-        from planner.pictures import render
+        from planner.report.pictures import render
 
         family = plan_result.family
         notes: list[str] = family.picture_notes(tables) if isinstance(family, Tables) else []
@@ -167,7 +172,7 @@ def solve_html(
     plan_result: PlanResult, tables: dict[str, pl.DataFrame], figures: dict[str, bytes]
 ) -> str:
     """``report.html`` of a plan: its page, with report.md's headline, workload and tiers."""
-    from planner.report_html import solve_page
+    from planner.report.html import solve_page
 
     inst, design = plan_result.instance, plan_result.design
     return solve_page(
@@ -198,8 +203,8 @@ def sim_picture_files(
 
     ``family`` is the design's (its words on its tables and their titles), handed in.
     """
-    from planner.pictures import render
-    from planner.report_html import simulation_page
+    from planner.report.html import simulation_page
+    from planner.report.pictures import render
 
     figures = render(tables, design, [] if family is None else family.picture_notes(tables))
     files, embedded = _figure_writers(figures)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from planner.pictures.common import COLOURS, new_figure, png_svg, style
-from planner.report_text import column_label, count_text
+from planner.report.pictures.common import COLOURS, new_figure, png_svg, style
+from planner.report.text import column_label, count_text
 
 #: Most rows of panels (patterns x tiers); the table keeps every pattern.
 MAX_ROWS = 12

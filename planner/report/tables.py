@@ -13,7 +13,7 @@ import polars as pl
 
 from models.status import Status
 from planner.design import Design
-from planner.report_text import count_text
+from planner.report.text import count_text
 from planner.schema.instance import Instance
 from planner.schema.workload import Workload
 from planner.workload.step import (

@@ -4,17 +4,17 @@
 and SVG (``fig_<name>.png``, ``fig_<name>.svg``); a picture without data is not produced. The
 modules draw on matplotlib's Agg canvas and import it only when called.
 
-=================  ==========================================  =================================
-picture            module                                      drawn from
-=================  ==========================================  =================================
-``topology``       :mod:`planner.pictures.topology`            the design; ``rails``, ``torus``,
-                                                               ``circuits`` when present
-``costs``          :mod:`planner.pictures.costs`               ``bom``, ``summary``
-``alternatives``   :mod:`planner.pictures.tco`                 ``alternatives``
-``optics``         :mod:`planner.pictures.tco`                 ``optics_comparison``
-``cable_lengths``  :mod:`planner.pictures.cables`              the design's length histograms
-``utilisation``    :mod:`planner.pictures.utilisation`         ``sim_link_histogram``
-=================  ==========================================  =================================
+=================  ============================================  =================================
+picture            module                                        drawn from
+=================  ============================================  =================================
+``topology``       :mod:`planner.report.pictures.topology`       the design; ``rails``, ``torus``,
+                                                                 ``circuits`` when present
+``costs``          :mod:`planner.report.pictures.costs`          ``bom``, ``summary``
+``alternatives``   :mod:`planner.report.pictures.tco`            ``alternatives``
+``optics``         :mod:`planner.report.pictures.tco`            ``optics_comparison``
+``cable_lengths``  :mod:`planner.report.pictures.cables`         the design's length histograms
+``utilisation``    :mod:`planner.report.pictures.utilisation`    ``sim_link_histogram``
+=================  ============================================  =================================
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def render(
     Without a design, only the alternatives can be drawn. ``family_notes`` are the design's
     family's words on its tables, for the topology's title (``Family.picture_notes``).
     """
-    from planner.pictures import cables, costs, tco, topology, utilisation
+    from planner.report.pictures import cables, costs, tco, topology, utilisation
 
     drawn: dict[str, tuple[bytes, bytes] | None] = {}
     if design is not None:
@@ -75,7 +75,7 @@ def sentences(tables: dict[str, pl.DataFrame], design: Design | None) -> dict[st
     By picture name: the cost breakdown of a single kind of component, the link classes whose
     cables all have one length. The page shows them where the picture (or its panel) would be.
     """
-    from planner.pictures import cables, costs
+    from planner.report.pictures import cables, costs
 
     out: dict[str, list[str]] = {}
     if design is not None:

@@ -1,8 +1,8 @@
 """How figures read in every report: column labels with their units, numbers, money, plurals.
 
 The one wording report.md, report.html, the pictures and a study's figures share
-(``planner.report``, ``planner.report_html``, ``planner.pictures``, ``planner.study``), below all
-of them.
+(``planner.report``, ``planner.report.html``, ``planner.report.pictures``, ``planner.study``),
+below all of them.
 """
 
 from __future__ import annotations

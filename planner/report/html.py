@@ -28,14 +28,14 @@ import polars as pl
 
 from planner.deadline import cut_notes
 from planner.family_roles import Tables
-from planner.pictures import sentences
-from planner.report_text import column_label, column_texts, count_text, figure_text
+from planner.report.pictures import sentences
+from planner.report.text import column_label, column_texts, count_text, figure_text
 
 if TYPE_CHECKING:
     from jinja2 import Environment
 
     from planner.design import Design
-    from planner.plan_result import PlanResult
+    from planner.report.plan_result import PlanResult
     from planner.schema.instance import Instance
     from planner.sim.sim_tables import SimResult
 
@@ -92,7 +92,7 @@ TABLE_TITLES = {
 SUMMARISED = {"sim_link_histogram": "sim_link_histogram.csv"}
 #: A link at or above this utilisation counts as busy in the histogram's summary.
 BUSY_UTILISATION = 0.9
-#: Figure captions by picture name (``planner.pictures.PICTURES``).
+#: Figure captions by picture name (``planner.report.pictures.PICTURES``).
 FIGURE_CAPTIONS = {
     "topology": "Drawn from the design (design.json); each bundle's lengths are links.csv's range.",
     "costs": "From bom.csv (all planes) and, for scale-up switches, summary.csv.",
@@ -272,7 +272,7 @@ def split(block: Block, budget_px: float = PAGE_PX * FILL_SHARE) -> list[Block]:
 def transposed(df: pl.DataFrame) -> pl.DataFrame:
     """A wide, short table turned: one row per column (its heading), one column per row.
 
-    Each value is formatted by its own column (``planner.report_text.figure_text``) before turning,
+    Each value is formatted by its own column (``planner.report.text.figure_text``) before turning,
     and each column is headed by its row's first value (a name: the option, the collective).
     """
     first = df.columns[0]
@@ -403,7 +403,7 @@ def render_page(
     title
         The page's title and heading.
     headline_lines
-        The result in a few lines (``planner.report_markdown.headline``).
+        The result in a few lines (``planner.report.markdown.headline``).
     assumptions
         (what, value) pairs: prices, lifetime, constraints and how close the result is to them.
     tables
@@ -665,7 +665,7 @@ def solve_page(
     """The page of a solve: headline, assumptions, per-GPU figures, pictures, tables.
 
     ``tables`` are the report set's (``planner.report.plan_tables``); ``figures`` the pictures
-    by name (``planner.pictures``; SVG preferred). ``lines``, ``workload`` and ``tiers`` are
+    by name (``planner.report.pictures``; SVG preferred). ``lines``, ``workload`` and ``tiers`` are
     report.md's headline, workload assumptions and tiers table (``planner.report.solve_html``
     gives them), so both reports say the same.
     """

@@ -14,8 +14,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from planner.pictures.common import COLOURS, new_figure, png_svg, style, thousands, thousands_axis
-from planner.report_text import column_label, count_text
+from planner.report.pictures.common import (
+    COLOURS,
+    new_figure,
+    png_svg,
+    style,
+    thousands,
+    thousands_axis,
+)
+from planner.report.text import column_label, count_text
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -108,7 +115,7 @@ def figure(design: Design) -> tuple[bytes, bytes] | None:
 def draw(design: Design) -> Figure | None:
     """One histogram panel per link class; None without a class of several lengths.
 
-    Call it inside :func:`planner.pictures.common.style`.
+    Call it inside :func:`planner.report.pictures.common.style`.
     """
     classes = [c for c in design.link_classes if _lengths_known(c) and not _one_bar(c)]
     if not classes:

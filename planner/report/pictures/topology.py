@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from planner.pictures.common import COLOURS, new_figure, png_svg, style
-from planner.report_text import count_text
+from planner.report.pictures.common import COLOURS, new_figure, png_svg, style
+from planner.report.text import count_text
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -174,7 +174,7 @@ def figure(d: Design, family_notes: Sequence[str] = ()) -> tuple[bytes, bytes]:
 
 
 def draw(d: Design, family_notes: Sequence[str] = ()) -> Figure:
-    """The diagram of a design (call it inside :func:`planner.pictures.common.style`).
+    """The diagram of a design (call it inside :func:`planner.report.pictures.common.style`).
 
     ``family_notes`` are what the design's family says its tables add (rails and units, torus
     dimensions, OCS circuits: ``Family.picture_notes``), shown under the title.

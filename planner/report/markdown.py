@@ -1,6 +1,6 @@
 """report.md: the headline, the assumptions, the design, the simulation and the loops, in words.
 
-The same lines head report.html (``planner.report_html``), so both reports say the same.
+The same lines head report.html (``planner.report.html``), so both reports say the same.
 """
 
 from __future__ import annotations
@@ -13,20 +13,20 @@ import polars as pl
 from models.status import Status
 from planner.deadline import HINT_MARGIN, cut_notes
 from planner.design import Design
-from planner.report_tables import (
+from planner.report.tables import (
     BANDWIDTH_LOOP_TABLE,
     IDLE_PRICING_TABLE,
     OPTICS_TABLE,
     value_at,
     workload_assumptions,
 )
-from planner.report_text import column_label, column_texts, count_text
+from planner.report.text import column_label, column_texts, count_text
 from planner.schema.instance import Instance
 
 if TYPE_CHECKING:
     from planner.bandwidth_loop import LoopResult
     from planner.idle_pricing import PricedSearch
-    from planner.plan_result import PlanResult
+    from planner.report.plan_result import PlanResult
     from planner.sim.sim_tables import SimResult
 
 

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from planner.pictures.common import COLOURS, new_figure, png_svg, style, thousands_axis, usd
-from planner.report_text import column_label
+from planner.report.pictures.common import COLOURS, new_figure, png_svg, style, thousands_axis, usd
+from planner.report.text import column_label
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -14,7 +14,7 @@ from planner.family_roles import Tables
 from planner.loading import (
     changes_text,
 )
-from planner.report_tables import summary_table
+from planner.report.tables import summary_table
 from planner.schema.instance import Instance
 
 if TYPE_CHECKING:
@@ -166,7 +166,7 @@ class PlanResult:
     @property
     def workload(self) -> pl.DataFrame | None:
         """The collectives of one training iteration on the design (None without a workload)."""
-        from planner.report_tables import workload_step
+        from planner.report.tables import workload_step
 
         step = workload_step(self.instance, self.design, self.sim)
         return None if step is None else step[0]
@@ -174,7 +174,7 @@ class PlanResult:
     @property
     def step(self) -> StepTime | None:
         """The step of the workload on the design, once the simulation timed every collective."""
-        from planner.report_tables import workload_step
+        from planner.report.tables import workload_step
 
         step = workload_step(self.instance, self.design, self.sim)
         return None if step is None else step[1]

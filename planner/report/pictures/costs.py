@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from planner.pictures.common import (
+from planner.report.pictures.common import (
     COLOURS,
     new_figure,
     png_svg,
@@ -17,7 +17,7 @@ from planner.pictures.common import (
     thousands_axis,
     usd,
 )
-from planner.report_text import column_label
+from planner.report.text import column_label
 
 #: BOM component -> kind of component shown.
 KINDS = {
