@@ -338,10 +338,10 @@ def upward_imports(graph: nx.DiGraph) -> list[str]:
 MAX_MODULE_LINES = 800
 
 
-def long_modules(root: Path = ROOT) -> list[str]:
-    """Modules of the packages longer than ``MAX_MODULE_LINES``."""
+def long_modules(root: Path = ROOT, packages: tuple[str, ...] = (*PACKAGES, "tests")) -> list[str]:
+    """Modules of the packages (the tests too: they are code) longer than ``MAX_MODULE_LINES``."""
     out = []
-    for module, path in _modules(root).items():
+    for module, path in _modules(root, packages).items():
         lines = len(path.read_text(encoding="utf-8").splitlines())
         if lines > MAX_MODULE_LINES:
             out.append(f"{module}: {lines} lines > {MAX_MODULE_LINES}")
@@ -375,14 +375,15 @@ def test_no_module_is_too_long() -> None:
     assert long_modules() == []
 
 
+@pytest.mark.parametrize("folder", ["planner/sim", "models", "tests/families"])
 @pytest.mark.parametrize(
     ("lines", "caught"), [(MAX_MODULE_LINES, False), (MAX_MODULE_LINES + 1, True)]
 )
 def test_the_length_contract_catches_a_long_module(
-    lines: int, caught: bool, tmp_path: Path
+    folder: str, lines: int, caught: bool, tmp_path: Path
 ) -> None:
-    """A tree whose simulator holds one module of 800 lines passes; of 801, fails."""
-    intruder = tmp_path / "planner" / "sim" / "intruder.py"
+    """A tree with one module of 800 lines passes; of 801, fails (code or tests)."""
+    intruder = tmp_path / folder / "intruder.py"
     intruder.parent.mkdir(parents=True)
     intruder.write_text("x = 1\n" * lines)
     assert any("intruder" in line for line in long_modules(tmp_path)) == caught
