@@ -81,6 +81,7 @@ import numpy as np
 import numpy.typing as npt
 
 from models import cabling as cb
+from models.leave_out import check_known
 from models.status import Status
 from models.switch_media import (
     Band,
@@ -210,11 +211,7 @@ class TorusProblem:
     """Constraint families (names of ``CONSTRAINTS``) the search does not apply; tests only."""
 
     def __post_init__(self) -> None:
-        unknown = self.leave_out - CONSTRAINTS.keys()
-        if unknown:
-            raise ValueError(
-                f"no constraint family {sorted(unknown)}; known: {sorted(CONSTRAINTS)}"
-            )
+        check_known(self.leave_out, CONSTRAINTS)
 
 
 @dataclass(frozen=True)

@@ -101,6 +101,7 @@ from models import cabling as cb
 from models import switch_media as sm
 from models.dragonfly import layout as ly
 from models.dragonfly import structure as st
+from models.leave_out import check_known
 from models.status import Status
 
 
@@ -183,11 +184,7 @@ class DragonflyProblem:
     """Constraint families (names of ``CONSTRAINTS``) the search does not apply; tests only."""
 
     def __post_init__(self) -> None:
-        unknown = self.leave_out - CONSTRAINTS.keys()
-        if unknown:
-            raise ValueError(
-                f"no constraint family {sorted(unknown)}; known: {sorted(CONSTRAINTS)}"
-            )
+        check_known(self.leave_out, CONSTRAINTS)
 
 
 @dataclass(frozen=True)
