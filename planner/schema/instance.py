@@ -9,16 +9,18 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import AfterValidator, Field, PrivateAttr, ValidationInfo, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic import Field, PrivateAttr, ValidationInfo, model_validator
 
 from planner.defaults import DEFAULT_TIME_LIMIT_S as DEFAULT_TIME_LIMIT_S
 from planner.errors import InputError
 from planner.schema.catalog import MediumKind
 from planner.schema.input_errors import validate_data
+from planner.schema.instance_base import Family as Family
 from planner.schema.instance_base import Strict
+from planner.schema.instance_base import one_of as one_of
+from planner.schema.life import Life
 from planner.schema.reliability import HOURS_PER_YEAR as HOURS_PER_YEAR
 from planner.schema.reliability import Reliability
 from planner.schema.verify import Verify
@@ -31,28 +33,6 @@ MAX_FAMILIES = 32
 MIN_SCALE_UP_GBPS = 1.0
 
 
-def one_of(names: Sequence[str]) -> str:
-    """``'a', 'b' or 'c'``: the names a field accepts, as pydantic lists a literal's."""
-    quoted = [repr(n) for n in names]
-    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
-
-
-def _known_family(value: str, info: ValidationInfo) -> str:
-    """A family name the reader knows: the registry's names, handed in as the context."""
-    names = (info.context or {}).get("families")
-    if names is not None and value not in names:
-        raise PydanticCustomError(
-            "literal_error", "Input should be {expected}", {"expected": one_of(names)}
-        )
-    return value
-
-
-#: A fabric family's name. The families are a registry above the schema
-#: (``planner.families.FAMILIES``); whoever reads an instance hands their names in as the
-#: validation context ``{"families": names}`` (``planner.loading.load_instance``), so this schema
-#: lists none itself and a new family is one line in the registry. Without a context (an
-#: instance built in code) the name is checked where the family is resolved.
-Family = Annotated[str, Field(min_length=1, max_length=64), AfterValidator(_known_family)]
 TierRole = Literal["leaf", "spine", "core"]
 
 
@@ -458,6 +438,9 @@ class Instance(Strict):
     workload: Workload | None = None
     """What the cluster trains (a preset or a model, its parallelism and GPU); its parallel
     degrees multiply to cluster.gpus. None: the fabric is planned for the [verify] traffic alone."""
+    life: Life | None = None
+    """The cluster's life: phases, generations and refreshes (``fabric-planner life``); None:
+    one greenfield build."""
     _derived_from: tuple[str, tuple[tuple[str, Any], ...]] | None = PrivateAttr(None)
     """Not an input: (base name, changes) when ``planner.loading.derived_instance`` made this
     instance from another by ``--set`` changes (its name is then derived from them)."""
@@ -483,6 +466,15 @@ class Instance(Strict):
             raise ValueError(
                 "constraints.max_interruptions_per_day needs a [reliability] section (it may be "
                 "empty: its defaults then apply)"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _check_life(self) -> Instance:
+        if self.life is not None and self.life.phases[-1].gpus != self.cluster.gpus:
+            raise ValueError(
+                f"life.phases: the last phase holds {self.life.phases[-1].gpus:,} GPUs; "
+                f"expected cluster.gpus ({self.cluster.gpus:,}), the cluster it grows into"
             )
         return self
 

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    ValidationInfo,
+)
 from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
 #: Core-schema types that read a number (``true`` and ``false`` are refused where they do).
@@ -66,3 +74,27 @@ class Strict(BaseModel):
     ) -> CoreSchema:
         """The model's schema with booleans refused wherever a number is read."""
         return strict_numbers(handler(source))  # type: ignore[no-any-return]
+
+
+def one_of(names: Sequence[str]) -> str:
+    """``'a', 'b' or 'c'``: the names a field accepts, as pydantic lists a literal's."""
+    quoted = [repr(n) for n in names]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+
+
+def _known_family(value: str, info: ValidationInfo) -> str:
+    """A family name the reader knows: the registry's names, handed in as the context."""
+    names = (info.context or {}).get("families")
+    if names is not None and value not in names:
+        raise PydanticCustomError(
+            "literal_error", "Input should be {expected}", {"expected": one_of(names)}
+        )
+    return value
+
+
+#: A fabric family's name. The families are a registry above the schema
+#: (``planner.families.FAMILIES``); whoever reads an instance hands their names in as the
+#: validation context ``{"families": names}`` (``planner.loading.load_instance``), so this schema
+#: lists none itself and a new family is one line in the registry. Without a context (an
+#: instance built in code) the name is checked where the family is resolved.
+Family = Annotated[str, Field(min_length=1, max_length=64), AfterValidator(_known_family)]
