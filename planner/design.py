@@ -306,6 +306,10 @@ class Design:
     direct-connect: ``direct`` or ``wcmp``); empty: the family's only routing."""
     routing_hedge: float = 0.0
     """With ``routing = "wcmp"``: the traffic engineering's hedge (``search.ocs_hedge``)."""
+    block_speed_gbps: tuple[int, ...] = ()
+    """Speed of each aggregation block's generation, one per pod: its GPUs' NICs and its uplinks
+    into the OCS layer run at it; empty: every block at ``link_speed_gbps`` (the fastest). A
+    circuit runs at the slower end's rate."""
     nic: str = ""
     """The NIC model at the GPU end (empty: none known, any module assumed to fit)."""
     nic_form_factor: str = ""
@@ -456,6 +460,14 @@ class Design:
     def blast_radius_gpus(self) -> int:
         """GPUs that lose one plane when one switch fails (the wiring's formula)."""
         return self.wiring.blast_radius_gpus(self)
+
+    def block_rate_gbps(self, block: int) -> int:
+        """Rate of one uplink of aggregation block ``block`` into the OCS layer (Gb/s).
+
+        ``block_speed_gbps[block]``, or ``link_speed_gbps`` when the design sets none; a
+        circuit between blocks a and b runs at min(rate a, rate b).
+        """
+        return self.block_speed_gbps[block] if self.block_speed_gbps else self.link_speed_gbps
 
     def tier_with_role(self, role: str) -> TierDesign | None:
         """The switch group of that role (None for the GPUs' end, 'gpu')."""

@@ -67,6 +67,9 @@ MAX_INDEX = 10_000_000
 #: 3,145,728 links); a 4,000,000-GPU Clos of three tiers needs about 12 million.
 MAX_LINKS_PER_PLANE = 16_000_000
 
+#: Fastest link a design may state (Gb/s): its link speed, and a block's uplink rate.
+MAX_LINK_SPEED_GBPS = 6400
+
 #: What a role of a design may be called (a family names them: leaf, spine, core, ocs, ...).
 ROLE_PATTERN = r"^[a-z][a-z_]{0,31}$"
 
@@ -362,7 +365,7 @@ class DesignFile(_Part):
     status: str
     gpus: int = Field(ge=1, le=4_000_000)
     planes: int = Field(ge=1, le=16)
-    link_speed_gbps: int = Field(ge=1, le=6400)
+    link_speed_gbps: int = Field(ge=1, le=MAX_LINK_SPEED_GBPS)
     tiers: list[TierFile] = Field(min_length=1, max_length=4)
     link_classes: list[LinkClassFile] = Field(min_length=1, max_length=4)
     requirements: RequirementsFile
@@ -391,6 +394,9 @@ class DesignFile(_Part):
     """The routing chosen between blocks (``Design.routing``); absent in older files: none."""
     routing_hedge: float = Field(0.0, ge=0, lt=1)
     """The traffic engineering's hedge (``Design.routing_hedge``)."""
+    block_speed_gbps: list[int] = Field(default_factory=list, max_length=65_536)
+    """Each block's uplink rate into the OCS layer (``Design.block_speed_gbps``); absent in
+    older files: every block at ``link_speed_gbps``."""
     wiring: dict[str, Any] = Field(default_factory=lambda: {"kind": "up_down"})
     """How the tiers are joined: a kind and its parameters (``planner.wiring``)."""
     scale_up: ScaleUpFile = Field(default_factory=ScaleUpFile)
@@ -437,6 +443,17 @@ class DesignFile(_Part):
                 )
         return rows
 
+    @field_validator("block_speed_gbps")
+    @classmethod
+    def _block_rates(cls, rates: list[int]) -> list[int]:
+        for i, rate in enumerate(rates):
+            if not 1 <= rate <= MAX_LINK_SPEED_GBPS:
+                raise ValueError(
+                    f"entry {i} is {rate}: expected a block's uplink rate in Gb/s, from 1 to "
+                    f"{MAX_LINK_SPEED_GBPS:,}"
+                )
+        return rates
+
     @model_validator(mode="after")
     def _shape(self, info: ValidationInfo) -> DesignFile:
         levels = [t.level for t in self.tiers]
@@ -477,7 +494,27 @@ class DesignFile(_Part):
                     f"circuits: blocks must be below pods ({self.pods}) and devices below the "
                     f"OCS count ({self.tiers[-1].switches})"
                 )
+        self._check_block_rates()
         return self
+
+    def _check_block_rates(self) -> None:
+        """One uplink rate per block (pod), none faster than the design's link speed."""
+        rates = self.block_speed_gbps
+        if not rates:
+            return
+        if not self.tiers[-1].ocs:
+            raise ValueError("block_speed_gbps: only a design with an OCS layer has block rates")
+        if len(rates) != self.pods:
+            raise ValueError(
+                f"block_speed_gbps: expected one rate per block (pods = {self.pods}), "
+                f"got {len(rates)}"
+            )
+        fast = [i for i, rate in enumerate(rates) if rate > self.link_speed_gbps]
+        if fast:
+            raise ValueError(
+                f"block_speed_gbps: entry {fast[0]} is {rates[fast[0]]}: a block is never "
+                f"faster than link_speed_gbps ({self.link_speed_gbps}), the fastest generation"
+            )
 
 
 def _wiring_readers(families: Mapping[str, Family]) -> dict[str, Any]:
@@ -576,6 +613,7 @@ def design_from_dict(data: dict[str, Any], families: Mapping[str, Family]) -> De
     d["requirements"] = Requirements(**r)
     d["notes"] = tuple(d.get("notes", ()))
     d["circuits"] = tuple(tuple(c) for c in d.get("circuits", ()))
+    d["block_speed_gbps"] = tuple(d.get("block_speed_gbps", ()))
     d["wiring"] = wiring_from_dict(d.get("wiring", {"kind": UP_DOWN}), _wiring_readers(families))
     d["scale_up"] = ScaleUpDomain(**d.get("scale_up", {}))
     design = Design(**d)

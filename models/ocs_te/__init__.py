@@ -8,8 +8,10 @@ engineering of Jupiter Evolving (Poutievski et al., SIGCOMM 2022); the topology 
 chooses the circuits is ``models.ocs_topology``.
 
 Data. Blocks a, b, t = 0..n-1; x_ab circuits between a and b (symmetric, integer, zero diagonal),
-each carrying c Gb/s in each direction, so the directed bundle e = (a, b) carries c_e = c x_ab;
-D_ab >= 0 the forecast, Gb/s from a to b; h >= 0 the hedge, Gb/s.
+each carrying c_ab Gb/s in each direction, so the directed bundle e = (a, b) carries
+c_e = c_ab x_ab; D_ab >= 0 the forecast, Gb/s from a to b; h >= 0 the hedge, Gb/s. The circuit
+rate is one number c for every pair (``TeProblem.capacity_gbps`` a float), or a symmetric matrix
+when blocks of different generations meet (a circuit runs at its slower end's rate).
 
 Pairs. The pairs that get shares are those with D_ab > 0 and, with h > 0, every other pair with
 a path (a surge may come from a pair with no forecast). Pair (a, b) has the paths
@@ -43,8 +45,9 @@ lower bound, or at the deadline with the best splits so far (FEASIBLE).
 
 Bounds. The u reported is certified: recomputed from the splits (``utilisation``), not read from
 the LP. Two lower bounds on the optimal u hold it in place:
-    hose       what block a sends leaves on a's bundles, what b gets arrives on b's, and every
-               unit crosses one bundle, two without a direct circuit (``hose_bound``);
+    hose       what block a sends leaves on a's bundles (sum_v c_av x_av), what b gets arrives
+               on b's, and every unit crosses one bundle, two without a direct circuit, on
+               bundles of sum_e c_e in all (``hose_bound``);
     duality    any y >= 0, and z >= 0 on the hedge rows with sum_{p on e} z_pe <= (h / c_e) y_e,
                give sigma_ab = min over ALL paths p of (a, b) of
                    D_ab sum_{e on p} w_e + sum_{e on p} z_pe      (z = 0 off the master),

@@ -62,8 +62,10 @@ class TeProblem:
     """x (n x n): circuits between blocks a and b; symmetric, non-negative integers, zero diagonal."""
     demand_gbps: np.ndarray
     """D (n x n): the forecast, Gb/s from a to b; non-negative, zero diagonal."""
-    capacity_gbps: float
-    """c: what one circuit carries in each direction."""
+    capacity_gbps: float | np.ndarray
+    """c: what one circuit carries in each direction. A float: every circuit alike; an n x n
+    symmetric array: c_ab, what ONE circuit between blocks a and b carries (mixed block
+    generations: the slower end's rate), positive wherever x_ab > 0."""
     hedge_gbps: float = 0.0
     """h: the surge over the forecast any ONE pair may bring (package docstring, bundle.hedge)."""
 
@@ -89,21 +91,29 @@ class TeProblem:
             raise ValueError("demand_gbps must be finite and non-negative")
         if np.diagonal(d).any():
             raise ValueError("demand_gbps must have a zero diagonal (traffic inside a block)")
-        if not (math.isfinite(self.capacity_gbps) and self.capacity_gbps > 0):
-            raise ValueError(f"capacity_gbps must be positive, got {self.capacity_gbps}")
+        capacity = _checked_capacity(self.capacity_gbps, x)
         if not (math.isfinite(self.hedge_gbps) and self.hedge_gbps >= 0):
             raise ValueError(f"hedge_gbps must be finite and non-negative, got {self.hedge_gbps}")
         x.setflags(write=False)
         d.setflags(write=False)
         object.__setattr__(self, "circuits", x)
         object.__setattr__(self, "demand_gbps", d)
-        object.__setattr__(self, "capacity_gbps", float(self.capacity_gbps))
+        object.__setattr__(self, "capacity_gbps", capacity)
         object.__setattr__(self, "hedge_gbps", float(self.hedge_gbps))
 
     @property
     def n(self) -> int:
         """Blocks."""
         return int(self.circuits.shape[0])
+
+    @property
+    def per_pair(self) -> bool:
+        """Whether ``capacity_gbps`` is a per-pair matrix (else one rate for every circuit)."""
+        return isinstance(self.capacity_gbps, np.ndarray)
+
+    def bundle_gbps(self) -> np.ndarray:
+        """(n x n) c_ab x_ab: what the bundle a -> b carries (c x_ab with one rate)."""
+        return self.capacity_gbps * self.circuits.astype(float)
 
     @property
     def hedged(self) -> bool:
@@ -130,6 +140,30 @@ class TeProblem:
         """Pairs with demand and no path."""
         a, b = np.nonzero((self.demand_gbps > 0) & ~self.reachable())
         return [(int(i), int(j)) for i, j in zip(a, b, strict=True)]
+
+
+def _checked_capacity(value: float | np.ndarray, x: np.ndarray) -> float | np.ndarray:
+    """``TeProblem.capacity_gbps`` checked: a positive float, or a read-only n x n matrix.
+
+    The matrix is finite, non-negative, symmetric, and positive wherever there are circuits.
+    """
+    if np.ndim(value) == 0:
+        c = float(value)
+        if not (math.isfinite(c) and c > 0):
+            raise ValueError(f"capacity_gbps must be positive, got {value}")
+        return c
+    n = x.shape[0]
+    m = np.array(value, dtype=float)
+    if m.shape != (n, n):
+        raise ValueError(f"capacity_gbps must be a number or {n} x {n}, got {m.shape}")
+    if not np.isfinite(m).all() or (m < 0).any():
+        raise ValueError("capacity_gbps must be finite and non-negative")
+    if not np.array_equal(m, m.T):
+        raise ValueError("capacity_gbps must be symmetric (a circuit runs both ways alike)")
+    if (m[x > 0] <= 0).any():
+        raise ValueError("capacity_gbps must be positive between blocks with circuits")
+    m.setflags(write=False)
+    return m
 
 
 # --- splits and the result ------------------------------------------------------------------------
@@ -219,7 +253,7 @@ def utilisation(problem: TeProblem, splits: Splits) -> float:
     first = splits.a * n + splits.via
     transit = splits.via != splits.b
     second = splits.via[transit] * n + splits.b[transit]
-    capacity = problem.capacity_gbps * problem.circuits.ravel().astype(float)
+    capacity = problem.bundle_gbps().ravel()
     used = np.zeros(n * n, dtype=bool)
     used[first] = True
     used[second] = True
@@ -241,18 +275,19 @@ def hose_bound(problem: TeProblem) -> float:
 
     What block a sends leaves on a's bundles, and what b gets arrives on b's:
 
-    u >= (R_a + h [a is the source of a pair with shares]) / (c sum_v x_av), the same for what
-    arrives at b, and u >= sum_ab D_ab hops_ab / (c sum x), hops_ab = 1 with x_ab > 0, else 2.
+    u >= (R_a + h [a is the source of a pair with shares]) / (sum_v c_av x_av), the same for
+    what arrives at b, and u >= sum_ab D_ab hops_ab / (sum c x), hops_ab = 1 with x_ab > 0, else
+    2 (every bundle's load is at most u times its capacity, summed over the bundles).
     """
     x = problem.circuits.astype(float)
     d = problem.demand_gbps
-    c = problem.capacity_gbps
     pa, pb = problem.pairs()
     n = problem.n
     h = problem.hedge_gbps
     sends = np.bincount(pa, minlength=n) > 0
     gets = np.bincount(pb, minlength=n) > 0
-    out = c * x.sum(axis=1)
+    c = problem.capacity_gbps
+    out = c * x.sum(axis=1) if isinstance(c, float) else problem.bundle_gbps().sum(axis=1)
     bound = 0.0
     for volume, port, busy in (
         (d.sum(axis=1), out, sends),
@@ -264,5 +299,6 @@ def hose_bound(problem: TeProblem) -> float:
             bound = max(bound, float((need[ok] / port[ok]).max()))
     if x.sum() > 0:
         hops = np.where(x > 0, 1.0, 2.0)
-        bound = max(bound, float((d * hops).sum() / (c * x.sum())))
+        total = c * x.sum() if isinstance(c, float) else problem.bundle_gbps().sum()
+        bound = max(bound, float((d * hops).sum() / total))
     return bound

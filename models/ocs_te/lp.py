@@ -41,7 +41,7 @@ class TeMaster:
     bundle_index: np.ndarray
     """(n x n) bundle of (u, v), -1 for none."""
     bundle_gbps: np.ndarray
-    """c_e = c x_uv."""
+    """c_e = c_uv x_uv (c x_uv with one rate for every circuit)."""
     transit_ok: np.ndarray
     """(P x n) bool: pair p may go via t (x_at > 0 and x_tb > 0)."""
     have: np.ndarray

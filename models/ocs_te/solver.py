@@ -67,7 +67,7 @@ def build(problem: TeProblem, *, all_transit_columns: bool = False) -> TeMaster:
         bundle_u=bu.astype(np.int64),
         bundle_v=bv.astype(np.int64),
         bundle_index=bundle_index,
-        bundle_gbps=problem.capacity_gbps * problem.circuits[bu, bv].astype(float),
+        bundle_gbps=problem.bundle_gbps()[bu, bv],
         transit_ok=transit_ok,
         have=np.zeros_like(transit_ok),
     )
@@ -78,7 +78,7 @@ def build(problem: TeProblem, *, all_transit_columns: bool = False) -> TeMaster:
     add_paths(m, pa[direct], pb[direct], pb[direct])
     pick = all_transit if all_transit_columns else initial_transit
     target = hose_bound(problem)
-    room = target * problem.capacity_gbps * problem.circuits - problem.demand_gbps
+    room = target * problem.capacity_gbps * problem.circuits - problem.demand_gbps  # c may be c_ab
     hot = ~direct | (room[pa, pb] < 0)
     per_pair = np.where(hot, INITIAL_TRANSIT_HOT, INITIAL_TRANSIT)
     p, t = pick(transit_ok, pa, pb, room, per_pair)

@@ -224,6 +224,9 @@ class Fabric:
     """Lattice sizes k_0, k_1, ... of a plane whose switches sit on a grid (a torus): switch
     ``first_switch + r`` has the mixed-radix coordinates of r, dimension 0 fastest (``coords``).
     Empty for a plane whose switches have no coordinates."""
+    gpu_speed_gbps: FloatArray | None = None
+    """NIC speed of each GPU in this plane when they differ (the older blocks of a fabric of mixed
+    generations); None: every GPU at ``nic_speed_gbps``."""
     class_speed_gbps: tuple[float, ...] | None = None
     """Speed of each link class (index = ``link_class``); None: every link at ``link_speed_gbps``."""
     group_kinds: tuple[NodeKind, ...] | None = None
@@ -335,6 +338,11 @@ class Fabric:
         if self.class_speed_gbps is None:
             return float(self.link_speed_gbps)
         return float(self.class_speed_gbps[0])
+
+    @property
+    def nic_rates_gbps(self) -> float | FloatArray:
+        """Each GPU's NIC speed in this plane when they differ, else the one speed of them all."""
+        return self.nic_speed_gbps if self.gpu_speed_gbps is None else self.gpu_speed_gbps
 
     @property
     def node_kind(self) -> npt.NDArray[np.int8]:

@@ -39,9 +39,8 @@ import numpy as np
 
 from planner.design import Design, ScaleUpDomain
 from planner.sim.fabric import Fabric, IntArray, NodeKind
-from planner.sim.flow import BITS_PER_BYTE, GBPS
 from planner.sim.routing_strategies import UP_DOWN
-from planner.sim.traffic import Phase, Traffic
+from planner.sim.traffic import NicRate, Phase, Traffic, busiest_s, check_nic_rate
 
 #: Names of the scale-up fabric's node groups: its link class reads "gpu-nvswitch" in reports.
 SCALE_UP_ROLES = ("gpu", "nvswitch")
@@ -203,19 +202,8 @@ def scale_up_for(
     )
 
 
-def _busiest_s(
-    src: IntArray, dst: IntArray, size_bytes: np.ndarray, gpus: int, gbps: float
-) -> float:
-    """Seconds the busiest GPU needs at ``gbps``: max_g max(sent_g, received_g) * 8 / (gbps 1e9)."""
-    if src.size == 0:
-        return 0.0
-    sent = np.bincount(src, weights=size_bytes, minlength=gpus)
-    received = np.bincount(dst, weights=size_bytes, minlength=gpus)
-    return max(float(sent.max()), float(received.max())) * BITS_PER_BYTE / (gbps * GBPS)
-
-
 def split_ideal_s(
-    split: Split, gpus: int, nic_gbps: float, gbps_per_gpu: float
+    split: Split, gpus: int, nic_gbps: NicRate, gbps_per_gpu: float
 ) -> tuple[float, float]:
     """One repetition of a split phase at full rate: (its scale-out part, its scale-up part), s.
 
@@ -224,17 +212,17 @@ def split_ideal_s(
                 GPUs' data on one proxy's NIC, that is PXN's cost, not the GPU's ideal);
     scale-up  = max_g max(out_g, in_g) * 8 / scale-up rate over the scale-up flows, PXN first
                 hops included;
-    ``nic_gbps`` is a GPU's NIC rate over all its planes.
+    ``nic_gbps`` is a GPU's NIC rate over all its planes (or each GPU's).
     """
     out, up = split.scale_out, split.scale_up
     return (
-        _busiest_s(split.out_origin, out.dst, out.size_bytes, gpus, nic_gbps),
-        _busiest_s(up.src, up.dst, up.size_bytes, gpus, gbps_per_gpu),
+        busiest_s(split.out_origin, out.dst, out.size_bytes, gpus, nic_gbps),
+        busiest_s(up.src, up.dst, up.size_bytes, gpus, gbps_per_gpu),
     )
 
 
 def ideal_time_s(
-    traffic: Traffic, scale_up: ScaleUp, nic_gbps: float, nic_goodput_fraction: float = 1.0
+    traffic: Traffic, scale_up: ScaleUp, nic_gbps: NicRate, nic_goodput_fraction: float = 1.0
 ) -> float:
     """Completion time if every GPU used its full NIC and scale-up rates, with no contention.
 
@@ -250,8 +238,7 @@ def ideal_time_s(
     ValueError
         If ``nic_gbps`` is not positive or a GPU id is at or above the fabric's GPUs.
     """
-    if not nic_gbps > 0.0:
-        raise ValueError(f"nic_gbps must be positive; got {nic_gbps}")
+    check_nic_rate(nic_gbps)
     gpus = scale_up.fabric.gpus
     total = 0.0
     for phase in traffic.phases:

@@ -71,7 +71,7 @@ def bound_time_s(
     better). ``nic_goodput_fraction`` (packet fidelity): the share of line rate that is payload.
     """
     total = 0.0
-    nic_gbps = fabric.nic_speed_gbps * fabric.planes
+    nic_gbps = fabric.nic_rates_gbps * fabric.planes
     for whole in traffic.phases:
         phase, up_s = whole, 0.0
         if scale_up is not None:
@@ -142,7 +142,7 @@ def simulate(
     began: list[float] = []
     steps_cut = 0
     over_memory: list[str] = []
-    nic_gbps = fabric.nic_speed_gbps * fabric.planes
+    nic_gbps = fabric.nic_rates_gbps * fabric.planes
     routings = [Routing(r) for r in verify.routing]
     verdict_routing = Routing(verify.verdict_routing)
     if verdict_routing not in routings:
@@ -364,7 +364,7 @@ def simulate(
 def _ideal_s(
     t: tr.Traffic,
     gpus: int,
-    nic_gbps: float,
+    nic_gbps: tr.NicRate,
     scale_up: ScaleUp | None,
     fidelity: Fidelity | None,
     fabric: Fabric | None = None,
@@ -427,16 +427,24 @@ def group_paths(
     return None if volume <= 0 else (direct / volume, mean / volume)
 
 
-def lone_phase_s(fidelity: Fidelity, fabric: Fabric, phase: tr.Phase, nic_gbps: float) -> float:
+def lone_phase_s(
+    fidelity: Fidelity, fabric: Fabric, phase: tr.Phase, nic_gbps: tr.NicRate
+) -> float:
     """The slowest flow of a fabric phase alone on the fabric: latency + serialisation.
 
     max_f (latency_f + bytes_f x 8 / (NIC rate x goodput_f)), the packet model's completion time
-    of flow f with the whole NIC to itself (``Fidelity.times_s`` of its fluid time alone): a
+    of flow f with the whole NIC to itself (the slower end's, when GPUs differ;
+    ``Fidelity.times_s`` of its fluid time alone): a
     lower bound on the phase's simulated time, which can only add contention and queueing.
     """
     if phase.flows == 0:
         return 0.0
-    alone = phase.size_bytes * BITS_PER_BYTE / (nic_gbps * 1e9)
+    if np.ndim(nic_gbps) == 0:
+        rate = nic_gbps
+    else:  # each flow at the slower of its two NICs
+        rates = np.asarray(nic_gbps)
+        rate = np.minimum(rates[phase.src], rates[phase.dst])
+    alone = phase.size_bytes * BITS_PER_BYTE / (rate * 1e9)
     times = fidelity.times_s(fabric, phase.src, phase.dst, alone)
     return float(np.max(times))
 

@@ -192,10 +192,36 @@ def off_diagonal(n: int) -> tuple[IntArray, IntArray]:
 # --------------------------------------------------------------------------------------------------
 
 
-def ideal_time_s(traffic: Traffic, gpus: int, nic_gbps: float) -> float:
+#: A GPU's NIC rate in Gb/s: one for every GPU, or one per GPU (blocks of mixed generations).
+NicRate = float | FloatArray
+
+
+def check_nic_rate(nic_gbps: NicRate) -> None:
+    """ValueError unless every rate is positive."""
+    if not np.all(np.asarray(nic_gbps) > 0.0):
+        raise ValueError(f"nic_gbps must be positive; got {nic_gbps}")
+
+
+def busiest_s(
+    src: IntArray, dst: IntArray, size_bytes: FloatArray, gpus: int, nic_gbps: NicRate
+) -> float:
+    """Seconds the busiest GPU needs: max_g max(sent_g, received_g) * 8 / (rate_g 1e9).
+
+    ``nic_gbps`` is one rate for every GPU or one per GPU (then each GPU at its own).
+    """
+    if src.size == 0:
+        return 0.0
+    sent = np.bincount(src, weights=size_bytes, minlength=gpus)
+    received = np.bincount(dst, weights=size_bytes, minlength=gpus)
+    if np.ndim(nic_gbps) == 0:
+        return max(float(sent.max()), float(received.max())) * 8.0 / (float(nic_gbps) * 1e9)
+    return float((np.maximum(sent, received) * 8.0 / (np.asarray(nic_gbps) * 1e9)).max())
+
+
+def ideal_time_s(traffic: Traffic, gpus: int, nic_gbps: NicRate) -> float:
     """Completion time if every GPU sent and received at its full NIC rate, with no contention.
 
-    ``Σ_phases repeat · max_g max(sent_g, received_g) · 8 / (nic_gbps · 1e9)``
+    ``Σ_phases repeat · max_g max(sent_g, received_g) · 8 / (rate_g · 1e9)``
 
     Parameters
     ----------
@@ -204,7 +230,7 @@ def ideal_time_s(traffic: Traffic, gpus: int, nic_gbps: float) -> float:
     gpus
         GPUs in the cluster; every GPU id in the traffic must be below it.
     nic_gbps
-        Network bandwidth of one GPU in Gbit/s (all planes together).
+        Network bandwidth of one GPU in Gbit/s (all planes together), or of each GPU.
 
     Returns
     -------
@@ -214,17 +240,14 @@ def ideal_time_s(traffic: Traffic, gpus: int, nic_gbps: float) -> float:
     Raises
     ------
     ValueError
-        If ``nic_gbps`` is not positive or a GPU id is out of range.
+        If a rate is not positive or a GPU id is out of range.
     """
-    if not nic_gbps > 0.0:
-        raise ValueError(f"nic_gbps must be positive; got {nic_gbps}")
-    busiest_bytes = 0.0
+    check_nic_rate(nic_gbps)
+    total = 0.0
     for phase in traffic.phases:
         if phase.flows == 0:
             continue
         if max(int(phase.src.max()), int(phase.dst.max())) >= gpus:
             raise ValueError(f"traffic {traffic.name!r} uses a GPU id at or above gpus ({gpus})")
-        sent = np.bincount(phase.src, weights=phase.size_bytes, minlength=gpus)
-        received = np.bincount(phase.dst, weights=phase.size_bytes, minlength=gpus)
-        busiest_bytes += max(float(sent.max()), float(received.max())) * phase.repeat
-    return busiest_bytes * 8.0 / (nic_gbps * 1e9)
+        total += busiest_s(phase.src, phase.dst, phase.size_bytes, gpus, nic_gbps) * phase.repeat
+    return total

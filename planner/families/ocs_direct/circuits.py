@@ -122,7 +122,11 @@ def block_demand(design: Design, src: npt.ArrayLike, dst: npt.ArrayLike) -> npt.
 
 
 def injection_gbps(design: Design) -> tuple[float, ...]:
-    """What each block injects into one plane: its GPUs' NIC bandwidth per plane, in Gb/s."""
+    """What each block injects into one plane: its GPUs' NIC bandwidth per plane, in Gb/s.
+
+    At the design's NIC speed (``link_speed_gbps``) whatever the block's uplink rate
+    (``Design.block_speed_gbps``): a block's generation is its spines' optics, not its NICs.
+    """
     gpus = np.bincount(block_of_gpus(design), minlength=design.pods)
     return tuple(float(g) * float(design.link_speed_gbps) for g in gpus)
 
@@ -142,13 +146,17 @@ def throughput_fraction(design: Design, demand: npt.NDArray[np.float64] | None =
     demand scaled by what the blocks inject), capped at 1 (the NICs), each pair counted at what
     a spray gets from where its circuits are (``sprayed_circuits``). With every pair spread
     evenly over the spines that is the model's usable(x), and under spraying the value is the
-    simulator's fraction of ideal when every GPU sends and receives alike.
+    simulator's fraction of ideal when every GPU sends and receives alike. With blocks of mixed
+    generations (``Design.block_speed_gbps``) each pair's circuits count at the slower end's
+    rate (``mixed_throughput_fraction``).
     """
     from models import ocs_topology as ot
 
     if demand is not None and not ot.off_diagonal(demand).any():
         return 1.0  # nothing crosses a circuit: the circuits do not limit it
     layer = layer_of(design)
+    if design.block_speed_gbps:
+        return mixed_throughput_fraction(design, demand)
     theta = ot.throughput_scale(
         layer.blocks,
         sprayed_circuits(layer, design.circuits),
@@ -158,6 +166,32 @@ def throughput_fraction(design: Design, demand: npt.NDArray[np.float64] | None =
         injection_gbps=injection_gbps(design),
     )
     return min(1.0, theta)
+
+
+def mixed_throughput_fraction(
+    design: Design, demand: npt.NDArray[np.float64] | None = None
+) -> float:
+    """``throughput_fraction`` with each pair's circuits at the slower end's rate.
+
+    The topology model's closed form on direct paths, min over pairs with demand of
+    c_ab worth_ab / D^_ab (``models.ocs_topology``, ``evaluate`` without transit), with
+    c_ab = min(r_a, r_b) (``wcmp.circuit_rates_gbps``), worth_ab what a spray gets
+    (``sprayed_circuits``) and D^ the demand scaled by what the blocks inject; capped at 1.
+    """
+    from models import ocs_topology as ot
+    from planner.families.ocs_direct import wcmp
+
+    layer = layer_of(design)
+    raw = ot.demand_matrix(layer.blocks, None if demand is None else demand.tolist())
+    if not ot.off_diagonal(raw).any():
+        return 1.0
+    d = ot.normalised_demand(raw, np.asarray(injection_gbps(design), dtype=np.float64))
+    worth = ot.circuit_matrix(layer.blocks, sprayed_circuits(layer, design.circuits))
+    rate = np.broadcast_to(wcmp.circuit_rates_gbps(design), worth.shape)
+    wanted = d > 0
+    if not wanted.any():
+        return 0.0  # a block with traffic and nothing to inject it with
+    return min(1.0, float((rate[wanted] * worth[wanted] / d[wanted]).min()))
 
 
 def spine_counts(
@@ -435,7 +469,8 @@ def _engineer_wcmp(
     layer = layer_of(design)
     d = wcmp.uniform_demand_gbps(design) if rates is None else rates
     theta = min(1.0, 1.0 / te.max_utilisation) if te.max_utilisation > 0 else 1.0
-    up = np.full(layer.blocks, float(layer.uplinks))
+    # Uplinks in circuits' worth at the link speed: a slower block's count for less.
+    up = float(layer.uplinks) * wcmp.uplink_rates_gbps(design) / float(design.link_speed_gbps)
     bound = min(1.0, hose_bound(up, d, float(design.link_speed_gbps))) if d.any() else 1.0
     mesh = got.tried.get("mesh")
     mesh_theta = None if mesh is None or mesh <= 0 else min(1.0, 1.0 / mesh)

@@ -17,6 +17,8 @@ from planner.wiring import UP_DOWN, parse_up_down
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    import numpy as np
+    import numpy.typing as npt
     import polars as pl
 
     from models import clos_sizing as cs
@@ -379,9 +381,11 @@ def ocs_fabric(design: Design) -> Fabric:
     upper = np.concatenate(
         [offsets[1] + gpu // leaf.downlinks, offsets[2] + pod * f1 + j, node, node]
     )
-    link_class = np.concatenate(
+    design_class = np.concatenate(
         [np.zeros(gpu.size), np.ones(leaves.size), np.full(2 * len(circuits), 2)]
     ).astype(np.int64)
+    gpu_block = gpu // leaf.downlinks // design.leaves_per_pod
+    mixed = _mixed_classes(design, design_class, gpu_block, pod, c)
     return Fabric(
         gpus=design.gpus,
         planes=design.planes,
@@ -389,12 +393,45 @@ def ocs_fabric(design: Design) -> Fabric:
         tier_offsets=offsets,
         lower=lower.astype(np.int64),
         upper=upper.astype(np.int64),
-        link_class=link_class,
+        link_class=design_class if mixed is None else mixed[0],
         alive=np.ones(2 * lower.size, dtype=bool),
         strategy=UP_DOWN,
         bound=ocs_bound,
+        class_speed_gbps=None if mixed is None else mixed[1],
+        design_class=None if mixed is None else design_class,
+        gpu_speed_gbps=None if mixed is None else mixed[2],
         roles=("gpu", "leaf", "spine", "circuit"),
         circuit_device=c[:, 2].copy(),
         device_role="ocs",
         group_kinds=(NodeKind.GPU, NodeKind.SWITCH, NodeKind.SWITCH, NodeKind.CIRCUIT),
+    )
+
+
+def _mixed_classes(
+    design: Design,
+    design_class: npt.NDArray[np.int64],
+    gpu_block: npt.NDArray[np.int64],
+    leaf_block: npt.NDArray[np.int64],
+    circuits: npt.NDArray[np.int64],
+) -> tuple[npt.NDArray[np.int64], tuple[float, ...], npt.NDArray[np.float64]] | None:
+    """Link classes by (design class, speed) when blocks differ in speed; None when they do not.
+
+    A GPU's link and its leaf's uplinks run at its block's rate; each half of a circuit at its
+    slower end's (``Design.block_rate_gbps``). Class 0 stays the fastest GPUs' links (the
+    NIC speed ``Fabric.nic_speed_gbps`` reads); returns (link classes, class speeds, each
+    GPU's NIC speed).
+    """
+    import numpy as np
+
+    if not design.block_speed_gbps or len(set(design.block_speed_gbps)) == 1:
+        return None
+    rate = np.asarray(design.block_speed_gbps, dtype=np.float64)
+    pair = np.minimum(rate[circuits[:, 0]], rate[circuits[:, 1]])
+    speed = np.concatenate([rate[gpu_block], rate[leaf_block], pair, pair])
+    keys = np.stack([design_class, -speed], axis=1)
+    unique, link_class = np.unique(keys, axis=0, return_inverse=True)
+    return (
+        link_class.reshape(-1).astype(np.int64),
+        tuple(float(-k[1]) for k in unique),
+        rate[gpu_block],
     )

@@ -26,6 +26,13 @@ block path with the weights as probabilities and onto one of the pair's merged l
 copies of a merged link share its speed, so two flows that a real fabric would hash onto the same
 spine's circuit are not seen to collide there (ECMP figures are optimistic by that much).
 
+Block generations (``Design.block_speed_gbps``). A block's spine uplinks run at its own rate
+r_b, so a circuit between blocks a and b runs at min(r_a, r_b) (Poutievski et al.: most Jupiter
+fabrics mix block speeds): a merged circuit link's speed is copies x min(r_a, r_b) (classes by
+distinct speeds), a leaf's merged uplink runs at uplinks x r_b, and the TE LP gets the per-pair
+rates (``circuit_rates_gbps``). The GPU links stay at the design's NIC speed
+(``link_speed_gbps``): a block's generation is its spines' optics, not its NICs.
+
 Routing (the ``ocs_wcmp`` strategy): minimal hops over the alive links, and two-phase via the
 fabric's ``GroupWeights``: a leaf pair in blocks (A, B) sends the TE share of (A, B) straight
 (leaf, A, a circuit, B, leaf) and the share through T to T's block node first. The valley-free
@@ -60,6 +67,7 @@ from planner.errors import InputError
 from planner.families.ocs_direct.tables import Circuit, OcsLayer, layer_of
 from planner.sim.fabric import Fabric, FloatArray, GroupWeights, IntArray, NodeKind, RoutingStrategy
 from planner.sim.routing_strategies import UNREACHABLE, NextHops
+from planner.sim.traffic import busiest_s
 from planner.units import BITS_PER_BYTE
 
 #: Link classes of the merged graph: GPU to leaf, leaf to block, then circuits by copies.
@@ -128,8 +136,9 @@ def engineer_slices(
     U_s / (n - 1) circuits, ``models.ocs_topology.uniform_mesh``), and with a demand the
     one-transit topology model's optimum for it (``models.ocs_topology``, ``transit = True``,
     within ``SLICE_ENGINEER_TIME_S`` and the absolute ``deadline_s``). Each is judged by the TE LP
-    that will route it (``te_of``); the least busiest-circuit utilisation is kept, the mesh on
-    ties. The kept topology is placed on every spine's devices (``slice_circuits``).
+    that will route it (``te_of``, at each pair's circuit rate); the least busiest-circuit
+    utilisation is kept, the mesh on ties. The topology model sees one circuit rate (the design's
+    link speed): with blocks of mixed generations its optimum is a candidate, not the optimum. The kept topology is placed on every spine's devices (``slice_circuits``).
     """
     from models import ocs_topology as ot
 
@@ -188,6 +197,23 @@ def slice_topology(circuits: tuple[Circuit, ...], layer: OcsLayer) -> npt.NDArra
     return per[0]
 
 
+# ---- block generations ------------------------------------------------------------------------
+def uplink_rates_gbps(design: Design) -> FloatArray:
+    """The rate of one uplink of every block into the OCS layer (``Design.block_rate_gbps``)."""
+    return np.array([design.block_rate_gbps(b) for b in range(design.pods)], dtype=np.float64)
+
+
+def circuit_rates_gbps(design: Design) -> float | FloatArray:
+    """What one circuit carries: one rate when every block runs alike, else per pair (n x n).
+
+    A circuit between blocks a and b runs at the slower end's rate, min(r_a, r_b).
+    """
+    rate = uplink_rates_gbps(design)
+    if rate.size == 0 or (rate == rate[0]).all():
+        return float(rate[0]) if rate.size else float(design.link_speed_gbps)
+    return np.minimum.outer(rate, rate)
+
+
 # ---- the merged graph -----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Merged:
@@ -236,7 +262,10 @@ def merged_of(design: Design) -> Merged:
 def graph_of(design: Design, merged: Merged, hedge: float, healthy: bool = True) -> Fabric:
     """The simulator's graph of one plane from its merged circuits (module docstring).
 
-    ``healthy``: the graph of the design as built, which can fail its spines and devices
+    A GPU's link runs at its block's rate (its NIC's generation), a leaf's merged uplink at its
+    alive uplinks x its block's rate, a merged circuit link at copies x the slower end's rate
+    (``Design.block_rate_gbps``); GPUs slower than ``link_speed_gbps`` get classes of their own
+    after the circuits' and their rates in ``Fabric.gpu_speed_gbps`` (the ideal counts them). ``healthy``: the graph of the design as built, which can fail its spines and devices
     (``Fabric.degrade``); a graph after failures cannot fail more of them.
     """
     leaf = design.tiers[0]
@@ -246,17 +275,32 @@ def graph_of(design: Design, merged: Merged, hedge: float, healthy: bool = True)
     gpu = np.arange(design.gpus, dtype=np.int64)
     leaves = np.arange(n_leaf, dtype=np.int64)
     block_of_leaf = leaves // design.leaves_per_pod
-    # Classes: 0 GPU links, 1 leaf links by alive uplinks, then circuit links by copies.
-    up_values, up_class = np.unique(merged.leaf_uplinks, return_inverse=True)
-    copy_values, copy_class = np.unique(merged.copies, return_inverse=True)
+    # Classes: 0 GPU links, 1 leaf links by speed (alive uplinks x the block's rate), then
+    # circuit links by speed (copies x the slower end's rate).
+    rate = uplink_rates_gbps(design)
+    leaf_speed = merged.leaf_uplinks.astype(np.float64) * rate[block_of_leaf]
+    pair_rate = np.minimum(rate[merged.pair_a], rate[merged.pair_b])
+    circuit_speed = merged.copies.astype(np.float64) * pair_rate
+    up_values, up_class = np.unique(leaf_speed, return_inverse=True)
+    copy_values, copy_class = np.unique(circuit_speed, return_inverse=True)
     leaf_class = LEAF_CLASS + up_class
     circuit_class = LEAF_CLASS + up_values.size + copy_class
-    speeds = (c, *(float(u) * c for u in up_values), *(float(k) * c for k in copy_values))
+    gpu_rate = rate[block_of_leaf[gpu // leaf.downlinks]] if rate.size else np.full(gpu.size, c)
+    slow_values, slow_class = np.unique(gpu_rate, return_inverse=True)
+    slower = slow_values < c
+    first_slow = LEAF_CLASS + up_values.size + copy_values.size
+    gpu_class = np.where(gpu_rate < c, first_slow + slow_class, 0).astype(np.int64)
+    speeds = (
+        c,
+        *(float(v) for v in up_values),
+        *(float(v) for v in copy_values),
+        *(float(v) for v in slow_values[slower]),
+    )
     lower = np.concatenate([gpu, offsets[1] + leaves, offsets[2] + merged.pair_a])
     upper = np.concatenate(
         [offsets[1] + gpu // leaf.downlinks, offsets[2] + block_of_leaf, offsets[2] + merged.pair_b]
     )
-    link_class = np.concatenate([np.zeros(gpu.size, dtype=np.int64), leaf_class, circuit_class])
+    link_class = np.concatenate([gpu_class, leaf_class, circuit_class])
     design_class = np.concatenate(
         [
             np.full(gpu.size, GPU_CLASS),
@@ -281,9 +325,12 @@ def graph_of(design: Design, merged: Merged, hedge: float, healthy: bool = True)
         roles=("gpu", "leaf", "block"),
         strategy=WCMP,
         class_speed_gbps=speeds,
+        gpu_speed_gbps=gpu_rate if slower.any() else None,
         group_kinds=(NodeKind.GPU, NodeKind.SWITCH, NodeKind.SWITCH),
         design_class=design_class,
-        adapt=TrafficEngineering(block_of_gpu, p, c, hedge * float(design.link_speed_gbps)),
+        adapt=TrafficEngineering(
+            block_of_gpu, p, circuit_rates_gbps(design), hedge * float(design.link_speed_gbps)
+        ),
         degrade=MergedFailures(design, merged, hedge) if healthy else None,
     )
 
@@ -448,8 +495,9 @@ class TrafficEngineering:
 
     block_of_gpu: IntArray
     blocks: int
-    circuit_gbps: float
-    """Speed of one real circuit (one copy of a merged link)."""
+    circuit_gbps: float | FloatArray
+    """Speed of one real circuit (one copy of a merged link); per block pair (n x n) when the
+    blocks' rates differ (``circuit_rates_gbps``)."""
     hedge_per_gpu_gbps: float
     """The hedge as Gb/s per GPU of a block: search.ocs_hedge x the NIC's speed in the plane."""
     kept: OrderedDict[bytes, GroupWeights | None] = field(default_factory=OrderedDict)
@@ -478,7 +526,7 @@ class TrafficEngineering:
             return None
         gpus = np.bincount(self.block_of_gpu, minlength=self.blocks)
         problem = ocs_te.TeProblem(
-            circuits=circuit_matrix(fabric),
+            circuits=circuit_matrix(fabric, self.circuit_gbps),
             demand_gbps=demand,
             capacity_gbps=self.circuit_gbps,
             hedge_gbps=self.hedge_per_gpu_gbps * float(gpus.max()),
@@ -501,14 +549,15 @@ class TrafficEngineering:
 def flow_rates_gbps(
     src: IntArray, dst: IntArray, size_bytes: FloatArray, fabric: Fabric
 ) -> FloatArray:
-    """Each flow's rate when the busiest GPU sends or receives at its NIC's speed (Gb/s)."""
+    """Each flow's rate when the busiest GPU sends or receives at its NIC's speed (Gb/s).
+
+    The busiest GPU is the one whose bytes take longest at its own NIC (``busiest_s``): with
+    GPUs of mixed generations, an older GPU at its slower speed.
+    """
     src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
     gbit = np.asarray(size_bytes, dtype=np.float64) * BITS_PER_BYTE / 1e9
-    busiest = max(
-        float(np.bincount(src, weights=gbit, minlength=fabric.gpus).max(initial=0.0)),
-        float(np.bincount(dst, weights=gbit, minlength=fabric.gpus).max(initial=0.0)),
-    )
-    return gbit * (fabric.nic_speed_gbps / busiest) if busiest > 0 else np.zeros_like(gbit)
+    seconds = busiest_s(src, dst, gbit * 1e9 / BITS_PER_BYTE, fabric.gpus, fabric.nic_rates_gbps)
+    return gbit / seconds if seconds > 0 else np.zeros_like(gbit)
 
 
 def block_rates(
@@ -530,15 +579,23 @@ def block_rates(
     return demand.astype(np.float64).reshape(blocks, blocks)
 
 
-def circuit_matrix(fabric: Fabric) -> npt.NDArray[np.int64]:
-    """Alive real circuits between every two blocks: copies of the alive merged links."""
+def circuit_matrix(
+    fabric: Fabric, circuit_gbps: float | FloatArray | None = None
+) -> npt.NDArray[np.int64]:
+    """Alive real circuits between every two blocks: copies of the alive merged links.
+
+    A merged link's speed over the rate of one of its circuits: ``circuit_gbps``, one rate or
+    per block pair (``circuit_rates_gbps``); None: the fabric's link speed (every block alike).
+    """
     first_block = fabric.tier_offsets[2]
     p = fabric.tier_offsets[3] - first_block
     speed = fabric.speed_gbps[0::2]
     alive = fabric.alive[0::2] & fabric.alive[1::2] & (fabric.lower >= first_block)
-    circuit_gbps = float(fabric.link_speed_gbps)
-    copies = np.rint(speed[alive] / circuit_gbps).astype(np.int64)
     a, b = fabric.lower[alive] - first_block, fabric.upper[alive] - first_block
+    if circuit_gbps is None:
+        circuit_gbps = float(fabric.link_speed_gbps)
+    one = circuit_gbps[a, b] if isinstance(circuit_gbps, np.ndarray) else float(circuit_gbps)
+    copies = np.rint(speed[alive] / one).astype(np.int64)
     x = np.zeros((p, p), dtype=np.int64)
     np.add.at(x, (a, b), copies)
     return x + x.T
@@ -551,6 +608,9 @@ def te_of(
     hedge: float = 0.0,
 ) -> ocs_te.TeResult:
     """The TE LP of a block demand (Gb/s; uniform at every GPU's NIC speed when None) on circuits.
+
+    Each circuit at the slower end's rate (``circuit_rates_gbps``); the hedge per GPU at its
+    NIC's speed.
 
     ``hedge``: ``search.ocs_hedge``, the share of a block's injection by which one pair may
     exceed the demand.
@@ -571,7 +631,7 @@ def te_of(
     problem = ocs_te.TeProblem(
         circuits=x,
         demand_gbps=demand_gbps,
-        capacity_gbps=c,
+        capacity_gbps=circuit_rates_gbps(design),
         hedge_gbps=hedge * c * float(gpus.max()),
     )
     return ocs_te.solve(ocs_te.build(problem), deadline=time.perf_counter() + TE_TIME_S)
