@@ -14,7 +14,9 @@ Rules:
 * ``g_j >= min_generation_j`` (a Clos core must carry the fastest block's lane rate; an OCS
   passes any rate, so its minimum stays 0), and ``g_j`` is on offer at phase j when devices are
   bought;
-* the same generation never shrinks (``m_j >= m_{j-1}``); a new generation replaces the layer.
+* the same generation never shrinks (``m_j >= m_{j-1}``); a new generation replaces the layer;
+* a fabric already standing (``installed``: its state over ``installed_blocks`` blocks) is the
+  state before the first phase, bought before the life begins (its capex is not counted).
 
 What each phase costs (present USD, ``models.life_cost``):
 
@@ -65,6 +67,14 @@ class TopOption:
 
 
 @dataclass(frozen=True)
+class State:
+    """The top layer after a phase: devices per group and their generation."""
+
+    size: int
+    generation: int
+
+
+@dataclass(frozen=True)
 class GrowthPhase:
     """One phase: when, how many blocks in all, what they cost, and the devices on offer."""
 
@@ -95,6 +105,10 @@ class GrowthProblem:
     discount_rate: float
     energy_usd_per_wh: float
     gpu_hour_usd: float
+    installed: State | None = None
+    """The top layer standing before the first phase (a fabric already built); None: nothing."""
+    installed_blocks: int = 0
+    """Blocks standing before the first phase, under ``installed``."""
 
     def __post_init__(self) -> None:
         if not self.phases:
@@ -110,6 +124,17 @@ class GrowthProblem:
             raise ValueError(f"blocks start at 1 or more and never shrink; got {counts}")
         if any(not p.options for p in self.phases):
             raise ValueError("every phase offers at least one generation of device")
+        if (self.installed is None) != (self.installed_blocks == 0):
+            raise ValueError("an installed top layer stands over at least one installed block")
+        if self.installed_blocks > counts[0]:
+            raise ValueError(
+                f"the first phase holds {counts[0]} blocks, fewer than the "
+                f"{self.installed_blocks} installed"
+            )
+
+    def blocks_before(self, j: int) -> int:
+        """Blocks standing when phase j starts."""
+        return self.phases[j - 1].blocks if j else self.installed_blocks
 
     def option(self, j: int, generation: int) -> TopOption | None:
         """The device of this generation on offer at phase j, if any."""
@@ -118,14 +143,6 @@ class GrowthProblem:
     def fits(self, j: int, size: int, option: TopOption) -> bool:
         """Whether ``size`` devices a group of this option hold phase j's blocks."""
         return self.phases[j].blocks * (self.group_uplinks // size) <= option.ports
-
-
-@dataclass(frozen=True)
-class State:
-    """The top layer after a phase: devices per group and their generation."""
-
-    size: int
-    generation: int
 
 
 @dataclass(frozen=True)
@@ -165,13 +182,7 @@ def _step(pr: GrowthProblem, j: int, before: State | None, after: State) -> Phas
     device = held or _installed_option(pr, j, after.generation)
     if device is None or not pr.fits(j, after.size, device):
         return None
-    installed = pr.phases[j - 1].blocks if j else 0
-    if before is None:
-        moved = 0
-    elif kept:
-        moved = installed * pr.groups * moved_per_spine(pr.group_uplinks, before.size, after.size)
-    else:
-        moved = installed * pr.groups * pr.group_uplinks
+    moved = _moved_links(pr, pr.blocks_before(j), before, after)
     return Phase(
         at_years=ph.at_years,
         capex_usd=ph.blocks_usd + pr.groups * bought * (held.unit_usd if held else 0.0),
@@ -196,13 +207,12 @@ def cost_of(problem: GrowthProblem, states: Sequence[State]) -> Growth:
         raise ValueError("one state per phase")
     phases: list[Phase] = []
     moved: list[int] = []
-    before: State | None = None
+    before = pr.installed
     for j, s in enumerate(states):
         step = _step(pr, j, before, s)
         if step is None:
             raise ValueError(f"phase {j}: {s} breaks a rule after {before}")
-        installed = pr.phases[j - 1].blocks if j else 0
-        moved.append(_moved_links(pr, installed, before, s))
+        moved.append(_moved_links(pr, pr.blocks_before(j), before, s))
         phases.append(step)
         before = s
     terms = life_cost(
@@ -258,7 +268,7 @@ def solve(problem: GrowthProblem) -> Growth:
     """
     pr = problem
     states = candidate_states(pr)
-    best: dict[State | None, tuple[float, tuple[State, ...]]] = {None: (0.0, ())}
+    best: dict[State | None, tuple[float, tuple[State, ...]]] = {pr.installed: (0.0, ())}
     for j in range(len(pr.phases)):
         nxt: dict[State | None, tuple[float, tuple[State, ...]]] = {}
         for s in states:

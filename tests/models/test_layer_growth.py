@@ -191,3 +191,46 @@ def test_a_sequence_that_breaks_a_rule_is_refused(states: tuple[State, ...]) -> 
 def test_blocks_never_shrink() -> None:
     with pytest.raises(ValueError, match="never shrink"):
         life(phases=(phase(0.0, 8, 0), phase(1.0, 4, 8)))
+
+
+def test_a_standing_fabric_is_the_state_before_the_first_phase() -> None:
+    """8 blocks under 4 devices stand; growing to 32 re-cables them and buys only 12 devices."""
+    pr = life(phases=(phase(0.0, 32, 8),), installed=State(4, 0), installed_blocks=8)
+    got = solve(pr)
+    assert got.states == (State(16, 0),)
+    assert got.moved_links == (8 * 24,)
+    assert got.phases[0].capex_usd == 24 * BLOCK_USD + 12 * 30_000.0
+    # Shrinking what stands is refused, as between two phases.
+    with pytest.raises(ValueError, match="breaks a rule"):
+        cost_of(replace(pr, installed=State(32, 0)), (State(16, 0),))
+
+
+@pytest.mark.parametrize(
+    ("installed", "blocks", "match"),
+    [
+        (State(4, 0), 0, "installed top layer"),
+        (None, 8, "installed top layer"),
+        (State(4, 0), 40, "fewer than"),
+    ],
+)
+def test_a_standing_fabric_must_make_sense(
+    installed: State | None, blocks: int, match: str
+) -> None:
+    with pytest.raises(ValueError, match=match):
+        life(installed=installed, installed_blocks=blocks)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_dp_from_a_standing_fabric_is_the_best_of_every_sequence(seed: int) -> None:
+    rng = random.Random(seed)
+    standing = rng.choice([1, 2, 4])
+    pr = life(
+        phases=(phase(0.0, 16, standing), phase(2.0, 32, 16, device(rng.uniform(1e4, 4e4)))),
+        installed=State(rng.choice([1, 2, 4, 8]), 0),
+        installed_blocks=standing,
+        gpu_hours_per_moved_link=rng.uniform(0.0, 50.0),
+    )
+    sequences = every_sequence(pr)
+    got = solve(pr)
+    brute = min(cost_of(pr, s).terms.total_usd for s in sequences)
+    assert got.terms.total_usd == pytest.approx(brute, rel=REL_TOL)
