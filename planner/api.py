@@ -5,6 +5,7 @@ modules that use them load on the first call that needs them (``_load_solvers``)
 whose input is bad is reported before they load. The CLI imports nothing else from the planner.
 
 Planning: ``plan``, ``evaluate``, ``compare_optics``, ``compare_fabrics``, ``plan_torus``,
+``plan_life`` (an instance's ``[life]``: phases, generations, refresh; ``write_life``),
 ``simulate``, ``validate``, ``verify_demand``, ``verify_for`` (the ``[verify]`` section with
 the workload's traffic). Input: ``load_instance``, ``load_catalog``,
 ``catalog_for``, ``load_design``, ``parse_override``, ``DEFAULT_CATALOG``. Output:
@@ -19,7 +20,6 @@ CP-SAT solves too).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -42,17 +42,19 @@ from planner.families import (
     FAMILIES,
     fabric_of,
     family_of,
-    read_design,
 )
 from planner.family_roles import NeedsSolvers
 from planner.interrupt import interruptible as interruptible
+from planner.life import LifePlan as LifePlan
+from planner.life import plan_life as plan_life
+from planner.life.plan import life_of as life_of
+from planner.life.report import write_life as write_life
 from planner.loading import DEFAULT_CATALOG as DEFAULT_CATALOG
 from planner.loading import changes_text as changes_text
 from planner.loading import derived_instance as derived_instance
 from planner.loading import load_catalog as load_catalog
 from planner.loading import load_instance as _load_instance
 from planner.loading import parse_override as parse_override
-from planner.loading import read_text
 from planner.output import Writer, text_writer
 from planner.output import claimed as claimed
 from planner.output import json_text as json_text
@@ -62,6 +64,7 @@ from planner.output import safe_name as safe_name
 from planner.output import write_set as write_set
 from planner.planning import catalog_for as catalog_for
 from planner.planning import check_workload_fits as check_workload_fits
+from planner.planning import load_design as load_design
 from planner.planning import plan as plan
 from planner.planning import verify_demand as verify_demand
 from planner.planning import verify_for as verify_for
@@ -171,25 +174,6 @@ def plan_torus(
 def validate(design: Design, catalog: Catalog | None = None) -> list[Violation]:
     """Independent check of a design: ports, spreads, ratios, hops, failure tolerance, totals."""
     return validate_design(design, family_of(design.family), catalog)
-
-
-def load_design(path: Path) -> Design:
-    """Read a design.json written by ``solve`` or ``evaluate``; InputError when it is not one."""
-    text = read_text(path)
-    try:
-        data: Any = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc}", source=str(path)) from None
-    if not isinstance(data, dict):
-        raise InputError(
-            "expected a JSON object written by fabric-planner (design.json)", source=str(path)
-        )
-    try:
-        return read_design(data)
-    except KeyError as exc:
-        raise InputError(f"not a design.json: missing field {exc}", source=str(path)) from None
-    except (TypeError, ValueError, AttributeError) as exc:
-        raise InputError(f"not a design.json: {exc}", source=str(path)) from None
 
 
 def export_htsim(

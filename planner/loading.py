@@ -239,6 +239,10 @@ def load_instance(path: str | Path, families: Sequence[str] | None = None) -> In
     if catalog != DEFAULT_CATALOG and not Path(catalog).is_absolute():
         # A relative catalog path is read against the instance's folder, wherever it is run from.
         inst = inst.with_catalog(str(instance_dir(path) / catalog))
+    if inst.life is not None and inst.life.installed is not None:
+        installed = Path(inst.life.installed)
+        if not installed.is_absolute():  # read against the instance's folder, as the catalog
+            inst = inst.with_changes({"life.installed": str(instance_dir(path) / installed)})
     return inst
 
 

@@ -7,9 +7,11 @@ the search; the bandwidth loop (``search.until_verified``) and idle-GPU pricing
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -21,9 +23,10 @@ from planner.errors import InputError
 from planner.families import (
     fabric_of,
     family_of,
+    read_design,
 )
 from planner.family_roles import PostSolves
-from planner.loading import load_catalog
+from planner.loading import load_catalog, read_text
 from planner.report.plan_result import PlanResult
 from planner.schema.catalog import Catalog
 from planner.schema.instance import DEFAULT_TIME_LIMIT_S, Instance
@@ -51,6 +54,25 @@ if TYPE_CHECKING:
 def catalog_for(inst: Instance) -> Catalog:
     """The catalog an instance names ('default' or a file path)."""
     return load_catalog(inst.search.catalog)
+
+
+def load_design(path: Path) -> Design:
+    """Read a design.json written by ``solve`` or ``evaluate``; InputError when it is not one."""
+    text = read_text(path)
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc}", source=str(path)) from None
+    if not isinstance(data, dict):
+        raise InputError(
+            "expected a JSON object written by fabric-planner (design.json)", source=str(path)
+        )
+    try:
+        return read_design(data)
+    except KeyError as exc:
+        raise InputError(f"not a design.json: missing field {exc}", source=str(path)) from None
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise InputError(f"not a design.json: {exc}", source=str(path)) from None
 
 
 def check_workload_fits(inst: Instance, design: Design) -> None:

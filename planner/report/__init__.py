@@ -222,7 +222,7 @@ def sim_picture_files(
 
 
 #: Tables of ``compare-fabrics`` and ``torus``: analyses of their own, kept beside a design's set.
-ANALYSIS_PREFIXES = ("fabric_comparison.", "torus_")
+ANALYSIS_PREFIXES = ("fabric_comparison.", "torus_", "life_", "fig_life_cost.", "life.md")
 
 
 def _is_analysis(name: str) -> bool:

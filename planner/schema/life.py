@@ -37,7 +37,7 @@ class LifePhase(Strict):
     """One phase of the build: when, how big after it, and what it buys."""
 
     at_years: float = Field(ge=0, le=50)
-    """When the phase is built, in years from the first."""
+    """When the phase is built, in years from the first (which is at 0)."""
     gpus: int = Field(ge=1, le=10_000_000)
     """GPUs installed after this phase, in all."""
     generation: str
@@ -71,6 +71,11 @@ class Life(Strict):
     """GPU-hours lost per GPU whose block is replaced (drained for the swap; default one day)."""
     families: list[Family] | None = Field(None, min_length=1, max_length=8)
     """Families to plan the life for; none: search.families."""
+    installed: str | None = Field(None, min_length=1, max_length=4096)
+    """design.json of the fabric already standing when the life begins (written by an earlier
+    ``solve``), read relative to the instance file. Its family's life grows from it: its blocks
+    are of the first generation and its top layer is the state before the first phase; what it
+    cost is not counted again."""
 
     @model_validator(mode="after")
     def _check(self) -> Life:
@@ -96,6 +101,8 @@ class Life(Strict):
                 raise ValueError(f"{where}.refresh_gpus: only {previous_gpus} GPUs are installed")
             previous_at, previous_gpus = p.at_years, p.gpus
             newest = rank[p.generation]
+        if self.phases[0].at_years != 0:
+            raise ValueError("phases[0].at_years: the life's dates count from its first phase (0)")
         if self.phases[0].refresh_gpus:
             raise ValueError("phases[0].refresh_gpus: nothing is installed before the first phase")
         if self.horizon_years <= self.phases[-1].at_years:

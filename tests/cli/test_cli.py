@@ -422,7 +422,7 @@ def test_an_unstreamed_verification_claims_no_sample(solved: Path) -> None:
 
 # ---- --formats -----------------------------------------------------------------------------
 #: Every command that writes a folder, with the arguments it needs besides its folder.
-WRITERS = ["solve", "evaluate", "compare-fabrics", "torus", "simulate", "sweep"]
+WRITERS = ["solve", "evaluate", "compare-fabrics", "life", "torus", "simulate", "sweep"]
 
 
 def _writer_args(command: str, small: Path, solved: Path) -> list[str | Path]:
@@ -540,6 +540,7 @@ COMMAND_ORDER = [
     "torus",
     "compare-fabrics",
     "evaluate",
+    "life",
     "sweep",
     "validate",
     "simulate",

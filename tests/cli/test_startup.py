@@ -66,7 +66,9 @@ BAD_INSTANCES = {
 }
 
 
-@pytest.mark.parametrize("command", ["solve", "evaluate", "torus", "compare-fabrics", "sweep"])
+@pytest.mark.parametrize(
+    "command", ["solve", "evaluate", "torus", "compare-fabrics", "life", "sweep"]
+)
 @pytest.mark.parametrize("name", sorted(BAD_INSTANCES))
 def test_a_bad_instance_is_refused_before_any_heavy_library_loads(
     name: str, command: str, tmp_path: Path

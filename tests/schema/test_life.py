@@ -51,6 +51,7 @@ def test_a_life_loads_with_its_defaults(tmp_path: Path) -> None:
         ("gpus = 1024", "gpus = 8192", "never shrinks"),
         ("refresh_gpus = 512", "refresh_gpus = 2048", "only 1024 GPUs"),
         ("horizon_years = 6", "horizon_years = 1", "horizon"),
+        ("at_years = 0,", "at_years = 0.5,", "count from its first phase"),
         ('name = "g1", nic_gbps = 200', 'name = "g1", nic_gbps = 800', "never slower"),
         ('name = "g2"', 'name = "g1"', "names must differ"),
         ("gpu_hour_usd = 2.0", "gpu_hour_usd = -1", "gpu_hour_usd"),
