@@ -11,6 +11,7 @@ import random
 import time
 from collections import Counter
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -297,19 +298,21 @@ GROWTH_CASES = [(seed, target) for seed in range(24) for target in ("next", "ran
 ]
 
 
-@pytest.mark.parametrize("hint", [True, False])
-@pytest.mark.parametrize(("seed", "target"), GROWTH_CASES)
-def test_grow_matches_brute_force(seed: int, target: str, hint: bool) -> None:
+def grown(seed: int, target: str, **options: Any) -> tuple[int | None, og.Growth]:
+    """The brute-force least churn of a tiny growth, and what ``grow`` finds with ``options``."""
     previous, ports_old, ports_new, x_new, y0 = tiny_growth(seed, target)
     best = brute_min_churn(ports_new, x_new, y0)
     result = og.grow(
-        previous,
-        ports_new,
-        x_new,
-        ports_old=ports_old,
-        time_limit_s=TIME_LIMIT_S,
-        options=oa.BuildOptions(hint=hint),
+        previous, ports_new, x_new, ports_old=ports_old, time_limit_s=TIME_LIMIT_S, **options
     )
+    return best, result
+
+
+@pytest.mark.parametrize("hint", [True, False])
+@pytest.mark.parametrize(("seed", "target"), GROWTH_CASES)
+def test_grow_matches_brute_force(seed: int, target: str, hint: bool) -> None:
+    previous, _, ports_new, x_new, _ = tiny_growth(seed, target)
+    best, result = grown(seed, target, options=oa.BuildOptions(hint=hint))
     if best is None:
         assert result.status is Status.INFEASIBLE
         return
@@ -324,17 +327,8 @@ def test_grow_matches_brute_force(seed: int, target: str, hint: bool) -> None:
 
 @pytest.mark.parametrize(("seed", "target"), GROWTH_CASES)
 def test_grouped_grow_is_valid_and_optimal_when_it_says_so(seed: int, target: str) -> None:
-    previous, ports_old, ports_new, x_new, y0 = tiny_growth(seed, target)
-    best = brute_min_churn(ports_new, x_new, y0)
-    result = og.grow(
-        previous,
-        ports_new,
-        x_new,
-        ports_old=ports_old,
-        time_limit_s=TIME_LIMIT_S,
-        by_device_group=True,
-        leaf_devices=1,
-    )
+    previous, _, ports_new, x_new, _ = tiny_growth(seed, target)
+    best, result = grown(seed, target, by_device_group=True, leaf_devices=1)
     if best is None:
         assert result.status is Status.INFEASIBLE
         return
