@@ -87,6 +87,7 @@ class Life(Strict):
             raise ValueError(f"generations: oldest first, never slower; got nic_gbps {speeds}")
         rank = {n: i for i, n in enumerate(names)}
         previous_at, previous_gpus, newest = -1.0, 0, -1
+        by_generation = [0] * len(names)  # GPUs installed per generation
         for i, p in enumerate(self.phases):
             where = f"phases[{i}]"
             if p.generation not in rank:
@@ -97,8 +98,18 @@ class Life(Strict):
                 raise ValueError(f"{where}.gpus: a cluster never shrinks ({previous_gpus} before)")
             if rank[p.generation] < newest:
                 raise ValueError(f"{where}.generation: blocks added are never older than before")
-            if p.refresh_gpus > previous_gpus:
-                raise ValueError(f"{where}.refresh_gpus: only {previous_gpus} GPUs are installed")
+            older = sum(by_generation[: rank[p.generation]])
+            if p.refresh_gpus > older:
+                raise ValueError(
+                    f"{where}.refresh_gpus: only {older} GPUs of generations older than "
+                    f"{p.generation!r} are installed"
+                )
+            left = p.refresh_gpus
+            for g in range(rank[p.generation]):  # the oldest are replaced first
+                taken = min(left, by_generation[g])
+                by_generation[g] -= taken
+                left -= taken
+            by_generation[rank[p.generation]] += p.gpus - previous_gpus + p.refresh_gpus
             previous_at, previous_gpus = p.at_years, p.gpus
             newest = rank[p.generation]
         if self.phases[0].at_years != 0:

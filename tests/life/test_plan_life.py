@@ -244,3 +244,29 @@ def test_a_relative_standing_path_is_read_against_the_instance(tmp_path: Path) -
     inst = load_instance(path)
     assert inst.life is not None
     assert inst.life.installed == str(tmp_path / "sub" / "built" / "design.json")
+
+
+def test_a_refresh_buys_the_blocks_again_and_drains_them(tmp_path: Path) -> None:
+    """Phase 1 replaces 8 of the 16 standing leaves by a second generation of the same wiring."""
+    text = TWO_PHASES.format(rate=0.05, hours=200.0, factor=1.0)
+    text = text.replace(
+        'generations = [{ name = "g1", nic_gbps = 400 }]',
+        'generations = [{ name = "g1", nic_gbps = 400 }, { name = "g2", nic_gbps = 400 }]',
+    ).replace(
+        '{ at_years = 2, gpus = 2048, generation = "g1"',
+        '{ at_years = 2, gpus = 2048, generation = "g2", refresh_gpus = 256',
+    )
+    path = tmp_path / "refresh.toml"
+    path.write_text(text)
+    plan = plan_life(load_instance(path), time_limit_s=120)
+    table = plan.table
+    shape = plan.families["clos"].shapes["g2"]
+    assert table["blocks_refreshed"].to_list() == [0, 8]
+    assert table["blocks_added"].to_list() == [16, 48]
+    life = plan.instance.life
+    assert life is not None
+    # Dear moves build the spines ahead: phase 1 buys 56 leaves and drains the 8 replaced.
+    assert table["capex_usd"][1] == pytest.approx(56 * shape.block_usd, rel=REL_TOL)
+    assert table["gpu_hours_disturbed"][1] == pytest.approx(
+        8 * 32 * life.gpu_hours_per_refreshed_gpu, rel=REL_TOL
+    )

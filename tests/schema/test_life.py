@@ -49,7 +49,7 @@ def test_a_life_loads_with_its_defaults(tmp_path: Path) -> None:
         ('generation = "g2", refresh', 'generation = "g3", refresh', "not one of"),
         ("at_years = 2", "at_years = 0", "time order"),
         ("gpus = 1024", "gpus = 8192", "never shrinks"),
-        ("refresh_gpus = 512", "refresh_gpus = 2048", "only 1024 GPUs"),
+        ("refresh_gpus = 512", "refresh_gpus = 2048", "only 1024 GPUs of generations older"),
         ("horizon_years = 6", "horizon_years = 1", "horizon"),
         ("at_years = 0,", "at_years = 0.5,", "count from its first phase"),
         ('name = "g1", nic_gbps = 200', 'name = "g1", nic_gbps = 800', "never slower"),
@@ -68,4 +68,15 @@ def test_blocks_added_are_never_older(tmp_path: Path) -> None:
         'gpus = 4096, generation = "g2"', 'gpus = 4096, generation = "g1"'
     )
     with pytest.raises(InputError, match="never older"):
+        load(tmp_path, text)
+
+
+def test_a_refresh_replaces_only_older_generations(tmp_path: Path) -> None:
+    """Refreshing within the newest generation would replace nothing: refused."""
+    text = GOOD.replace(
+        '{ name = "g2", nic_gbps = 400 }',
+        '{ name = "g2", nic_gbps = 400 }, { name = "g3", nic_gbps = 400 }',
+    )
+    text = text.replace('generation = "g1" }', 'generation = "g2" }')
+    with pytest.raises(InputError, match="only 0 GPUs of generations older"):
         load(tmp_path, text)
