@@ -150,8 +150,9 @@ class Parallelism(Strict):
     reduce-scatter and an all-gather of the same size, and each tensor rank holds s / T tokens."""
     zero_stage: ZeroStage = 0
     """Sharded data parallelism (ZeRO): 0 all-reduces gradients; 1 and 2 reduce-scatter them and
-    all-gather the updated parameters once per iteration; 3 (FSDP) also all-gathers parameters
-    before each microbatch's forward and backward pass and reduce-scatters per microbatch."""
+    all-gather the updated parameters once per iteration; 3 (FSDP) all-gathers each layer's
+    parameters before its forward and its backward pass and reduce-scatters its gradients, every
+    microbatch (one call a layer, each paying its latency)."""
 
     @property
     def gpus(self) -> int:

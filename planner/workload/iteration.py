@@ -126,14 +126,21 @@ def _sharded(
 
     ZeRO 0: one all-reduce of S = weights x g per iteration. ZeRO 1 and 2: one reduce-scatter of
     the gradients and one all-gather of the updated parameters, each of S (the same bytes as the
-    all-reduce). ZeRO 3: per microbatch, an all-gather of the parameters before the forward and
-    the backward pass (2m) and a reduce-scatter of the gradients (m). Parameters travel at g.
+    all-reduce). ZeRO 3 (FSDP): layer by layer, as FSDP wraps each transformer layer in its own
+    unit: per microbatch and per layer of the stage, an all-gather of the layer's parameters
+    before its forward and its backward pass (2 m L_s calls) and a reduce-scatter of its
+    gradients (m L_s calls), each of S / L_s. The bytes are those of whole-stage calls; the
+    calls, each paying its latency, are L_s times as many. Parameters travel at g.
     """
     if message is None:  # a group of one rank
         return []
     where = placement(stride, group, dom)
     zero, m = w.parallelism.zero_stage, w.microbatches
-    gathers, scatters = (2 * m, m) if zero == 3 else (1, 1)
+    size, size_from, per_layer = message.size_bytes, message.size_from, 1
+    if zero == 3:
+        per_layer = w.layers_per_stage
+        size, size_from = size / per_layer, f"({size_from}) / L_s"
+    gathers, scatters = (2 * m * per_layer, m * per_layer) if zero == 3 else (1, 1)
     calls = {"all_reduce_ring": 1, "reduce_scatter": scatters, "all_gather": gathers}
     return [
         Collective(
@@ -142,10 +149,10 @@ def _sharded(
             group,
             count,
             stride,
-            message.size_bytes,
+            size,
             calls[kind_of(name)],
             where,
-            message.size_from,
+            size_from,
         )
         for name in message.collectives
     ]

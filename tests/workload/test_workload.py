@@ -151,9 +151,11 @@ def test_gpt3_totals_per_gpu_per_iteration() -> None:
     assert rows["pp_send"].total_bytes == 2_415_919_104
 
 
-def test_zero3_gathers_parameters_every_microbatch() -> None:
+def test_zero3_gathers_parameters_every_microbatch_a_layer_at_a_time() -> None:
     # A free model: 8e9 params, 32 layers, on 64 GPUs of D=64; B = 256, b = 2 -> m = 2.
-    # 8e9 x 2 B = 16e9 B; all-gather 2 x 2 = 4 calls (forward and backward), reduce-scatter 2.
+    # 8e9 x 2 B = 16e9 B in all, a layer at a time (FSDP's unit): 32 calls of 0.5e9 B each for
+    # every whole-stage call; all-gather 2 x 2 x 32 = 128 calls (forward and backward of each
+    # layer), reduce-scatter 2 x 32 = 64: the bytes of whole-stage calls, 32 times the latency.
     model = Model(
         parameters=8e9,
         layers=32,
@@ -171,9 +173,10 @@ def test_zero3_gathers_parameters_every_microbatch() -> None:
     )
     rows = {c.name: c for c in collectives(w, 8)}
     assert set(rows) == {"dp_reduce_scatter", "dp_all_gather"}
-    assert rows["dp_all_gather"].size_bytes == 16e9
-    assert rows["dp_all_gather"].calls == 4
-    assert rows["dp_reduce_scatter"].calls == 2
+    assert rows["dp_all_gather"].size_bytes == 16e9 / 32
+    assert rows["dp_all_gather"].calls == 4 * 32
+    assert rows["dp_reduce_scatter"].calls == 2 * 32
+    assert rows["dp_all_gather"].total_bytes == 4 * 16e9
 
 
 @pytest.mark.parametrize(
@@ -450,3 +453,38 @@ def test_an_instance_with_an_extreme_workload_names_the_workload(tmp_path: Any) 
     assert "workload: " in str(info.value)
     assert "tp_all_reduce sends" in str(info.value)
     assert "TrafficSpec" not in str(info.value)
+
+
+@pytest.mark.parametrize("layers", [8, 32])
+def test_zero3_pays_its_latency_once_a_layer(layers: int) -> None:
+    """FSDP's gathers, one a layer: on 2,048 ranks of a tiny model, latency is their whole time.
+
+    Analytic time (``planner.workload.analytic``): per call w S / B + (n - 1) alpha; the bytes of
+    the iteration do not depend on L, the (n - 1) alpha of each of its 3 m L calls does.
+    """
+    from planner.workload.analytic import bandwidths, call_time_s
+
+    model = Model(
+        parameters=1e6,
+        layers=layers,
+        hidden_size=256,
+        sequence_length_tokens=1024,
+        global_batch_sequences=2048,
+    )
+    w = Workload.model_validate(
+        {
+            "model": model,
+            "parallelism": {"data": 2048, "zero_stage": 3},
+            "gpu": H100,
+            "micro_batch_sequences": 1,
+        }
+    )
+    bw = bandwidths(8, 3600.0, 400.0)
+    rows = {c.name: c for c in collectives(w, 8)}
+    calls = sum(c.calls for c in rows.values())
+    assert calls == 3 * w.microbatches * layers
+    latency = calls * 2047 * bw.latency_s
+    wire = sum(c.total_bytes * 2047 / 2048 for c in rows.values()) / bw.fabric_bytes_per_s
+    total = sum(call_time_s(c, bw) * c.calls for c in rows.values())
+    assert total == pytest.approx(wire + latency, rel=1e-9)
+    assert latency > 0.99 * total
