@@ -17,6 +17,10 @@ _MIXTRAL = "https://arxiv.org/abs/2401.04088"
 _MISTRAL_BLOG = "https://mistral.ai/news/mixtral-of-experts"
 _KIMI = "https://arxiv.org/abs/2507.20534"
 _KIMI_CARD = "https://huggingface.co/moonshotai/Kimi-K2-Instruct"
+_GPT2 = "https://cdn.openai.com/better-language-models/language_models_are_unsupervised_multitask_learners.pdf"
+_GPT1 = (
+    "https://cdn.openai.com/research-covers/language-unsupervised/language_understanding_paper.pdf"
+)
 _BF16 = "estimate: bf16 mixed precision, gradients reduced in bf16 (Megatron-LM default)"
 _DROPLESS = "estimate: dropless routing counted as capacity factor 1 (exactly the routed tokens)"
 
@@ -29,8 +33,14 @@ PRESETS: dict[str, Model] = {
         attention_heads=96,
         sequence_length_tokens=2048,
         global_batch_sequences=1536,
+        vocab_size=50257,
+        tied_embeddings=True,
         source={
             "parameters": f"{_GPT3} Table 2.1 (GPT-3 175B: n_params 175.0B)",
+            "vocab_size": f"{_GPT2} section 2.2 (a vocabulary of 50,257), which GPT-3 keeps: "
+            f"{_GPT3} section 2.1 (the same model and architecture as GPT-2)",
+            "tied_embeddings": f"{_GPT1} section 3.1 (the output softmax uses the token "
+            "embedding matrix W_e), kept by GPT-2 and GPT-3",
             "layers": f"{_GPT3} Table 2.1 (n_layers 96)",
             "hidden_size": f"{_GPT3} Table 2.1 (d_model 12288)",
             "attention_heads": f"{_GPT3} Table 2.1 (n_heads 96)",
@@ -48,8 +58,13 @@ PRESETS: dict[str, Model] = {
         attention_heads=128,
         sequence_length_tokens=8192,
         global_batch_sequences=2048,
+        vocab_size=128256,
         source={
             "parameters": f"{_LLAMA} Table 3 (405B)",
+            "vocab_size": f"{_LLAMA} Table 3 (vocabulary size 128,000 in round figures); "
+            "128,256 in the released model's config (recalled, not re-checked)",
+            "tied_embeddings": "estimate: a separate output layer, as the released config's "
+            "tie_word_embeddings = false (recalled, not re-checked)",
             "layers": f"{_LLAMA} Table 3 (126 layers)",
             "hidden_size": f"{_LLAMA} Table 3 (model dimension 16,384)",
             "attention_heads": f"{_LLAMA} Table 3 (128 attention heads, 8 key/value heads)",
@@ -71,8 +86,12 @@ PRESETS: dict[str, Model] = {
         experts=8,
         top_k=2,
         moe_layers=32,
+        vocab_size=32000,
         source={
             "parameters": f"{_MISTRAL_BLOG} (46.7B total parameters)",
+            "vocab_size": f"{_MIXTRAL} Table 1 (vocab_size 32000)",
+            "tied_embeddings": "estimate: a separate output layer, as Mistral 7B's released "
+            "config (tie_word_embeddings = false; recalled, not re-checked)",
             "active_parameters": f"{_MISTRAL_BLOG} (12.9B parameters per token)",
             "layers": f"{_MIXTRAL} Table 1 (n_layers 32)",
             "hidden_size": f"{_MIXTRAL} Table 1 (dim 4096)",

@@ -51,6 +51,12 @@ class Model(Strict):
     capacity_factor: float = Field(1.0, ge=1.0, le=16.0)
     """Expert capacity over the even share of tokens; the all-to-all carries this many times the
     routed tokens (1.0 for dropless routing, which sends exactly the routed tokens)."""
+    vocab_size: int | None = Field(None, ge=2, le=10_000_000)
+    """Tokens in the vocabulary V. With it the memory model puts the input embedding (V x h) on
+    the first pipeline stage and the output layer on the last instead of spreading them over the
+    layers, and counts the logits where the loss is computed; none: spread (a coarser count)."""
+    tied_embeddings: bool = False
+    """Whether the output layer reuses the input embedding's weights (GPT-2 and GPT-3 do)."""
     source: dict[str, str] = Field(default_factory=dict, max_length=64)
     """Where each figure comes from (a URL, a document, or 'estimate: why'); presets give all."""
 
@@ -79,6 +85,13 @@ class Model(Strict):
                 f"({self.parameters:,.0f}) leave no dense weights: the routed experts would hold "
                 f"{self.expert_parameters:,.0f} = (parameters - active) x experts / (experts - top_k)"
             )
+        if self.vocab_size is not None and self.layer_dense_parameters <= 0:
+            copies = 1 if self.tied_embeddings else 2
+            raise ValueError(
+                f"vocab_size: {copies} x {self.vocab_size:,} x {self.hidden_size:,} embedding "
+                f"weights leave nothing of the {self.dense_parameters:,.0f} dense parameters "
+                "for the layers"
+            )
         return self
 
     @property
@@ -102,6 +115,17 @@ class Model(Strict):
         if self.experts == 1:
             return 0.0
         return (self.parameters - self.active) * self.experts / (self.experts - self.top_k)
+
+    @property
+    def embedding_parameters(self) -> float:
+        """Weights of the input embedding, V h (0 without a vocabulary)."""
+        return 0.0 if self.vocab_size is None else float(self.vocab_size * self.hidden_size)
+
+    @property
+    def layer_dense_parameters(self) -> float:
+        """Dense weights inside the transformer layers: D less the embedding (and output layer)."""
+        copies = 1 if self.tied_embeddings else 2
+        return self.dense_parameters - copies * self.embedding_parameters
 
     @property
     def dense_parameters(self) -> float:

@@ -36,6 +36,8 @@ Recompute = Literal["none", "selective", "full"]
 PARAMETER_BYTES = 2.0
 GRADIENT_BYTES = 2.0
 OPTIMIZER_BYTES = 12.0
+#: Bytes of an fp32 value (the loss computes the logits' softmax in fp32).
+FP32_BYTES = 4.0
 #: Activation bytes per layer over s b h (Korthikanti et al. 2022, section 4.1, equation 1):
 #: 34 for the linear parts and 5 a s / h for the attention core's scores, softmax and dropout.
 ACTIVATION_BYTES_LINEAR = 34.0
@@ -434,15 +436,21 @@ class MemoryPerGpu:
     """Layers on the first stage, L_s."""
     microbatches_in_flight: float
     """Microbatches whose activations the first stage holds, interleaving factor included."""
+    buffers_bytes: float = 0.0
+    """Communication buffers: ZeRO 3's gathered layers (:func:`memory_per_gpu`)."""
+    logits_bytes: float = 0.0
+    """The output layer's logits, on a first stage that is also the last (one pipeline stage)."""
 
     @property
     def total_bytes(self) -> float:
-        """Parameters + gradients + optimizer states + activations."""
+        """Parameters + gradients + optimizer states + activations + logits + buffers."""
         return (
             self.parameters_bytes
             + self.gradients_bytes
             + self.optimizer_bytes
             + self.activations_bytes
+            + self.logits_bytes
+            + self.buffers_bytes
         )
 
     def explain(self) -> str:
@@ -457,6 +465,8 @@ class MemoryPerGpu:
             f"{gib(self.activations_bytes)} GiB "
             f"({self.activations_per_layer_bytes / 2**20:,.0f} MiB a layer and microbatch x {self.layers} layers x {self.microbatches_in_flight:g} "
             "microbatches in flight)"
+            + (f" + logits {gib(self.logits_bytes)} GiB" if self.logits_bytes else "")
+            + (f" + ZeRO 3 buffers {gib(self.buffers_bytes)} GiB" if self.buffers_bytes else "")
         )
 
 
@@ -511,12 +521,28 @@ def memory_per_gpu(
 
     with a_layer = :func:`activation_bytes_per_layer`: under 1F1B the first stage holds the
     activations of min(P, m) microbatches for its L_s layers; interleaving adds the factor.
-    Not counted: embeddings and the output layer, framework buffers and fragmentation, so the
-    total is a lower bound and a refusal is certain.
+    With a vocabulary (``Model.vocab_size``) the layers hold D_l = D - c V h (c = 1 tied, 2
+    untied) and the first stage adds the input embedding, and the output layer too when it is
+    also the last (P = 1, untied), all split over the tensor ranks (vocabulary-parallel)::
+
+        phi_d = (D_l x (L_s / L) + V h (1 + [P = 1 and untied])) / T
+
+    and, on one pipeline stage, the logits of the microbatch being computed: b s V / T values at
+    the activations' bytes and again in fp32 for the loss. Without one, D is spread over the
+    layers. ZeRO 3 adds its communication buffers: the parameters of the layer being computed
+    and of the one prefetched, gathered whole (of the tensor shard), and one layer's gradients
+    before their reduce-scatter::
+
+        buffers = (2 x 2 + 2) x phi_layer,   phi_layer = D_l / (L T) + X / (L_moe T E)
+
+    Not counted: framework buffers (NCCL's, the data-parallel gradient buckets) and
+    fragmentation, so the total is a lower bound and a refusal is certain.
     """
     t, p, d, e, v = par.tensor, par.pipeline, par.data, par.expert, par.virtual_stages
     layers = math.ceil(model.layers / p)
-    phi_d = model.dense_parameters * (layers / model.layers) / t
+    vh = model.embedding_parameters
+    ends = 1 + (1 if p == 1 and not model.tied_embeddings else 0)
+    phi_d = (model.layer_dense_parameters * (layers / model.layers) + vh * ends) / t
     phi_x = 0.0
     if model.moe_layers:
         moe_layers = math.ceil(model.moe_layers / p)
@@ -531,6 +557,16 @@ def memory_per_gpu(
     if v > 1:
         in_flight *= 1 + (p - 1) / (p * v)
     per_layer = activation_bytes_per_layer(model, par, micro_batch_sequences, recompute)
+    logits = 0.0
+    if p == 1 and model.vocab_size is not None:
+        tokens = micro_batch_sequences * model.sequence_length_tokens
+        logits = tokens * model.vocab_size / t * (model.activation_bytes + FP32_BYTES)
+    buffers = 0.0
+    if par.zero_stage == 3:
+        phi_layer = model.layer_dense_parameters / (model.layers * t)
+        if model.moe_layers:
+            phi_layer += model.expert_parameters / (model.moe_layers * t * e)
+        buffers = (2 * PARAMETER_BYTES + GRADIENT_BYTES) * phi_layer
     return MemoryPerGpu(
         parameters_bytes=sharded(PARAMETER_BYTES, 3),
         gradients_bytes=sharded(GRADIENT_BYTES, 2),
@@ -539,4 +575,6 @@ def memory_per_gpu(
         activations_per_layer_bytes=per_layer,
         layers=layers,
         microbatches_in_flight=in_flight,
+        buffers_bytes=buffers,
+        logits_bytes=logits,
     )
