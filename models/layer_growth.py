@@ -40,15 +40,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from models.life_cost import (
-    HOURS_PER_YEAR,
-    LifeTerms,
-    Phase,
-    capex_factor,
-    disruption_factor,
-    energy_factor,
-    life_cost,
-)
+from models.life_cost import LifeTerms, Phase, life_cost, phase_terms
 
 #: Costs that differ by less than this count as equal when breaking ties.
 COST_ATOL_USD = 1e-6
@@ -241,15 +233,7 @@ def transition_usd(problem: GrowthProblem, j: int, before: State | None, after: 
     if step is None:
         return float("inf")
     end = pr.phases[j + 1].at_years if j + 1 < len(pr.phases) else pr.horizon_years
-    r = pr.discount_rate
-    return (
-        step.capex_usd * capex_factor(step.at_years, r)
-        + step.power_w
-        * pr.energy_usd_per_wh
-        * HOURS_PER_YEAR
-        * energy_factor(step.at_years, end, r)
-        + step.disrupted_gpu_hours * pr.gpu_hour_usd * disruption_factor(step.at_years, r)
-    )
+    return phase_terms(step, end, pr.discount_rate, pr.energy_usd_per_wh, pr.gpu_hour_usd).total_usd
 
 
 def candidate_states(problem: GrowthProblem) -> list[State]:

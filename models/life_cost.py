@@ -78,6 +78,31 @@ def disruption_factor(at_years: float, discount_rate: float) -> float:
     return capex_factor(at_years, discount_rate)
 
 
+def phase_terms(
+    phase: Phase,
+    end_years: float,
+    discount_rate: float,
+    energy_usd_per_wh: float,
+    gpu_hour_usd: float,
+) -> LifeTerms:
+    """One phase's present cost, by term.
+
+    Its capex and disruption at its date, and the power it leaves installed drawn until
+    ``end_years`` (the next phase, or the horizon).
+    """
+    r = discount_rate
+    return LifeTerms(
+        capex_usd=phase.capex_usd * capex_factor(phase.at_years, r),
+        energy_usd=phase.power_w
+        * energy_usd_per_wh
+        * HOURS_PER_YEAR
+        * energy_factor(phase.at_years, end_years, r),
+        disruption_usd=phase.disrupted_gpu_hours
+        * gpu_hour_usd
+        * disruption_factor(phase.at_years, r),
+    )
+
+
 def life_cost(
     phases: Sequence[Phase],
     horizon_years: float,
@@ -106,16 +131,13 @@ def life_cost(
         raise ValueError(f"a discount rate is above -1; got {discount_rate}")
     if any(min(p.capex_usd, p.power_w, p.disrupted_gpu_hours) < 0 for p in phases):
         raise ValueError("capex, power and disrupted GPU-hours are never negative")
-    per_watt_year = energy_usd_per_wh * HOURS_PER_YEAR
     ends = [*times[1:], horizon_years]
+    terms = [
+        phase_terms(p, end, discount_rate, energy_usd_per_wh, gpu_hour_usd)
+        for p, end in zip(phases, ends, strict=True)
+    ]
     return LifeTerms(
-        capex_usd=sum(p.capex_usd * capex_factor(p.at_years, discount_rate) for p in phases),
-        energy_usd=sum(
-            p.power_w * per_watt_year * energy_factor(p.at_years, end, discount_rate)
-            for p, end in zip(phases, ends, strict=True)
-        ),
-        disruption_usd=sum(
-            p.disrupted_gpu_hours * gpu_hour_usd * disruption_factor(p.at_years, discount_rate)
-            for p in phases
-        ),
+        capex_usd=sum(t.capex_usd for t in terms),
+        energy_usd=sum(t.energy_usd for t in terms),
+        disruption_usd=sum(t.disruption_usd for t in terms),
     )

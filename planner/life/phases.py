@@ -9,13 +9,7 @@ import numpy as np
 import polars as pl
 
 from models import layer_growth as lg
-from models.life_cost import (
-    HOURS_PER_YEAR,
-    Phase,
-    capex_factor,
-    disruption_factor,
-    energy_factor,
-)
+from models.life_cost import Phase, phase_terms
 from planner.deadline import Deadline
 from planner.design import Design
 from planner.families import fabric_of, family_of
@@ -49,6 +43,11 @@ PHASE_SCHEMA: dict[str, Any] = {
     "violations": pl.Int64,
     "fraction_of_ideal": pl.Float64,
 }
+
+
+def energy_usd_per_wh(inst: Instance) -> float:
+    """Energy price of one watt-hour drawn by the network, the facility's overhead included."""
+    return inst.objective.energy_usd_per_kwh * inst.objective.pue / 1000.0
 
 
 def phase_instance(
@@ -177,15 +176,11 @@ def phase_table(
     """One row per phase (``planner.life.plan.PHASE_SCHEMA``)."""
     life = inst.life
     assert life is not None
-    r, usd_per_wh = life.discount_rate, inst.objective.energy_usd_per_kwh * inst.objective.pue / 1e3
+    r, usd_per_wh = life.discount_rate, energy_usd_per_wh(inst)
     rows, cumulative, before = [], 0.0, 0
     for j, (p, ph, state) in enumerate(zip(life.phases, phases, growth.states, strict=True)):
         end = life.phases[j + 1].at_years if j + 1 < len(life.phases) else life.horizon_years
-        present = (
-            ph.capex_usd * capex_factor(ph.at_years, r)
-            + ph.power_w * usd_per_wh * HOURS_PER_YEAR * energy_factor(ph.at_years, end, r)
-            + ph.disrupted_gpu_hours * life.gpu_hour_usd * disruption_factor(ph.at_years, r)
-        )
+        present = phase_terms(ph, end, r, usd_per_wh, life.gpu_hour_usd).total_usd
         cumulative += present
         d = designs[j]
         devices = growth.devices[j]

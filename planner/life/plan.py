@@ -42,7 +42,13 @@ from planner.life.blocks import Inventory, inventory_of
 from planner.life.phases import (
     PHASE_SCHEMA as PHASE_SCHEMA,
 )
-from planner.life.phases import circuits_changed, fraction, phase_designs, phase_table
+from planner.life.phases import (
+    circuits_changed,
+    energy_usd_per_wh,
+    fraction,
+    phase_designs,
+    phase_table,
+)
 from planner.life.shape import BlockShape, block_shape
 from planner.planning import catalog_for, load_design, plan
 from planner.schema.catalog import Catalog
@@ -191,7 +197,7 @@ def _family_life(
     circuits = circuits_changed(blocks, uplinks, installed) if ocs else [0] * len(blocks)
     phases = _with_other_disruption(inst, growth, inventory, circuits, first)
     terms = life_cost(
-        phases, life.horizon_years, life.discount_rate, _usd_per_wh(inst), life.gpu_hour_usd
+        phases, life.horizon_years, life.discount_rate, energy_usd_per_wh(inst), life.gpu_hour_usd
     )
     fractions = [fraction(inst, d, deadline) if simulate else None for d in designs]
     names = [g.name for g in life.generations]
@@ -288,7 +294,7 @@ def growth_problem(
         gpu_hours_per_moved_link=life.gpu_hours_per_moved_link,
         horizon_years=life.horizon_years,
         discount_rate=life.discount_rate,
-        energy_usd_per_wh=_usd_per_wh(inst),
+        energy_usd_per_wh=energy_usd_per_wh(inst),
         gpu_hour_usd=life.gpu_hour_usd,
         installed=None if standing is None else standing[1],
         installed_blocks=0 if standing is None else standing[0],
@@ -303,11 +309,6 @@ def _counts(inv: Inventory, j: int) -> list[tuple[int, int]]:
 def _top_cap(inst: Instance) -> float:
     caps = inst.constraints.max_oversubscription
     return float(caps[-1] if isinstance(caps, list) else caps)
-
-
-def _usd_per_wh(inst: Instance) -> float:
-    """Energy price of one watt-hour drawn by the network, the facility's overhead included."""
-    return inst.objective.energy_usd_per_kwh * inst.objective.pue / 1000.0
 
 
 def _with_other_disruption(
@@ -334,7 +335,7 @@ def cost_curve(plan: LifePlan) -> pl.DataFrame:
     point of a family is its whole life (``LifePlan.totals``).
     """
     life = life_of(plan.instance)
-    r, per_wh = life.discount_rate, _usd_per_wh(plan.instance)
+    r, per_wh = life.discount_rate, energy_usd_per_wh(plan.instance)
     dates = [p.at_years for p in life.phases] + [life.horizon_years]
     rows = []
     for family, f in plan.families.items():
