@@ -307,9 +307,9 @@ class Design:
     routing_hedge: float = 0.0
     """With ``routing = "wcmp"``: the traffic engineering's hedge (``search.ocs_hedge``)."""
     block_speed_gbps: tuple[int, ...] = ()
-    """Speed of each aggregation block's generation, one per pod: its GPUs' NICs and its uplinks
-    into the OCS layer run at it; empty: every block at ``link_speed_gbps`` (the fastest). A
-    circuit runs at the slower end's rate."""
+    """Speed of each pod's generation (a Clos's pod or a direct-connect fabric's block), one per
+    pod: its GPUs' NICs and its links run at it; empty: every pod at ``link_speed_gbps`` (the
+    fastest). A link to the top layer runs at the slower end's rate (an OCS circuit's two ends)."""
     nic: str = ""
     """The NIC model at the GPU end (empty: none known, any module assumed to fit)."""
     nic_form_factor: str = ""

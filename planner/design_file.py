@@ -502,8 +502,11 @@ class DesignFile(_Part):
         rates = self.block_speed_gbps
         if not rates:
             return
-        if not self.tiers[-1].ocs:
-            raise ValueError("block_speed_gbps: only a design with an OCS layer has block rates")
+        if len(self.tiers) != 3:
+            raise ValueError(
+                "block_speed_gbps: only a design of pods (three tiers: a Clos's pods or a "
+                "direct-connect fabric's blocks) has block rates"
+            )
         if len(rates) != self.pods:
             raise ValueError(
                 f"block_speed_gbps: expected one rate per block (pods = {self.pods}), "

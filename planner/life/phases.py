@@ -107,7 +107,7 @@ def phase_designs(
         )
         d = result.design
         mixed = len({speeds[g] for g, n in enumerate(inv.by_generation[j]) if n > 0}) > 1
-        if d is not None and d.tiers[-1].ocs and mixed:
+        if d is not None and d.num_tiers == 3 and mixed:  # each pod or block at its own rate
             rates = [speeds[g] for g, n in enumerate(inv.by_generation[j]) for _ in range(n)]
             d = replace(d, block_speed_gbps=tuple(rates))
         out.append(d)

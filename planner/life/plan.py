@@ -14,8 +14,9 @@ For each family of ``[life]`` (or ``search``):
 3. **Each phase built and checked.** The phase's design is priced with its blocks and top
    devices pinned (``search.pin``) in the newest installed generation's switch models, checked
    by the independent validator and simulated under ``[verify]`` (healthy fabric); an older
-   block of a direct-connect fabric keeps its own uplink rate (``Design.block_speed_gbps``),
-   so a circuit runs at its slower end's rate.
+   block (a pod, or a direct-connect fabric's block) keeps its own generation's rate
+   (``Design.block_speed_gbps``), so a circuit runs at its slower end's rate and each GPU is
+   judged at its own NIC. A two-tier design's leaves are simulated at the newest rate.
 4. **Circuits.** On a direct-connect fabric, the circuits between phases change as blocks join;
    the phase table counts the fewest changes an even mesh of the new blocks allows
    (``planner.life.phases.circuits_changed``), priced per circuit.

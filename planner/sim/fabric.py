@@ -441,3 +441,18 @@ class BuildsFabric(Protocol):
     def build_fabric(self, design: Design) -> Fabric:
         """The fabric graph of one plane of the design (its strategy and bound on it)."""
         ...
+
+
+def classes_by_speed(
+    design_class: IntArray, speed: FloatArray
+) -> tuple[IntArray, tuple[float, ...]]:
+    """Link classes of a plane whose links of one kind run at different speeds.
+
+    One class per (design class, speed) pair, ordered by design class and then fastest first, so
+    class 0 is the fastest GPU links (the speed ``Fabric.nic_speed_gbps`` reads); returns each
+    link's class and each class's speed (``Fabric.class_speed_gbps``). ``design_class`` keeps
+    the kind (``Fabric.design_class``).
+    """
+    keys = np.stack([design_class.astype(np.float64), -np.asarray(speed, dtype=np.float64)], 1)
+    unique, link_class = np.unique(keys, axis=0, return_inverse=True)
+    return link_class.reshape(-1).astype(np.int64), tuple(float(-k[1]) for k in unique)

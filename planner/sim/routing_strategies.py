@@ -45,7 +45,7 @@ def _parents(fabric: Fabric, tier: int) -> IntArray:
     """Alive distinct parents of every switch of a tier, padded with -1: shape (switches, most)."""
     off = fabric.tier_offsets
     up_alive = fabric.alive[0::2]
-    sel = (fabric.link_class == tier) & up_alive
+    sel = (fabric.design_classes == tier) & up_alive
     child = fabric.lower[sel] - off[tier]
     parent = fabric.upper[sel] - off[tier + 1]
     n = off[tier + 1] - off[tier]
@@ -86,7 +86,7 @@ def _down_reach(fabric: Fabric, leaves: IntArray) -> list[BoolArray]:
     down_alive = fabric.alive[1::2]
     distinct, which = eye, np.arange(n_leaf)
     for t in range(2, fabric.tiers + 1):
-        sel = (fabric.link_class == t - 1) & down_alive
+        sel = (fabric.design_classes == t - 1) & down_alive
         rows = fabric.upper[sel] - off[t]
         cols = fabric.lower[sel] - off[t - 1]
         n_rows = off[t + 1] - off[t]

@@ -31,6 +31,11 @@ def test_the_clos_core_is_refreshed_when_faster_blocks_arrive(jupiter: LifePlan)
     assert clos["top_model"].to_list() == ["tomahawk4-25t"] * 2 + ["sn5600"] * 2
     # The refresh moves every standing block's 64 x 64 uplinks onto the new core.
     assert clos["links_recabled"][2] == 4 * 64 * 64
+    # Pods of both generations side by side, each simulated at its own rate.
+    design = jupiter.families["clos"].designs[3]
+    assert design is not None
+    assert design.block_speed_gbps.count(200) == 4
+    assert design.block_speed_gbps.count(400) == 12
 
 
 @pytest.mark.slow

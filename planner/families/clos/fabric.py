@@ -13,14 +13,16 @@ import numpy as np
 
 from planner.design import Design
 from planner.families.clos.bound import clos_bound
-from planner.sim.fabric import Fabric, IntArray
+from planner.sim.fabric import Fabric, IntArray, classes_by_speed
 from planner.sim.routing_strategies import UP_DOWN
 
 
 def clos_fabric(design: Design) -> Fabric:
     """The fabric graph of one plane of a Clos design: tiered up-down wiring, leaf first.
 
-    Routed up-down (valley-free), with the folded Clos's cut bound (``clos_bound``).
+    Routed up-down (valley-free), with the folded Clos's cut bound (``clos_bound``). Pods of
+    several generations (``Design.block_speed_gbps``, three tiers) run their GPU, leaf and spine
+    links at their own rate, and their GPUs are judged at it (``Fabric.gpu_speed_gbps``).
     """
     tiers = design.tiers
     counts = [design.gpus] + [t.switches for t in tiers]
@@ -53,16 +55,42 @@ def clos_fabric(design: Design) -> Fabric:
             c = np.tile(np.repeat(np.arange(f2), q2), n2)
             add(offsets[2] + aggs, offsets[3] + group * f2 + c, 2)
     lower = np.concatenate(lowers)
+    upper = np.concatenate(uppers)
+    design_class = np.concatenate(classes)
+    link_class, class_speed, gpu_speed = design_class, None, None
+    if len(set(design.block_speed_gbps)) > 1:  # pods of several generations
+        pod_of = _pod_of_node(design, offsets)
+        rate = np.asarray(design.block_speed_gbps, dtype=np.float64)
+        # A link runs at its pod's rate: GPU, leaf and spine links (a core port takes a spine
+        # link at the slower end's rate, the pod's: no pod is faster than the core).
+        link_class, class_speed = classes_by_speed(design_class, rate[pod_of[lower]])
+        gpu_speed = rate[pod_of[offsets[1] + gpu // leaf.downlinks]]
     return Fabric(
         gpus=design.gpus,
         planes=design.planes,
         link_speed_gbps=float(design.link_speed_gbps),
         tier_offsets=offsets,
         lower=lower,
-        upper=np.concatenate(uppers),
-        link_class=np.concatenate(classes),
+        upper=upper,
+        link_class=link_class,
         alive=np.ones(2 * lower.size, dtype=bool),
         roles=("gpu",) + tuple(t.role for t in tiers),
         strategy=UP_DOWN,
         bound=clos_bound,
+        class_speed_gbps=class_speed,
+        design_class=None if class_speed is None else design_class,
+        gpu_speed_gbps=gpu_speed,
     )
+
+
+def _pod_of_node(design: Design, offsets: tuple[int, ...]) -> IntArray:
+    """The pod of every GPU, leaf and spine node (cores: -1), for a three-tier design."""
+    leaf, spine = design.tiers[0], design.tiers[1]
+    gpu = np.arange(design.gpus)
+    leaves = np.arange(leaf.switches)
+    spines = np.arange(spine.switches)
+    pod = np.full(offsets[-1], -1, dtype=np.int64)
+    pod[gpu] = (gpu // leaf.downlinks) // design.leaves_per_pod
+    pod[offsets[1] + leaves] = leaves // design.leaves_per_pod
+    pod[offsets[2] + spines] = spines // leaf.fanout
+    return pod

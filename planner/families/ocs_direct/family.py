@@ -423,15 +423,12 @@ def _mixed_classes(
     """
     import numpy as np
 
+    from planner.sim.fabric import classes_by_speed
+
     if not design.block_speed_gbps or len(set(design.block_speed_gbps)) == 1:
         return None
     rate = np.asarray(design.block_speed_gbps, dtype=np.float64)
     pair = np.minimum(rate[circuits[:, 0]], rate[circuits[:, 1]])
     speed = np.concatenate([rate[gpu_block], rate[leaf_block], pair, pair])
-    keys = np.stack([design_class, -speed], axis=1)
-    unique, link_class = np.unique(keys, axis=0, return_inverse=True)
-    return (
-        link_class.reshape(-1).astype(np.int64),
-        tuple(float(-k[1]) for k in unique),
-        rate[gpu_block],
-    )
+    link_class, speeds = classes_by_speed(design_class, speed)
+    return link_class, speeds, rate[gpu_block]

@@ -288,11 +288,12 @@ def test_a_bad_block_rate_is_refused(design: Design, rates: str, why: str) -> No
         design_from_dict(data, FAMILIES)
 
 
-def test_block_rates_need_an_ocs_layer() -> None:
+def test_block_rates_need_pods() -> None:
     clos = planned("clos")
+    assert clos.num_tiers == 2
     data = json.loads(clos.to_json())
     data["block_speed_gbps"] = [clos.link_speed_gbps] * clos.pods
-    with pytest.raises(DesignFileError, match="only a design with an OCS layer"):
+    with pytest.raises(DesignFileError, match="only a design of pods"):
         design_from_dict(data, FAMILIES)
 
 
@@ -354,3 +355,9 @@ def test_direct_routing_runs_each_circuit_at_its_slower_end(design: Design, slow
         fabric.gpu_speed_gbps, np.where(np.arange(design.gpus) // per == slow, SLOW, FAST)
     )
     assert fabric.nic_speed_gbps == FAST
+    # Routed up-down over its circuits: a shift with a slow block is judged at its NIC.
+    # Direct circuits alone carry a third of a block's uplinks to its neighbour (0.31 all fast).
+    fast_ideal, fast_fraction = shifted(replace(design, routing="direct"))
+    ideal, fraction = shifted(direct)
+    assert ideal == pytest.approx(fast_ideal * FAST / SLOW, rel=0.01)
+    assert fraction >= fast_fraction - 0.01
