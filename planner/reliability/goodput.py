@@ -196,18 +196,17 @@ def scale_out_idle_fraction(workload: pl.DataFrame, step: StepTime) -> float:
 
     ``workload`` is the step's ``workload`` table (``planner.workload.step.workload_table``):
     a collective inside one scale-up domain (placement ``tensor_parallel``) touches no NIC; the
-    others expose T_i (1 - H / C_o) when overlappable and T_i otherwise (module docstring).
+    others expose T_i when not overlappable. The overlappable ones run together
+    (``planner.workload.step``): the NIC's share of them, O_out, is exposed beyond the hidden H,
+    max(0, O_out - H) (with every overlappable collective on the NIC, C_o - H).
     """
-    hidden_share = (
-        step.hidden_comm_s / step.overlappable_comm_s if step.overlappable_comm_s else 0.0
-    )
-    exposed = 0.0
+    exposed = max(0.0, step.scale_out_overlappable_comm_s - step.hidden_comm_s)
     for placement, per_iteration, over in workload.select(
         "placement", "time_per_iteration_s", "overlappable"
     ).iter_rows():
-        if placement == IN_DOMAIN or per_iteration is None:
+        if placement == IN_DOMAIN or per_iteration is None or over:
             continue
-        exposed += per_iteration * (1.0 - hidden_share) if over else per_iteration
+        exposed += per_iteration
     return min(exposed / step.step_s, step.idle_fraction) if step.step_s > 0 else 0.0
 
 

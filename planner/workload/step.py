@@ -27,8 +27,10 @@ analytic model of ``planner.workload.analytic``) and c_i calls per iteration::
     T_i      = t_i c_i                                 time per iteration
     C        = Σ_i T_i                                 communication
     C_o      = Σ_{i overlappable} T_i                  communication that can overlap compute
-    H        = min(f C_o, T_comp)                      communication hidden under compute
-    E        = C - H                                   exposed communication
+    O_r      = Σ_{i overlappable, on r} T_i            ... of it on resource r
+    T_O      = max_r O_r                               the overlappable ones run together
+    H        = min(f T_O, T_comp)                      communication hidden under compute
+    E        = (C - C_o) + (T_O - H)                   exposed communication
     β        = (P - 1) / (v m)                         pipeline bubble (1F1B: v = 1)
     T_bubble = β T_comp
     T_step   = T_comp + T_bubble + E
@@ -49,9 +51,21 @@ when the workload says so (``overlap_tensor_parallel``, ``overlap_pipeline_paral
 https://arxiv.org/abs/2402.15627, hides both); the expert all-to-alls sit between the router and
 the experts and are exposed in full. Hidden communication can never exceed the compute it hides
 under (the ``min``). The bubble is charged on compute only (the exposed communication of the
-in-pipeline collectives is not stretched by it). Not modelled: stragglers, imbalance between
-stages, and contention between collectives; the step time is therefore a lower bound on what the
-cluster reaches, and the communication part is the network's share of it.
+in-pipeline collectives is not stretched by it).
+
+Contention: the overlappable collectives are in flight at the same time (gradient buckets
+beside pipeline sends and, when overlapped, tensor-parallel collectives), so they share what
+they cross. A GPU has two resources (``resource_of``): its scale-up link (a collective whose
+groups sit inside one domain, placement ``tensor_parallel``) and its NIC (every other one).
+On one resource their times add, as their bytes queue on one link (O_r: a data-parallel
+reduce-scatter and a pipeline send that leave one NIC take the sum of their bytes over its
+rate, not the longer of the two); the two resources work side by side (T_O = max_r O_r).
+``planner.sim.concurrent`` runs such collectives together on the fabric and shows the same.
+The exposed collectives wait on one another in the schedule (a layer's all-reduce before the
+next layer, a stage's send before the next stage), so their times add. Not modelled:
+stragglers, imbalance between stages, and contention inside the fabric between collectives on
+different NICs; the step time is therefore a lower bound on what the cluster reaches, and the
+communication part is the network's share of it.
 """
 
 from __future__ import annotations
@@ -117,6 +131,29 @@ def overlappable(c: Collective, w: Workload | None = None) -> bool:
     if w is not None and w.overlap_pipeline_parallel:
         prefixes += (PIPELINE_PREFIX,)
     return c.name.startswith(prefixes)
+
+
+#: The collectives' resources: a GPU's scale-up link and its NIC (``resource_of``).
+SCALE_UP = "scale_up"
+SCALE_OUT = "scale_out"
+#: The placement of a collective whose groups sit inside one scale-up domain.
+IN_DOMAIN = "tensor_parallel"
+
+
+def resource_of(c: Collective) -> str:
+    """What a collective's bytes queue on: the scale-up link inside a domain, else the NIC."""
+    return SCALE_UP if c.placement == IN_DOMAIN else SCALE_OUT
+
+
+def concurrent_s(running: Sequence[tuple[Collective, float]]) -> float:
+    """T_O = max_r Σ_{i on r} T_i: collectives in flight together, each with its time alone.
+
+    On one resource (``resource_of``) the times add; the resources run side by side.
+    """
+    per: dict[str, float] = {}
+    for c, t in running:
+        per[resource_of(c)] = per.get(resource_of(c), 0.0) + t
+    return max(per.values(), default=0.0)
 
 
 def bubble_fraction(pipeline: int, microbatches: int, virtual_stages: int = 1) -> float:
@@ -221,9 +258,9 @@ class StepTime:
     overlappable_comm_s: float
     """C_o: the part of C that may hide under compute (data-parallel, and TP / PP if allowed)."""
     hidden_comm_s: float
-    """H = min(f C_o, T_comp)."""
+    """H = min(f T_O, T_comp)."""
     exposed_comm_s: float
-    """E = C - H: communication the GPUs wait for."""
+    """E = (C - C_o) + (T_O - H): communication the GPUs wait for."""
     bubble_s: float
     """T_bubble = β T_comp, β = (P - 1) / (v m)."""
     step_s: float
@@ -238,6 +275,10 @@ class StepTime:
     """Global batch tokens / T_step."""
     usd_per_million_tokens: float
     """GPUs x price per hour / 3600 x T_step / tokens x 1e6 (GPU time only; the fabric is in TCO)."""
+    concurrent_comm_s: float
+    """T_O = max_r O_r: the overlappable collectives run together, adding on a shared resource."""
+    scale_out_overlappable_comm_s: float
+    """O_out: the overlappable collectives' time on the NIC."""
 
 
 #: Where each step figure's inputs are given, for a figure that is not finite.
@@ -285,14 +326,17 @@ def step_time(w: Workload, times: Sequence[CollectiveTime]) -> StepTime | None:
     if any(t is None for t in per_iteration):
         return None
     comm = sum(t for t in per_iteration if t is not None)
-    over = sum(
-        t.time_per_iteration_s
+    running = [
+        (t.collective, t.time_per_iteration_s)
         for t in times
         if overlappable(t.collective, w) and t.time_per_iteration_s is not None
-    )
+    ]
+    over = sum(t for _, t in running)
+    together = concurrent_s(running)
+    out = sum(t for c, t in running if resource_of(c) == SCALE_OUT)
     compute = compute_time_s(w)
-    hidden = min(w.overlap_fraction * over, compute)
-    exposed = comm - hidden
+    hidden = min(w.overlap_fraction * together, compute)
+    exposed = (comm - over) + (together - hidden)
     par = w.parallelism
     bubble = bubble_fraction(par.pipeline, w.microbatches, par.virtual_stages) * compute
     step = compute + bubble + exposed
@@ -312,6 +356,8 @@ def step_time(w: Workload, times: Sequence[CollectiveTime]) -> StepTime | None:
             mfu=flops_per_gpu(w) / (step * w.gpu.peak_flops),
             tokens_per_s=tokens / step,
             usd_per_million_tokens=gpu_usd_per_s * step / tokens * TOKENS_PER_MILLION,
+            concurrent_comm_s=together,
+            scale_out_overlappable_comm_s=out,
         )
     )
 

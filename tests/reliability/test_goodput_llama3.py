@@ -250,6 +250,8 @@ def _step(compute_s: float, over_s: float, hidden_s: float, exposed_s: float) ->
         mfu=0.4,
         tokens_per_s=1.0,
         usd_per_million_tokens=1.0,
+        concurrent_comm_s=over_s,
+        scale_out_overlappable_comm_s=over_s,
     )
 
 
