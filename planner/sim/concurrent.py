@@ -77,12 +77,56 @@ class Together:
         )
 
 
+def _ids(phase: tr.Phase) -> IntArray:
+    """The flows' hashing ids: the phase's own, or their index in it (as when run alone)."""
+    return np.arange(phase.flows, dtype=np.int64) if phase.flow_id is None else phase.flow_id
+
+
 def _owner_times(times: FloatArray, owner: IntArray, count: int) -> FloatArray:
     """The latest completion among each owner's flows (0 for an owner with none)."""
     out = np.zeros(count)
     if times.size:
         np.maximum.at(out, owner, times)
     return out
+
+
+def run_fluid(
+    fabric: Fabric,
+    phases: Sequence[tr.Phase],
+    names: Sequence[str],
+    routing: Routing,
+    *,
+    seed: int = 0,
+    scale_up: ScaleUp | None = None,
+    deadline: Deadline = NO_DEADLINE,
+) -> Together:
+    """Simulate fluid ``phases`` (one per traffic) alone and together on the healthy ``fabric``.
+
+    The flows of one phase keep the same hashes alone and together (the same seed and flow ids,
+    ``Phase.flow_id``): ECMP puts each on the same path in both runs.
+    """
+    if len(names) != len(phases):
+        raise ValueError(f"{len(names)} names for {len(phases)} phases")
+    alone = np.array(
+        [
+            run_phase(fabric, p, routing, seed, deadline=deadline, scale_up=scale_up).time_s
+            if p.flows
+            else 0.0
+            for p in phases
+        ]
+    )
+    owner = np.repeat(np.arange(len(phases)), [p.flows for p in phases])
+    joint = tr.Phase(
+        np.concatenate([np.zeros(0, np.int64), *(p.src for p in phases)]),
+        np.concatenate([np.zeros(0, np.int64), *(p.dst for p in phases)]),
+        np.concatenate([np.zeros(0), *(p.size_bytes for p in phases)]),
+        flow_id=np.concatenate([np.zeros(0, np.int64), *(_ids(p) for p in phases)]),
+    )
+    if not joint.flows:
+        return Together(tuple(names), alone, np.zeros(len(phases)), 0.0)
+    run = run_phase(fabric, joint, routing, seed, deadline=deadline, scale_up=scale_up)
+    together = _owner_times(np.asarray(run.flow_times_s), owner, len(phases))
+    return Together(tuple(names), alone, together, float(run.time_s))
 
 
 def run_together(
@@ -97,27 +141,18 @@ def run_together(
 ) -> Together:
     """Simulate ``traffics`` alone and together on the healthy ``fabric`` (module docstring).
 
-    ``scales`` multiplies each traffic's bytes (a collective's calls per iteration); the flows
-    of one traffic keep the same hashes alone and together (the same seed).
+    ``scales`` multiplies each traffic's bytes (a collective's calls per iteration).
     """
     factors = [1.0] * len(traffics) if scales is None else [float(s) for s in scales]
     if len(factors) != len(traffics):
         raise ValueError(f"{len(factors)} scales for {len(traffics)} traffics")
     phases = [fluid_phase(t, s) for t, s in zip(traffics, factors, strict=True)]
-    alone = np.array(
-        [
-            run_phase(fabric, p, routing, seed, deadline=deadline, scale_up=scale_up).time_s
-            if p.flows
-            else 0.0
-            for p in phases
-        ]
+    return run_fluid(
+        fabric,
+        phases,
+        [t.name for t in traffics],
+        routing,
+        seed=seed,
+        scale_up=scale_up,
+        deadline=deadline,
     )
-    owner = np.repeat(np.arange(len(phases)), [p.flows for p in phases])
-    joint = tr.Phase(
-        np.concatenate([p.src for p in phases]) if phases else np.zeros(0, np.int64),
-        np.concatenate([p.dst for p in phases]) if phases else np.zeros(0, np.int64),
-        np.concatenate([p.size_bytes for p in phases]) if phases else np.zeros(0),
-    )
-    run = run_phase(fabric, joint, routing, seed, deadline=deadline, scale_up=scale_up)
-    together = _owner_times(np.asarray(run.flow_times_s), owner, len(phases))
-    return Together(tuple(t.name for t in traffics), alone, together, float(run.time_s))

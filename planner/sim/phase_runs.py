@@ -130,7 +130,9 @@ def run_phase(
     exact = True
     moved = False
     if failed is not None:
-        routes_f = route(failed, src, dst, routing, seed=seed, deadline=deadline)
+        routes_f = route(
+            failed, src, dst, routing, seed=seed, flow_id=phase.flow_id, deadline=deadline
+        )
         lost = ~routes_f.connected
         done_f = completion_times(
             routes_f, failed.capacity_gbps, np.where(lost, 0.0, share), deadline=deadline
@@ -151,7 +153,9 @@ def run_phase(
     utilisation = None
     queue = None
     if cached is None:
-        routes_h = route(healthy, src, dst, routing, seed=seed, deadline=deadline)
+        routes_h = route(
+            healthy, src, dst, routing, seed=seed, flow_id=phase.flow_id, deadline=deadline
+        )
         cap = healthy.capacity_gbps
         done = completion_times(routes_h, cap, healthy_share, deadline=deadline)
         cut_h = int((~routes_h.connected).sum())

@@ -132,7 +132,11 @@ def split_phase(phase: Phase, gpus: int, domain_gpus: int, gpus_per_node: int, p
     out_flow = np.flatnonzero(~inside)
     up_flow = np.flatnonzero(inside | relayed)
     scale_out = Phase(
-        np.where(relayed, proxy, src)[out_flow], dst[out_flow], size[out_flow], phase.repeat
+        np.where(relayed, proxy, src)[out_flow],
+        dst[out_flow],
+        size[out_flow],
+        phase.repeat,
+        None if phase.flow_id is None else phase.flow_id[out_flow],
     )
     scale_up = Phase(
         src[up_flow], np.where(relayed, proxy, dst)[up_flow], size[up_flow], phase.repeat

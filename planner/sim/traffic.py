@@ -59,6 +59,11 @@ class Phase:
         float64 bytes of each flow (the whole GPU-to-GPU flow, all planes together).
     repeat
         Identical phases in a row (a ring's 2(n-1) steps share one pattern).
+    flow_id
+        int64 identity of each flow for ECMP hashing (its UDP source port,
+        ``planner.sim.ecmp_hash``); None: its index in the phase. Flows of several traffics run
+        as one phase keep the ids they have alone (``planner.sim.concurrent``), so each is
+        hashed onto the same path.
 
     Raises
     ------
@@ -71,6 +76,7 @@ class Phase:
     dst: IntArray
     size_bytes: FloatArray
     repeat: int = 1
+    flow_id: IntArray | None = None
 
     def __post_init__(self) -> None:
         src = np.asarray(self.src, dtype=np.int64)
@@ -83,6 +89,11 @@ class Phase:
             raise ValueError(
                 f"phase arrays must be 1-D of one length; got src {src.shape}, dst {dst.shape}, size_bytes {size.shape}"
             )
+        if self.flow_id is not None:
+            ids = np.asarray(self.flow_id, dtype=np.int64)
+            object.__setattr__(self, "flow_id", ids)
+            if ids.shape != src.shape or (ids.size and int(ids.min()) < 0):
+                raise ValueError("flow_id must be one non-negative id per flow")
         if self.repeat < 1:
             raise ValueError(f"phase repeat must be at least 1; got {self.repeat}")
         if src.size == 0:

@@ -79,6 +79,7 @@ def test_together_is_the_simulator_running_the_union_as_one(routing: Routing) ->
         np.concatenate([p.src for p in phases]),
         np.concatenate([p.dst for p in phases]),
         np.concatenate([p.size_bytes for p in phases]),
+        flow_id=np.concatenate([np.arange(p.flows) for p in phases]),
     )
     whole = run_phase(fabric, union, routing, 3)
     assert got.phase_s == pytest.approx(whole.time_s, rel=1e-12)
