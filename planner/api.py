@@ -6,6 +6,7 @@ whose input is bad is reported before they load. The CLI imports nothing else fr
 
 Planning: ``plan``, ``evaluate``, ``compare_optics``, ``compare_fabrics``, ``plan_torus``,
 ``plan_life`` (an instance's ``[life]``: phases, generations, refresh; ``write_life``),
+``plan_mix`` (an instance's ``[jobs]``: the mix placed and simulated per family; ``write_mix``),
 ``simulate``, ``validate``, ``verify_demand``, ``verify_for`` (the ``[verify]`` section with
 the workload's traffic). Input: ``load_instance``, ``load_catalog``,
 ``catalog_for``, ``load_design``, ``parse_override``, ``DEFAULT_CATALOG``. Output:
@@ -82,6 +83,7 @@ from planner.report.plan_result import PlanResult as PlanResult
 from planner.schema.catalog import Catalog as Catalog
 from planner.schema.instance import DEFAULT_TIME_LIMIT_S as DEFAULT_TIME_LIMIT_S
 from planner.schema.instance import Instance as Instance
+from planner.schema.jobs import NO_JOBS, Jobs
 from planner.schema.verify import Verify as Verify
 from planner.solver_parts import load_solvers
 from planner.solver_parts import require_extra as require_extra
@@ -89,6 +91,7 @@ from planner.validation import Violation, validate_design
 
 if TYPE_CHECKING:
     from planner.families.ocs_torus.pod import TorusPlan
+    from planner.mix.plan import MixPlan
     from planner.sim.sim_tables import SimResult
     from planner.sim.simulate import SimProgress
     from planner.sizing import Progress
@@ -150,6 +153,32 @@ def evaluate(
         sim_progress=sim_progress,
         deadline=deadline,
     )
+
+
+def jobs_of(inst: Instance) -> Jobs:
+    """The instance's [jobs]; an instance without one is bad input for ``mix``."""
+    if inst.jobs is None:
+        raise InputError(NO_JOBS)
+    return inst.jobs
+
+
+def plan_mix(
+    inst: Instance, *, time_limit_s: float = DEFAULT_TIME_LIMIT_S, deadline: Deadline | None = None
+) -> MixPlan:
+    """Plan each family for the instance's [jobs] mix and choose (``planner.mix.plan``)."""
+    load_solvers("sim")
+    from planner.mix.plan import plan_mix as _plan_mix
+
+    return _plan_mix(inst, time_limit_s=time_limit_s, deadline=deadline)
+
+
+def write_mix(
+    plan: MixPlan, outdir: Path, *, force: bool = False, formats: Any = None
+) -> list[Path]:
+    """Write a planned mix's tables, picture and ``mix.md`` (``planner.mix.report``)."""
+    from planner.mix.report import write_mix as _write_mix
+
+    return _write_mix(plan, outdir, force=force, formats=formats)
 
 
 def plan_torus(

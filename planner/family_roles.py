@@ -20,7 +20,8 @@ family takes on by defining its methods, and that a caller asks for with ``isins
 * ``PostSolves``: steps after the solve (OCS circuit engineering) and the tables they make,
   and ``NeedsSolvers``: solver groups its steps load (``planner.solver_parts``);
 * ``Predicts``: a closed-form fraction of ideal for the [verify] demand;
-* ``Tables``: tables of its own in the reports, their titles and the picture's words.
+* ``Tables``: tables of its own in the reports, their titles and the picture's words;
+* ``PlacesJobs``: the domain a job of a shared cluster must stay in, or take whole.
 """
 
 from __future__ import annotations
@@ -250,4 +251,19 @@ class Tables(Protocol):
 
     def picture_notes(self, tables: Mapping[str, pl.DataFrame]) -> list[str]:
         """What its tables add to the topology picture, a few words each ([] if nothing)."""
+        ...
+
+
+@runtime_checkable
+class PlacesJobs(Protocol):
+    """A family whose fabric restricts where a job of a shared cluster may run.
+
+    A job of at most ``job_domain_gpus`` GPUs must lie inside one such domain; a larger job takes
+    whole domains (``models.placement.Rule``): rail-only joins rails only inside a scale-up
+    domain, a TPU-style pod builds a slice of whole cubes. A family without the role lets a job
+    take any free GPUs (its switches join every GPU to every other).
+    """
+
+    def job_domain_gpus(self, design: Design) -> tuple[str, int, bool]:
+        """The domain's name, its GPUs, and whether whole domains must be consecutive."""
         ...

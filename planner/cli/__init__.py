@@ -3,7 +3,7 @@
 ``typer_app`` holds the Typer app, the exit statuses and how a command's errors end;
 ``options`` the arguments and options several commands share. Each ``*_commands`` module
 registers its commands on the app when imported: ``plan_commands`` (solve, torus,
-compare-fabrics, evaluate), ``life_commands`` (life), ``study_commands`` (sweep), ``design_commands`` (validate,
+compare-fabrics, evaluate), ``life_commands`` (life), ``mix_commands`` (mix), ``study_commands`` (sweep), ``design_commands`` (validate,
 simulate) and ``info_commands`` (catalog, schema). ``planner.api`` is cheap to import: the solver
 libraries load on its first call that needs them, so bad input is reported before they load.
 """
@@ -18,13 +18,23 @@ from planner.cli.typer_app import EXIT_BAD_INPUT, EXIT_INTERRUPTED, app
 from planner.errors import InputError
 
 # The command modules register their commands when imported, in this order: the order --help
-# lists them in (tests/cli/test_cli.py checks it), so isort leaves the line as it is.
-from planner.cli import plan_commands, life_commands, study_commands, design_commands, info_commands  # isort: skip
+# lists them in (tests/cli/test_cli.py checks it), so isort leaves these lines as they are.
+# isort: off
+from planner.cli import plan_commands, life_commands, mix_commands
+from planner.cli import study_commands, design_commands, info_commands
+# isort: on
 
 __all__ = ["app", "main"]
 
 #: The modules whose commands the app holds, in the order they register.
-COMMAND_MODULES = (plan_commands, life_commands, study_commands, design_commands, info_commands)
+COMMAND_MODULES = (
+    plan_commands,
+    life_commands,
+    mix_commands,
+    study_commands,
+    design_commands,
+    info_commands,
+)
 
 
 def main() -> None:

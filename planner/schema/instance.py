@@ -20,6 +20,7 @@ from planner.schema.input_errors import validate_data
 from planner.schema.instance_base import Family as Family
 from planner.schema.instance_base import Strict
 from planner.schema.instance_base import one_of as one_of
+from planner.schema.jobs import Jobs
 from planner.schema.life import Life
 from planner.schema.reliability import HOURS_PER_YEAR as HOURS_PER_YEAR
 from planner.schema.reliability import Reliability
@@ -441,6 +442,9 @@ class Instance(Strict):
     life: Life | None = None
     """The cluster's life: phases, generations and refreshes (``fabric-planner life``); None:
     one greenfield build."""
+    jobs: Jobs | None = None
+    """The many jobs sharing the cluster: their sizes, placement policies and what a lost GPU-hour
+    is worth (``fabric-planner mix``); None: the cluster runs one job."""
     _derived_from: tuple[str, tuple[tuple[str, Any], ...]] | None = PrivateAttr(None)
     """Not an input: (base name, changes) when ``planner.loading.derived_instance`` made this
     instance from another by ``--set`` changes (its name is then derived from them)."""
@@ -475,6 +479,24 @@ class Instance(Strict):
             raise ValueError(
                 f"life.phases: the last phase holds {self.life.phases[-1].gpus:,} GPUs; "
                 f"expected cluster.gpus ({self.cluster.gpus:,}), the cluster it grows into"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _check_jobs(self) -> Instance:
+        jobs = self.jobs
+        if jobs is None:
+            return self
+        largest = max(jobs.sizes_gpus or jobs.queue or [1])
+        if largest > self.cluster.gpus:
+            raise ValueError(
+                f"jobs: a job of {largest:,} GPUs is larger than the cluster "
+                f"({self.cluster.gpus:,} GPUs)"
+            )
+        if jobs.gpu_usd_per_hour is None and self.workload is None:
+            raise ValueError(
+                "jobs.gpu_usd_per_hour: the value of a lost GPU-hour is needed (without a "
+                "[workload] there is no GPU price to take it from)"
             )
         return self
 

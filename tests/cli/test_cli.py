@@ -422,7 +422,7 @@ def test_an_unstreamed_verification_claims_no_sample(solved: Path) -> None:
 
 # ---- --formats -----------------------------------------------------------------------------
 #: Every command that writes a folder, with the arguments it needs besides its folder.
-WRITERS = ["solve", "evaluate", "compare-fabrics", "life", "torus", "simulate", "sweep"]
+WRITERS = ["solve", "evaluate", "compare-fabrics", "life", "mix", "torus", "simulate", "sweep"]
 
 
 def _writer_args(command: str, small: Path, solved: Path) -> list[str | Path]:
@@ -541,6 +541,7 @@ COMMAND_ORDER = [
     "compare-fabrics",
     "evaluate",
     "life",
+    "mix",
     "sweep",
     "validate",
     "simulate",

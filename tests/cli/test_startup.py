@@ -67,7 +67,7 @@ BAD_INSTANCES = {
 
 
 @pytest.mark.parametrize(
-    "command", ["solve", "evaluate", "torus", "compare-fabrics", "life", "sweep"]
+    "command", ["solve", "evaluate", "torus", "compare-fabrics", "life", "mix", "sweep"]
 )
 @pytest.mark.parametrize("name", sorted(BAD_INSTANCES))
 def test_a_bad_instance_is_refused_before_any_heavy_library_loads(

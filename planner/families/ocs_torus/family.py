@@ -160,6 +160,12 @@ class OcsTorus:
     wiring_kind: str = OCS_TORUS
     solver_groups: tuple[str, ...] = ("torus",)
 
+    def job_domain_gpus(self, design: Design) -> tuple[str, int, bool]:
+        """A slice is built of whole cubes, joined by the OCS in any order (a TPU slice)."""
+        wiring = design.wiring
+        assert isinstance(wiring, OcsTorusWiring)
+        return ("cube", wiring.cube**3, False)
+
     def read_wiring(self, params: dict[str, Any]) -> OcsTorusWiring:
         """Cube, slices and twist, every value checked."""
         return _parse_wiring(params)

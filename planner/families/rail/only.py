@@ -89,6 +89,10 @@ class RailOnly(RailOptimized):
     name: str = RAIL_ONLY
     wiring_kind: str = RAIL_ONLY
 
+    def job_domain_gpus(self, design: Design) -> tuple[str, int, bool]:
+        """A job spanning scale-up domains takes them whole (its cross-rail traffic crosses them)."""
+        return ("scale-up domain", design.scale_up.gpus, False)
+
     def read_wiring(self, params: dict[str, Any]) -> RailOnlyWiring:  # type: ignore[override]
         """SU size and rail count (``parse_rail_params``)."""
         u, n = parse_rail_params(RAIL_ONLY, params)
