@@ -2,7 +2,8 @@
 
 Candidates are each family of ``search.families`` planned for the cluster
 (``planner.planning.plan``, verification off), at the instance's own ratio caps or at each of
-``jobs.oversubscription`` (the ratio every tier may take at most). On each, every placement
+``jobs.oversubscription``, and with the search's planes or each of ``jobs.planes``. On each,
+every placement
 policy runs the mix (``planner.mix.evaluate``). With v = the GPU-hour's value x the objective's
 lifetime hours, the price of a candidate D is
 
@@ -38,7 +39,8 @@ from planner.sim.fabric import IntArray
 DESIGNS_SCHEMA: dict[str, Any] = {
     "candidate": pl.Utf8,
     "family": pl.Utf8,
-    "oversubscription": pl.Float64,
+    "ratio_caps": pl.Utf8,
+    "planes": pl.Int64,
     "network_usd": pl.Float64,
     "policy": pl.Utf8,
     "used_gpus": pl.Float64,
@@ -80,7 +82,8 @@ class Candidate:
 
     name: str
     family: str
-    oversubscription: float | None
+    ratio_caps: str
+    """The caps the candidate was planned at ('' for the instance's own)."""
     design: Design
     outcomes: dict[str, MixOutcome]
     """By policy."""
@@ -118,22 +121,36 @@ def gpu_value_usd(inst: Instance) -> float:
     return price * inst.objective.lifetime_hours
 
 
-def _candidate_instances(
-    inst: Instance, jobs: Jobs
-) -> list[tuple[str, str, float | None, Instance]]:
-    """(name, family, ratio cap or None, instance) of every candidate."""
-    ratios: list[float | None] = [None]
+def caps_text(caps: float | list[float]) -> str:
+    """'2:1', or '1:1,2:1' per tier."""
+    per = caps if isinstance(caps, list) else [caps]
+    return ",".join(f"{c:g}:1" for c in per)
+
+
+def _candidate_instances(inst: Instance, jobs: Jobs) -> list[tuple[str, str, str, Instance]]:
+    """(name, family, ratio caps, instance) of every candidate."""
+    caps: list[float | list[float] | None] = [None]
     if jobs.oversubscription:
-        ratios = list(jobs.oversubscription)
-    out: list[tuple[str, str, float | None, Instance]] = []
+        caps = list(jobs.oversubscription)
+    planes: list[int | None] = [None]
+    if jobs.planes:
+        planes = list(jobs.planes)
+    out: list[tuple[str, str, str, Instance]] = []
     for family in inst.search.families:
-        for ratio in ratios:
-            sub = inst.with_families([family])
-            name = family
-            if ratio is not None:
-                sub = sub.with_changes({"constraints.max_oversubscription": ratio})
-                name = f"{family} {ratio:g}:1"
-            out.append((name, family, ratio, sub))
+        for cap in caps:
+            for p in planes:
+                changes: dict[str, Any] = {}
+                words = [family]
+                if cap is not None:
+                    changes["constraints.max_oversubscription"] = cap
+                    words.append(caps_text(cap))
+                if p is not None:
+                    changes["search.pin.planes"] = p
+                    words.append(f"{p} plane{'s' if p > 1 else ''}")
+                sub = inst.with_families([family])
+                if changes:
+                    sub = sub.with_changes(changes)
+                out.append((" ".join(words), family, "" if cap is None else caps_text(cap), sub))
     return out
 
 
@@ -151,7 +168,8 @@ def design_rows(inst: Instance, candidates: tuple[Candidate, ...]) -> pl.DataFra
                 {
                     "candidate": c.name,
                     "family": c.family,
-                    "oversubscription": c.oversubscription,
+                    "ratio_caps": c.ratio_caps,
+                    "planes": c.design.planes,
                     "network_usd": c.design.objective_usd,
                     "policy": policy,
                     "used_gpus": q.used_gpus,
@@ -239,7 +257,7 @@ def plan_mix(
 
     planner = plan_candidate or planned
     candidates, skipped = [], []
-    for name, family, ratio, sub in _candidate_instances(inst, jobs):
+    for name, family, caps, sub in _candidate_instances(inst, jobs):
         design = planner(sub)
         if isinstance(design, str):
             skipped.append(f"{name}: {design}")
@@ -250,7 +268,7 @@ def plan_mix(
             p: evaluate_mix(design, fam, fabric, sizes.tolist(), jobs, p, deadline=deadline)
             for p in jobs.policies
         }
-        candidates.append(Candidate(name, family, ratio, design, outcomes))
+        candidates.append(Candidate(name, family, caps, design, outcomes))
     if not candidates:
         raise InputError("jobs: no candidate has a design: " + "; ".join(skipped))
     cands = tuple(candidates)

@@ -25,6 +25,8 @@ SHARE_SUM_TOL = 1e-3
 #: Largest number of sizes or queued jobs one mix lists.
 MAX_SIZES = 64
 MAX_QUEUE = 100_000
+#: Most planes a candidate may be pinned to (``search.pin.planes``).
+MAX_PLANES = 16
 
 #: Placement policies (``models.placement``).
 PlacementPolicy = Literal["pack", "first_fit"]
@@ -64,8 +66,12 @@ class Jobs(Strict):
     collective stretches the step to (1 - φ) + φ s."""
     gpu_usd_per_hour: float | None = Field(None, ge=0, le=1000)
     """Value of a GPU-hour lost to fragmentation or slowdown; none: the workload's GPU price."""
-    oversubscription: list[float] | None = Field(None, min_length=1, max_length=4)
-    """Top-tier ratios to plan each family at as candidates (none: the instance's own caps)."""
+    oversubscription: list[float | list[float]] | None = Field(None, min_length=1, max_length=4)
+    """Ratio caps to plan each family at, as candidates: each a ratio for every tier or one per
+    tier, leaf first (as constraints.max_oversubscription takes them); none: the instance's."""
+    planes: list[int] | None = Field(None, min_length=1, max_length=4)
+    """Plane counts to plan each family at, as candidates (search.pin.planes); none: the
+    search chooses."""
 
     @model_validator(mode="after")
     def _check(self) -> Jobs:
@@ -91,6 +97,8 @@ class Jobs(Strict):
             raise ValueError("gpu_share goes with sizes_gpus, not with queue")
         elif any(n < 1 for n in self.queue or []):
             raise ValueError("queue: every job needs at least one GPU")
+        if any(not 1 <= n <= MAX_PLANES for n in self.planes or []):
+            raise ValueError(f"planes {self.planes}: each from 1 to {MAX_PLANES}")
         if len(set(self.policies)) != len(self.policies):
             raise ValueError(f"policies {self.policies}: each at most once")
         if len(set(self.routings)) != len(self.routings):

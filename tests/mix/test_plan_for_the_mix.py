@@ -14,7 +14,8 @@ import polars as pl
 import pytest
 
 from planner.mix.plan import DESIGNS_SCHEMA, JOBS_SCHEMA, MixPlan, gpu_value_usd, plan_mix
-from tests.mix.cases import instance
+from planner.schema.instance import Instance
+from tests.mix.cases import cluster, instance
 
 REL = 1e-9
 
@@ -83,3 +84,30 @@ def test_the_jobs_table_lists_every_running_job_once_per_policy() -> None:
             rows = jobs.filter((pl.col("candidate") == c.name) & (pl.col("policy") == policy))
             assert sorted(rows["job"].to_list()) == sorted(o.running_jobs.tolist())
             assert (rows["allocated_gpus"] >= rows["gpus"]).all()
+
+
+@cache
+def ratios(price: float) -> MixPlan:
+    """A Clos planned non-blocking and 2:1 for jobs of 8 to 128 GPUs that span leaves."""
+    data = cluster(
+        512,
+        queue=[16, 32, 64, 16, 8, 32, 16, 64, 128, 16] * 30,
+        routings=["spray"],
+        oversubscription=[1.0, 2.0],
+        gpu_usd_per_hour=price,
+    )
+    data["search"]["families"] = ["clos"]
+    return plan_mix(Instance.model_validate(data))
+
+
+@pytest.mark.parametrize(("price", "chosen"), [(0.0, "clos 2:1"), (2.0, "clos 1:1")])
+def test_the_mix_chooses_the_oversubscription(price: float, chosen: str) -> None:
+    """Sprayed, jobs across leaves slow one another only where the leaves' uplinks are 2:1;
+    priced, the slowdown outweighs what the cheaper 2:1 network saves."""
+    plan = ratios(price)
+    assert plan.chosen_for_one_job == "clos 2:1"
+    assert plan.chosen_for_mix == chosen
+    caps = {r["candidate"]: r for r in plan.designs.filter("best_policy").iter_rows(named=True)}
+    assert caps["clos 1:1"]["mean_slowdown_spray"] == pytest.approx(1.0, rel=2e-4)
+    assert caps["clos 2:1"]["mean_slowdown_spray"] > 1.05
+    assert caps["clos 2:1"]["network_usd"] < caps["clos 1:1"]["network_usd"]
