@@ -79,6 +79,8 @@ def plan_tables(plan_result: PlanResult) -> dict[str, pl.DataFrame]:
             sim_link_histogram=plan_result.sim_link_histogram,
             sim_failures=plan_result.sim_failures,
         )
+        if not plan_result.sim.together.is_empty():
+            tables["sim_together"] = plan_result.sim.together
     if plan_result.optics_comparison is not None:
         tables[OPTICS_TABLE] = plan_result.optics_comparison
     tables.update(plan_result.family_tables)
@@ -287,6 +289,8 @@ def write_sim_reports(
         "sim_link_histogram": sim.link_histogram,
         "sim_failures": sim.failures,
     }
+    if not sim.together.is_empty():
+        tables["sim_together"] = sim.together
     tables.update(family.extra_tables(design) if isinstance(family, Tables) else {})
     step = None if instance is None else workload_step(instance, design, sim)
     if step is not None:

@@ -86,6 +86,7 @@ TABLE_TITLES = {
     "sim_failures": "Simulation: failures",
     "sim_links": "Simulation: link utilisation",
     "sim_link_histogram": "Simulation: links per utilisation bin (summary)",
+    "sim_together": "Simulation: patterns run together",
     "idle_pricing": "Idle GPU time priced: each rung of allowed ratios",
 }
 #: Tables shown summarised on the page (the file beside it holds them whole).

@@ -19,6 +19,7 @@ from planner.schema.workload import Workload
 from planner.workload.step import (
     StepTime,
     call_times,
+    contention,
     step_time,
     workload_table,
     workload_traffic,
@@ -45,6 +46,7 @@ OPTIONAL_TABLES = (
     "alternatives_sim",
     BANDWIDTH_LOOP_TABLE,
     "workload",
+    "sim_together",
 )
 #: One row per iteration of the bandwidth loop; ratios are down:up per tier (leaf, spine), the
 #: allowed ones those the plan ran under, ``extra_capex_usd`` the capex over the first design's.
@@ -225,8 +227,10 @@ def workload_step(
     if w is None or design is None:
         return None
     pairs = workload_traffic(w, design.scale_up.gpus)
-    times = call_times(pairs, None if sim is None else sim.collectives, inst.verify.verdict_routing)
-    step = step_time(w, times)
+    routing = inst.verify.verdict_routing
+    times = call_times(pairs, None if sim is None else sim.collectives, routing)
+    kappa = contention(w, times, None if sim is None else sim.together, routing)
+    step = step_time(w, times, kappa)
     return workload_table(times, step, w), step
 
 

@@ -136,6 +136,8 @@ class FailureSpec(Strict):
         return "+".join(parts) or "healthy"
 
 
+#: Largest multiple of a pattern's size a group may run (calls per iteration).
+MAX_TOGETHER_SCALE = 1e7
 #: Lowest pacing a transport may give: every flow's rate is multiplied by it, so a pacing of
 #: 1e-300 made a 4e299 s step; 1 % is below any transport's pacing.
 MIN_PACING_FRACTION = 0.01
@@ -218,6 +220,42 @@ def _default_traffic() -> list[TrafficSpec]:
     ]
 
 
+#: Name of the group of the workload's collectives that overlap in its schedule.
+OVERLAP_GROUP = "overlap"
+
+
+class Together(Strict):
+    """Traffic patterns simulated at the same time: each alone, then all at once."""
+
+    traffic: list[int] = Field(min_length=2, max_length=32)
+    """The patterns, by their place in [verify] traffic (0 for the first), each at most once."""
+    scales: list[float] | None = Field(None, min_length=2, max_length=32)
+    """Bytes of each pattern as a multiple of its size (a collective's calls per iteration);
+    none: each once."""
+    name: str = Field("", max_length=64)
+    """What the group is called in the reports (default: its patterns' places)."""
+
+    @model_validator(mode="after")
+    def _check(self) -> Together:
+        if len(set(self.traffic)) != len(self.traffic) or min(self.traffic) < 0:
+            raise ValueError(f"traffic {self.traffic}: distinct places, from 0")
+        if self.scales is not None:
+            if len(self.scales) != len(self.traffic):
+                raise ValueError(
+                    f"scales: one per pattern ({len(self.traffic)}); got {len(self.scales)}"
+                )
+            if any(not 0 < x <= MAX_TOGETHER_SCALE for x in self.scales):
+                raise ValueError(
+                    f"scales {self.scales}: each above 0, at most {MAX_TOGETHER_SCALE:g}"
+                )
+        return self
+
+    @property
+    def label(self) -> str:
+        """The name, or the patterns' places: '0+2'."""
+        return self.name or "+".join(str(i) for i in self.traffic)
+
+
 class Verify(Strict):
     """Verification of the chosen design by flow simulation."""
 
@@ -247,6 +285,11 @@ class Verify(Strict):
         default_factory=_default_traffic, min_length=1, max_length=32
     )
     """What to simulate (at most 32 patterns: each is simulated under every routing and failure)."""
+    together: list[Together] = Field(default_factory=list, max_length=8)
+    """Groups of traffic patterns simulated at the same time on the healthy fabric, under the
+    verdict's routing (``planner.sim.concurrent``): each pattern alone and with the others, so
+    what they do to one another shows. A workload's collectives that overlap in its schedule
+    are grouped as ``overlap`` (``planner.workload.step``)."""
     failures: list[FailureSpec] = Field(default_factory=list, max_length=64)
     """Named failure scenarios (at most 64)."""
     single_switch_failures: bool = True
@@ -299,4 +342,10 @@ class Verify(Strict):
     def _check(self) -> Verify:
         if len(set(self.routing)) != len(self.routing):
             raise ValueError(f"routing {self.routing}: names a policy twice")
+        for g in self.together:
+            if max(g.traffic) >= len(self.traffic):
+                raise ValueError(
+                    f"together: pattern {max(g.traffic)} of {g.traffic}; [verify] lists "
+                    f"{len(self.traffic)} traffic patterns (0 to {len(self.traffic) - 1})"
+                )
         return self

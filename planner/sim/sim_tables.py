@@ -54,6 +54,9 @@ class SimResult:
     )
     """Directed links per utilisation bin, per pattern, routing, tier and direction; each
     group's links add up to the ``links`` of its ``links`` row."""
+    together: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=TOGETHER_SCHEMA))
+    """The ``[verify]`` groups run together (``planner.sim.concurrent``): per group and pattern,
+    its fluid time alone and with the others, healthy, under the verdict's routing."""
 
 
 def collective_row(
@@ -209,6 +212,19 @@ def failure_row(
         "fraction_of_ideal": ideal_s / time_s if ok else 0.0,
         "disconnected_flows": cut,
     }
+
+
+#: Columns of ``together``: one row per group and pattern.
+TOGETHER_SCHEMA: dict[str, Any] = {
+    "group": pl.Utf8,
+    "pattern": pl.Utf8,
+    "routing": pl.Utf8,
+    "scale": pl.Float64,
+    "alone_s": pl.Float64,
+    "together_s": pl.Float64,
+    "slowdown": pl.Float64,
+    "group_s": pl.Float64,
+}
 
 
 COLLECTIVES_SCHEMA: dict[str, Any] = {

@@ -21,9 +21,10 @@ import polars as pl
 
 from planner.deadline import NO_DEADLINE, Deadline, DeadlineExpired
 from planner.design import Design
-from planner.schema.verify import TrafficSpec, Verify
+from planner.schema.verify import Together, TrafficSpec, Verify
 from planner.sim import traffic as tr
 from planner.sim.bound import max_concurrent_flow
+from planner.sim.concurrent import run_together
 from planner.sim.fabric import Fabric, FloatArray
 from planner.sim.flow import BITS_PER_BYTE, GBPS
 from planner.sim.packet import Fidelity, fidelity_of, two_way_traffic
@@ -37,6 +38,7 @@ from planner.sim.sim_tables import (
     FAILURES_SCHEMA,
     LINK_HISTOGRAM_SCHEMA,
     LINKS_SCHEMA,
+    TOGETHER_SCHEMA,
     SimResult,
     collective_row,
     failure_row,
@@ -292,6 +294,23 @@ def simulate(
             if progress:
                 told = _tell_notes(progress, notes, told)
                 progress(f"{spec.label}, {sc.name}: {base / total if total else 0:.3f} of healthy")
+    together_rows: list[dict[str, Any]] = []
+    for group in verify.together:
+        if deadline.expired:
+            cut_steps.append(f"together {group.label}")
+            steps_cut += 1
+            continue
+        began.append(time.perf_counter())
+        try:
+            together_rows += _together_rows(
+                fabric, group, traffics, verdict_routing, verify.seed, scale_up, deadline
+            )
+        except DeadlineExpired:
+            cut_steps.append(f"together {group.label} (stopped while running)")
+            steps_cut += 1
+            continue
+        if progress:
+            progress(f"together {group.label}: simulated")
     trials_began = time.perf_counter()
     trial_s: list[float] = []
     if verify.monte_carlo_trials and traffics:
@@ -358,7 +377,44 @@ def simulate(
         tuple(over_memory),
         tuple(dict.fromkeys(notes)),
         link_histogram,
+        pl.DataFrame(together_rows, schema=TOGETHER_SCHEMA),
     )
+
+
+def _together_rows(
+    fabric: Fabric,
+    group: Together,
+    traffics: list[tuple[TrafficSpec, tr.Traffic]],
+    routing: Routing,
+    seed: int,
+    scale_up: ScaleUp | None,
+    deadline: Deadline,
+) -> list[dict[str, Any]]:
+    """One group of ``[verify]`` patterns alone and together (``planner.sim.concurrent``)."""
+    scales = group.scales or [1.0] * len(group.traffic)
+    members = [traffics[i] for i in group.traffic]
+    got = run_together(
+        fabric,
+        [t for _, t in members],
+        routing,
+        seed=seed,
+        scales=scales,
+        scale_up=scale_up,
+        deadline=deadline,
+    )
+    return [
+        {
+            "group": group.label,
+            "pattern": spec.label,
+            "routing": routing.value,
+            "scale": scale,
+            "alone_s": float(got.alone_s[k]),
+            "together_s": float(got.together_s[k]),
+            "slowdown": float(got.slowdown[k]),
+            "group_s": got.phase_s,
+        }
+        for k, ((spec, _), scale) in enumerate(zip(members, scales, strict=True))
+    ]
 
 
 def _ideal_s(

@@ -28,7 +28,7 @@ analytic model of ``planner.workload.analytic``) and c_i calls per iteration::
     C        = Σ_i T_i                                 communication
     C_o      = Σ_{i overlappable} T_i                  communication that can overlap compute
     O_r      = Σ_{i overlappable, on r} T_i            ... of it on resource r
-    T_O      = max_r O_r                               the overlappable ones run together
+    T_O      = κ max_r O_r                             the overlappable ones run together
     H        = min(f T_O, T_comp)                      communication hidden under compute
     E        = (C - C_o) + (T_O - H)                   exposed communication
     β        = (P - 1) / (v m)                         pipeline bubble (1F1B: v = 1)
@@ -60,7 +60,12 @@ groups sit inside one domain, placement ``tensor_parallel``) and its NIC (every 
 On one resource their times add, as their bytes queue on one link (O_r: a data-parallel
 reduce-scatter and a pipeline send that leave one NIC take the sum of their bytes over its
 rate, not the longer of the two); the two resources work side by side (T_O = max_r O_r).
-``planner.sim.concurrent`` runs such collectives together on the fabric and shows the same.
+κ is the simulator's word on the rule (``contention``): the overlappable collectives' fluid
+flows run together on the fabric (``[verify] together``, group ``overlap``, built by
+``verify_with_workload`` at their calls per iteration) over the rule applied to their fluid times
+alone; 1 where they share nothing but NICs, above 1 where they also collide inside the fabric
+(an ECMP hash, an oversubscribed tier), 1 in the analytic model. Per-call latency stays in each
+T_i (each collective's own simulation); κ carries only what sharing adds.
 The exposed collectives wait on one another in the schedule (a layer's all-reduce before the
 next layer, a stage's send before the next stage), so their times add. Not modelled:
 stragglers, imbalance between stages, and contention inside the fabric between collectives on
@@ -79,7 +84,7 @@ from typing import Any
 import polars as pl
 
 from planner.errors import InputError
-from planner.schema.verify import TrafficSpec, Verify
+from planner.schema.verify import OVERLAP_GROUP, Together, TrafficSpec, Verify
 from planner.schema.workload import Workload
 from planner.workload.iteration import (
     Collective,
@@ -195,7 +200,27 @@ def verify_with_workload(verify: Verify, w: Workload | None, domain_gpus: int) -
             f"[verify] lists {listed} traffic patterns and the workload adds "
             f"{len(traffic) - listed}: at most {MAX_TRAFFIC} together; list fewer in [verify]"
         )
-    return verify.model_copy(update={"traffic": traffic})
+    groups = [g for g in verify.together if g.label != OVERLAP_GROUP]
+    overlap = overlap_group(w, domain_gpus, traffic)
+    if overlap is not None:
+        groups.append(overlap)
+    return verify.model_copy(update={"traffic": traffic, "together": groups})
+
+
+def overlap_group(w: Workload, domain_gpus: int, traffic: Sequence[TrafficSpec]) -> Together | None:
+    """The workload's overlappable collectives as one ``[verify]`` group, each at its calls.
+
+    None when fewer than two distinct patterns overlap (nothing to run together).
+    """
+    calls: dict[int, int] = {}
+    for c, spec in workload_traffic(w, domain_gpus):
+        if overlappable(c, w) and spec in traffic:
+            k = list(traffic).index(spec)
+            calls[k] = calls.get(k, 0) + c.calls
+    if len(calls) < 2:
+        return None
+    places = sorted(calls)
+    return Together(traffic=places, scales=[float(calls[k]) for k in places], name=OVERLAP_GROUP)
 
 
 @dataclass(frozen=True)
@@ -279,6 +304,9 @@ class StepTime:
     """T_O = max_r O_r: the overlappable collectives run together, adding on a shared resource."""
     scale_out_overlappable_comm_s: float
     """O_out: the overlappable collectives' time on the NIC."""
+    contention_factor: float = 1.0
+    """κ: the simulator's time for the overlappable collectives run together over the
+    resource rule's (1 when they were not simulated together; ``contention``)."""
 
 
 #: Where each step figure's inputs are given, for a figure that is not finite.
@@ -309,7 +337,35 @@ def _check_finite(step: StepTime) -> StepTime:
     return step
 
 
-def step_time(w: Workload, times: Sequence[CollectiveTime]) -> StepTime | None:
+def contention(
+    w: Workload, times: Sequence[CollectiveTime], together: pl.DataFrame | None, routing: str
+) -> float:
+    """κ = T_together / max_r Σ_{i on r} T_i,alone, from the simulator's ``overlap`` group.
+
+    ``together`` is a simulation's ``together`` table: each pattern of the group alone and all of
+    them at once, as fluid flows, at their calls per iteration. κ is how much more (or less) the
+    fabric makes them wait on one another than the resource rule says: 1 where the NIC is the
+    only thing they share, above 1 where their flows also collide inside the fabric. 1 without
+    the group (fewer than two overlappable patterns, or not simulated).
+    """
+    if together is None:
+        return 1.0
+    rows = together.filter((pl.col("group") == OVERLAP_GROUP) & (pl.col("routing") == routing))
+    if rows.height < 2:
+        return 1.0
+    alone = dict(zip(rows["pattern"].to_list(), rows["alone_s"].to_list(), strict=True))
+    running = []
+    for t in times:
+        if overlappable(t.collective, w) and t.pattern in alone:
+            running.append((t.collective, float(alone.pop(t.pattern))))
+    rule = concurrent_s(running)
+    group_s = float(rows["group_s"][0])
+    return group_s / rule if rule > 0 else 1.0
+
+
+def step_time(
+    w: Workload, times: Sequence[CollectiveTime], contention_factor: float = 1.0
+) -> StepTime | None:
     """The step of ``w`` from its collectives' times; None when one of them was not simulated.
 
     Raises
@@ -332,7 +388,7 @@ def step_time(w: Workload, times: Sequence[CollectiveTime]) -> StepTime | None:
         if overlappable(t.collective, w) and t.time_per_iteration_s is not None
     ]
     over = sum(t for _, t in running)
-    together = concurrent_s(running)
+    together = contention_factor * concurrent_s(running)
     out = sum(t for c, t in running if resource_of(c) == SCALE_OUT)
     compute = compute_time_s(w)
     hidden = min(w.overlap_fraction * together, compute)
@@ -358,6 +414,7 @@ def step_time(w: Workload, times: Sequence[CollectiveTime]) -> StepTime | None:
             usd_per_million_tokens=gpu_usd_per_s * step / tokens * TOKENS_PER_MILLION,
             concurrent_comm_s=together,
             scale_out_overlappable_comm_s=out,
+            contention_factor=contention_factor,
         )
     )
 

@@ -7,11 +7,16 @@ max over resources (scale-up link, NIC) of the sum of their times there. The sim
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
+import polars as pl
 import pytest
 
+from planner import api
+from planner.schema.instance import Instance
+from planner.schema.verify import Verify
 from planner.schema.workload import Workload
 from planner.sim import collectives as sim_collectives
 from planner.sim import traffic_patterns
@@ -22,9 +27,12 @@ from planner.workload.step import (
     SCALE_OUT,
     SCALE_UP,
     CollectiveTime,
+    call_times,
     concurrent_s,
     resource_of,
     step_time,
+    verify_with_workload,
+    workload_traffic,
 )
 from tests.sim.test_routing import planned
 
@@ -121,3 +129,103 @@ def test_the_simulator_running_them_together_agrees_with_the_sum() -> None:
     analytic = concurrent_s([(dp, float(got.alone_s[0])), (pp, float(got.alone_s[1]))])
     assert got.phase_s == pytest.approx(analytic, rel=2e-4)
     assert got.phase_s > max(got.alone_s) * 1.1
+
+
+# ---- the simulator runs the overlapping collectives together ---------------------------------
+
+#: A 20B model on 64 GPUs: tensor 8 inside each node, pipeline 2 and data 4 across nodes, the
+#: pipeline sends overlapped (MegaScale): data-parallel gradients and pipeline sends leave the
+#: same NICs at the same time.
+PIPELINED: dict[str, Any] = {
+    "model": {
+        "parameters": 20e9,
+        "layers": 8,
+        "hidden_size": 4096,
+        "sequence_length_tokens": 1024,
+        "global_batch_sequences": 64,
+    },
+    "parallelism": {"tensor": 8, "pipeline": 2, "data": 4, "zero_stage": 1},
+    "gpu": {"peak_flops": 989e12, "utilisation": 0.4, "price_usd_per_hour": 2.0},
+    "overlap_fraction": 0.5,
+    "overlap_pipeline_parallel": True,
+}
+
+
+def test_the_overlapping_collectives_form_one_group_at_their_calls() -> None:
+    w = Workload.model_validate(PIPELINED)
+    verify = verify_with_workload(Verify(), w, 8)
+    (group,) = verify.together
+    assert group.name == "overlap"
+    rows = {c.name: (c, spec) for c, spec in workload_traffic(w, 8)}
+    over = ["dp_reduce_scatter", "dp_all_gather", "pp_send"]
+    assert [verify.traffic[k] for k in group.traffic] == [rows[n][1] for n in over]
+    assert group.scales == [float(rows[n][0].calls) for n in over]
+
+
+def test_one_overlappable_pattern_makes_no_group() -> None:
+    w = Workload.model_validate(
+        PIPELINED
+        | {"overlap_pipeline_parallel": False}
+        | {"parallelism": {"tensor": 8, "pipeline": 2, "data": 4, "zero_stage": 0}}
+    )
+    assert verify_with_workload(Verify(), w, 8).together == []
+
+
+@pytest.mark.parametrize("routing", ["spray", "ecmp"])
+def test_the_simulated_step_charges_what_running_together_adds(routing: str) -> None:
+    """κ = the group's simulated time together over the resource rule on its times alone; the
+    step's T_O is κ times the rule on the collectives' own simulated times."""
+    inst = Instance.model_validate(
+        {
+            "name": f"together-{routing}",
+            "cluster": {"gpus": 64, "gpus_per_node": 8, "nic_gbps": 400},
+            "constraints": {"max_oversubscription": 1.0, "max_switch_hops": 3},
+            "verify": {
+                "single_switch_failures": False,
+                "routing": [routing],
+                "verdict_routing": routing,
+            },
+            "workload": PIPELINED,
+        }
+    )
+    result = api.plan(inst, alternatives=False)
+    assert result.sim is not None
+    together = result.sim.together.filter(pl.col("group") == "overlap")
+    assert together.height == 3
+    assert (together["together_s"] >= together["alone_s"] * (1 - 2e-4)).all()
+    step = result.step
+    assert step is not None
+    w = result.instance.workload
+    assert w is not None
+    pairs = workload_traffic(w, 8)
+    times = call_times(pairs, result.sim.collectives, routing)
+    group = ("dp_reduce_scatter", "dp_all_gather", "pp_send")
+    alone = dict(zip(together["pattern"].to_list(), together["alone_s"].to_list(), strict=True))
+    rule_alone = concurrent_s([(c, alone[spec.label]) for c, spec in pairs if c.name in group])
+    kappa = float(together["group_s"][0]) / rule_alone
+    assert step.contention_factor == pytest.approx(kappa, rel=1e-12)
+    running = [(t.collective, t.time_per_iteration_s) for t in times if t.collective.name in group]
+    assert step.concurrent_comm_s == pytest.approx(kappa * concurrent_s(running), rel=1e-12)
+    # All three leave the NICs: the NIC-sum rule holds to within what the fabric adds.
+    assert kappa >= 1 - 2e-4
+    if routing == "spray":
+        assert kappa == pytest.approx(1.0, rel=2e-3)
+
+
+@pytest.mark.parametrize(
+    ("together", "words"),
+    [
+        ({"traffic": [0, 2]}, "[verify] lists 2 traffic patterns"),
+        ({"traffic": [0, 0]}, "distinct places"),
+        ({"traffic": [0, 1], "scales": [1.0, 2.0, 3.0]}, "one per pattern"),
+        ({"traffic": [0, 1], "scales": [1.0, 0.0]}, "each above 0"),
+        ({"traffic": [0]}, "at least 2"),
+    ],
+)
+def test_a_bad_group_is_refused_with_its_reason(together: dict[str, Any], words: str) -> None:
+    two = [
+        {"kind": "all_reduce_ring", "size_bytes": 2**20},
+        {"kind": "uniform_all_to_all", "size_bytes": 2**20},
+    ]
+    with pytest.raises(ValueError, match=re.escape(words)):
+        Verify.model_validate({"traffic": two, "together": [together]})
