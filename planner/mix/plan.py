@@ -250,7 +250,10 @@ def plan_mix(
 
     def planned(sub: Instance) -> Design | str:
         share = deadline.remaining_s()
-        found = plan(sub, catalog=catalog, time_limit_s=share, alternatives=False, verify=False)
+        try:
+            found = plan(sub, catalog=catalog, time_limit_s=share, alternatives=False, verify=False)
+        except InputError as exc:  # a candidate the instance cannot take (planes, ports)
+            return str(exc)
         if found.design is None:
             return found.explanation[0] if found.explanation else "no design found"
         return found.design

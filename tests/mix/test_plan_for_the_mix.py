@@ -111,3 +111,16 @@ def test_the_mix_chooses_the_oversubscription(price: float, chosen: str) -> None
     assert caps["clos 1:1"]["mean_slowdown_spray"] == pytest.approx(1.0, rel=2e-4)
     assert caps["clos 2:1"]["mean_slowdown_spray"] > 1.05
     assert caps["clos 2:1"]["network_usd"] < caps["clos 1:1"]["network_usd"]
+
+
+def test_planes_are_candidates_too() -> None:
+    data = cluster(256, planes=[1, 2, 4], routings=["spray"])
+    data["search"]["families"] = ["clos"]
+    data["cluster"]["nic_ports"] = [1, 2]
+    plan = plan_mix(Instance.model_validate(data))
+    by = {c.name: c.design.planes for c in plan.candidates}
+    assert by == {"clos 1 plane": 1, "clos 2 planes": 2}
+    assert set(plan.designs["planes"].to_list()) == {1, 2}
+    # Four planes need four NIC ports: that candidate is skipped, with why.
+    assert len(plan.skipped) == 1
+    assert plan.skipped[0].startswith("clos 4 planes: search.pin.planes: 4")
