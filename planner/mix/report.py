@@ -74,7 +74,7 @@ def mix_markdown(plan: MixPlan) -> str:
     lines = [
         f"# {inst.name}: a cluster shared by many jobs",
         "",
-        f"{sizes.size:,} jobs asking for {int(sizes.sum()):,} GPU-runs in all on "
+        f"{sizes.size:,} jobs asking for {int(sizes.sum()):,} GPUs in all, on "
         f"{inst.cluster.gpus:,} GPUs, run through one queue (first come, first served) by "
         f"{', '.join(jobs.policies)}; each running job's all-reduce of "
         f"{jobs.all_reduce_bytes / 2**30:g} GiB simulated alone and beside the others "
