@@ -44,13 +44,13 @@ REPO = Path(__file__).resolve().parents[2]
 PUBLISHED = {"capex": 0.70, "power": 0.59}
 
 
-def time_command(instance: Path) -> tuple[float, float, int]:
-    """(wall seconds, peak MiB, exit status) of ``fabric-planner life`` as a fresh process."""
+def time_command(instance: Path, command: str = "life") -> tuple[float, float, int]:
+    """(wall seconds, peak MiB, exit status) of ``fabric-planner COMMAND`` as a fresh process."""
     script = Path(sys.executable).with_name("fabric-planner")
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
         done = subprocess.run(
-            [str(script), "life", str(instance), "-o", str(Path(tmp) / "out")],
+            [str(script), command, str(instance), "-o", str(Path(tmp) / "out")],
             capture_output=True,
             text=True,
             check=False,

@@ -17,35 +17,13 @@ Figures go in tests/bench/RESULTS.md.
 from __future__ import annotations
 
 import argparse
-import resource
-import subprocess
-import sys
-import tempfile
-import time
 from pathlib import Path
 
 from planner.loading import load_instance
 from planner.mix.plan import MixPlan, design_rows, plan_mix
+from tests.bench.bench_life import time_command
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def time_command(instance: Path) -> tuple[float, float, int]:
-    """(wall seconds, peak MiB, exit status) of ``fabric-planner mix`` as a fresh process."""
-    script = Path(sys.executable).with_name("fabric-planner")
-    with tempfile.TemporaryDirectory() as tmp:
-        start = time.perf_counter()
-        done = subprocess.run(
-            [str(script), "mix", str(instance), "-o", str(Path(tmp) / "out")],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        wall = time.perf_counter() - start
-    peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    if done.returncode:
-        print(done.stderr, file=sys.stderr)
-    return wall, peak_mib, done.returncode
 
 
 def table(plan: MixPlan) -> str:
@@ -76,7 +54,7 @@ def main() -> None:
     args = parser.parse_args()
     path = Path(args.instance)
     if not args.skip_command:
-        wall, peak, status = time_command(path)
+        wall, peak, status = time_command(path, "mix")
         print(f"fabric-planner mix {path.name}: {wall:.1f} s, {peak:,.0f} MiB, exit {status}")
     inst = load_instance(path)
     assert inst.jobs is not None
