@@ -56,6 +56,7 @@ from planner.loading import derived_instance as derived_instance
 from planner.loading import load_catalog as load_catalog
 from planner.loading import load_instance as _load_instance
 from planner.loading import parse_override as parse_override
+from planner.mix import jobs_of as jobs_of
 from planner.output import Writer, text_writer
 from planner.output import claimed as claimed
 from planner.output import json_text as json_text
@@ -83,7 +84,6 @@ from planner.report.plan_result import PlanResult as PlanResult
 from planner.schema.catalog import Catalog as Catalog
 from planner.schema.instance import DEFAULT_TIME_LIMIT_S as DEFAULT_TIME_LIMIT_S
 from planner.schema.instance import Instance as Instance
-from planner.schema.jobs import NO_JOBS, Jobs
 from planner.schema.verify import Verify as Verify
 from planner.solver_parts import load_solvers
 from planner.solver_parts import require_extra as require_extra
@@ -153,13 +153,6 @@ def evaluate(
         sim_progress=sim_progress,
         deadline=deadline,
     )
-
-
-def jobs_of(inst: Instance) -> Jobs:
-    """The instance's [jobs]; an instance without one is bad input for ``mix``."""
-    if inst.jobs is None:
-        raise InputError(NO_JOBS)
-    return inst.jobs
 
 
 def plan_mix(

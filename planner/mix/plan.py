@@ -29,10 +29,11 @@ from planner.deadline import Deadline
 from planner.design import Design
 from planner.errors import InputError
 from planner.families import fabric_of, family_of
+from planner.mix import jobs_of
 from planner.mix.evaluate import MixOutcome, evaluate_mix, sample_mix
 from planner.planning import catalog_for, plan
 from planner.schema.instance import DEFAULT_TIME_LIMIT_S, Instance
-from planner.schema.jobs import NO_JOBS, Jobs
+from planner.schema.jobs import Jobs
 from planner.sim.fabric import IntArray
 
 #: Columns of ``mix_designs``: one row per candidate and policy.
@@ -102,13 +103,6 @@ class MixPlan:
     chosen_for_one_job: str
     skipped: tuple[str, ...]
     """Candidates the planner found no design for, with why."""
-
-
-def jobs_of(inst: Instance) -> Jobs:
-    """The instance's [jobs], or the error a command that places a mix gives without one."""
-    if inst.jobs is None:
-        raise InputError(NO_JOBS)
-    return inst.jobs
 
 
 def gpu_value_usd(inst: Instance) -> float:

@@ -55,8 +55,6 @@ class QueueRun:
     gpus: int
     snapshot: Placement
     """The jobs running at the middle of the measured time (``placed``), and the queue then."""
-    started: int
-    """Jobs started over the run."""
 
     @property
     def fragmentation_gpus(self) -> float:
@@ -127,7 +125,6 @@ def run_queue(
         float(mean[3]),
         gpus,
         _snapshot(at, start, durations, sizes, hierarchy, rule, policy),
-        head,
     )
 
 
