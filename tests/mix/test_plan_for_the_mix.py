@@ -13,7 +13,14 @@ from functools import cache
 import polars as pl
 import pytest
 
-from planner.mix.plan import DESIGNS_SCHEMA, JOBS_SCHEMA, MixPlan, gpu_value_usd, plan_mix
+from planner.mix.plan import (
+    DESIGNS_SCHEMA,
+    JOBS_SCHEMA,
+    MixPlan,
+    design_rows,
+    gpu_value_usd,
+    plan_mix,
+)
 from planner.schema.instance import Instance
 from tests.mix.cases import cluster, instance
 
@@ -87,14 +94,13 @@ def test_the_jobs_table_lists_every_running_job_once_per_policy() -> None:
 
 
 @cache
-def ratios(price: float) -> MixPlan:
+def ratios() -> MixPlan:
     """A Clos planned non-blocking and 2:1 for jobs of 8 to 128 GPUs that span leaves."""
     data = cluster(
         512,
         queue=[16, 32, 64, 16, 8, 32, 16, 64, 128, 16] * 30,
         routings=["spray"],
         oversubscription=[1.0, 2.0],
-        gpu_usd_per_hour=price,
     )
     data["search"]["families"] = ["clos"]
     return plan_mix(Instance.model_validate(data))
@@ -103,11 +109,15 @@ def ratios(price: float) -> MixPlan:
 @pytest.mark.parametrize(("price", "chosen"), [(0.0, "clos 2:1"), (2.0, "clos 1:1")])
 def test_the_mix_chooses_the_oversubscription(price: float, chosen: str) -> None:
     """Sprayed, jobs across leaves slow one another only where the leaves' uplinks are 2:1;
-    priced, the slowdown outweighs what the cheaper 2:1 network saves."""
-    plan = ratios(price)
-    assert plan.chosen_for_one_job == "clos 2:1"
-    assert plan.chosen_for_mix == chosen
-    caps = {r["candidate"]: r for r in plan.designs.filter("best_policy").iter_rows(named=True)}
+    priced, the slowdown outweighs what the cheaper 2:1 network saves (the same candidates
+    priced again, ``design_rows``, as ``plan_mix`` prices them)."""
+    plan = ratios()
+    table = design_rows(
+        plan.instance.with_changes({"jobs.gpu_usd_per_hour": price}), plan.candidates
+    )
+    assert table.filter("chosen_for_one_job")["candidate"][0] == "clos 2:1"
+    assert table.filter("chosen_for_mix")["candidate"][0] == chosen
+    caps = {r["candidate"]: r for r in table.filter("best_policy").iter_rows(named=True)}
     assert caps["clos 1:1"]["mean_slowdown_spray"] == pytest.approx(1.0, rel=2e-4)
     assert caps["clos 2:1"]["mean_slowdown_spray"] > 1.05
     assert caps["clos 2:1"]["network_usd"] < caps["clos 1:1"]["network_usd"]

@@ -127,10 +127,17 @@ BRUTE_CASES = [
     for n in JOB_SIZES
     if applies(name, rule)
 ]
+#: Seeds the fast tier runs; the others run in the slow tier (the brute force is the same).
+FAST_SEEDS = 2
+#: ``BRUTE_CASES`` as parameters, the later seeds marked slow.
+BRUTE_PARAMS = [
+    pytest.param(*case, marks=() if case[1] < FAST_SEEDS else pytest.mark.slow)
+    for case in BRUTE_CASES
+]
 
 
 @pytest.mark.parametrize("policy", pl.POLICIES)
-@pytest.mark.parametrize(("name", "seed", "rule", "n"), BRUTE_CASES)
+@pytest.mark.parametrize(("name", "seed", "rule", "n"), BRUTE_PARAMS)
 def test_place_finds_a_feasible_placement_iff_one_exists(
     name: str, seed: int, rule: str, n: int, policy: pl.Policy
 ) -> None:
@@ -141,7 +148,7 @@ def test_place_finds_a_feasible_placement_iff_one_exists(
         assert list(got) == sorted(got)
 
 
-@pytest.mark.parametrize(("name", "seed", "rule", "n"), BRUTE_CASES)
+@pytest.mark.parametrize(("name", "seed", "rule", "n"), BRUTE_PARAMS)
 def test_pack_has_the_least_span_in_the_best_fit_domain(
     name: str, seed: int, rule: str, n: int
 ) -> None:
@@ -166,7 +173,7 @@ def test_pack_has_the_least_span_in_the_best_fit_domain(
     assert got[0] // s == min(hosts, key=fit)
 
 
-@pytest.mark.parametrize(("name", "seed", "rule", "n"), BRUTE_CASES)
+@pytest.mark.parametrize(("name", "seed", "rule", "n"), BRUTE_PARAMS)
 def test_first_fit_is_the_lexicographically_smallest(
     name: str, seed: int, rule: str, n: int
 ) -> None:
