@@ -48,6 +48,7 @@ def test_one_job_takes_rail_only_and_the_mix_the_clos() -> None:
     assert clos["fragmentation_gpus"] == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("factor", "chosen"), [(0.9, "rail_only"), (1.1, "clos")])
 def test_the_price_of_a_lost_gpu_binds_the_choice(factor: float, chosen: str) -> None:
     """p* = (network_clos - network_rail) / ((lost_rail - lost_clos) H): the mix keeps
@@ -123,6 +124,7 @@ def test_the_mix_chooses_the_oversubscription(price: float, chosen: str) -> None
     assert caps["clos 2:1"]["network_usd"] < caps["clos 1:1"]["network_usd"]
 
 
+@pytest.mark.slow
 def test_planes_are_candidates_too() -> None:
     data = cluster(256, planes=[1, 2, 4], routings=["spray"])
     data["search"]["families"] = ["clos"]

@@ -128,7 +128,7 @@ BRUTE_CASES = [
     if applies(name, rule)
 ]
 #: Seeds the fast tier runs; the others run in the slow tier (the brute force is the same).
-FAST_SEEDS = 2
+FAST_SEEDS = 1
 #: ``BRUTE_CASES`` as parameters, the later seeds marked slow.
 BRUTE_PARAMS = [
     pytest.param(*case, marks=() if case[1] < FAST_SEEDS else pytest.mark.slow)
