@@ -156,13 +156,17 @@ def evaluate(
 
 
 def plan_mix(
-    inst: Instance, *, time_limit_s: float = DEFAULT_TIME_LIMIT_S, deadline: Deadline | None = None
+    inst: Instance,
+    *,
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S,
+    deadline: Deadline | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> MixPlan:
     """Plan each family for the instance's [jobs] mix and choose (``planner.mix.plan``)."""
     load_solvers("sim")
     from planner.mix.plan import plan_mix as _plan_mix
 
-    return _plan_mix(inst, time_limit_s=time_limit_s, deadline=deadline)
+    return _plan_mix(inst, time_limit_s=time_limit_s, deadline=deadline, progress=progress)
 
 
 def write_mix(

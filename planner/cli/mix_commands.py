@@ -10,6 +10,7 @@ from planner.cli.options import (
     FormatsOpt,
     InstanceArg,
     OutputOpt,
+    QuietOpt,
     SetOpt,
     TimeLimitOpt,
 )
@@ -26,6 +27,7 @@ def mix(
     set_: SetOpt = None,
     time_limit: TimeLimitOpt = DEFAULT_TIME_LIMIT_S,
     force: ForceOpt = False,
+    quiet: QuietOpt = False,
     formats: FormatsOpt = ALL_FORMATS,
 ) -> None:
     """Run the instance's [jobs] mix on each family's design; write mix_designs and mix_jobs."""
@@ -36,8 +38,11 @@ def mix(
 
         api.jobs_of(inst)  # an instance without [jobs] is refused before the folder is claimed
 
+        def tell(line: str) -> None:
+            typer.echo(f"mix: {line}", err=True)
+
         with api.claimed(outdir, force=force, command="mix"):
-            result = api.plan_mix(inst, time_limit_s=time_limit)
+            result = api.plan_mix(inst, time_limit_s=time_limit, progress=None if quiet else tell)
             api.write_mix(result, outdir, force=force, formats=chosen)
         priced = inst.jobs.routings[0] if inst.jobs else ""
         for r in result.designs.iter_rows(named=True):

@@ -232,11 +232,14 @@ def plan_mix(
     time_limit_s: float = DEFAULT_TIME_LIMIT_S,
     deadline: Deadline | None = None,
     plan_candidate: Callable[[Instance], Design | str] | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> MixPlan:
     """Plan each candidate, run the mix on it by each policy, and choose (module docstring).
 
     ``plan_candidate`` (tests) replaces the planner: a design, or why there is none.
+    ``progress`` is told, a line each, when a candidate is planned and when a policy has run.
     """
+    tell = progress or (lambda _: None)
     jobs = jobs_of(inst)
     deadline = deadline or Deadline.after(time_limit_s)
     catalog = catalog_for(inst)
@@ -258,13 +261,19 @@ def plan_mix(
         design = planner(sub)
         if isinstance(design, str):
             skipped.append(f"{name}: {design}")
+            tell(f"{name}: no design ({design})")
             continue
+        tell(f"{name}: planned, network ${design.objective_usd:,.0f}")
         fabric = fabric_of(design)
         fam = family_of(design.family)
-        outcomes: dict[str, MixOutcome] = {
-            p: evaluate_mix(design, fam, fabric, sizes.tolist(), jobs, p, deadline=deadline)
-            for p in jobs.policies
-        }
+        outcomes: dict[str, MixOutcome] = {}
+        for p in jobs.policies:
+            o = evaluate_mix(design, fam, fabric, sizes.tolist(), jobs, p, deadline=deadline)
+            outcomes[p] = o
+            tell(
+                f"{name}, {p}: {o.queue.fragmentation_gpus:,.0f} GPUs fragmented, "
+                f"{len(o.running_jobs):,} running jobs simulated together"
+            )
         candidates.append(Candidate(name, family, caps, design, outcomes))
     if not candidates:
         raise InputError("jobs: no candidate has a design: " + "; ".join(skipped))

@@ -61,6 +61,20 @@ def test_it_prints_each_candidate_and_both_choices(written: tuple[Path, str]) ->
     assert f"chosen for one job: {one}" in stdout
 
 
+def test_progress_goes_to_stderr_and_quiet_silences_it(tmp_path: Path) -> None:
+    inst = _write(tmp_path / "mix.toml", cluster(256) | {"search": {"families": ["clos"]}})
+    loud = runner.invoke(app, ["mix", str(inst), "-o", str(tmp_path / "a")])
+    assert loud.exit_code == 0, loud.output
+    lines = [line for line in loud.stderr.splitlines() if line.startswith("mix: ")]
+    assert lines[0].startswith("mix: clos: planned, network $")
+    assert sum(", pack: " in line or ", first_fit: " in line for line in lines) == 2
+    assert not [line for line in loud.stdout.splitlines() if line.startswith("mix: ")]
+    quiet = runner.invoke(app, ["mix", str(inst), "-o", str(tmp_path / "b"), "--quiet"])
+    assert quiet.exit_code == 0, quiet.output
+    assert not [line for line in quiet.stderr.splitlines() if line.startswith("mix: ")]
+    assert "chosen for the mix: clos" in quiet.stdout
+
+
 def test_an_instance_without_jobs_exits_2_and_writes_nothing(tmp_path: Path) -> None:
     data = cluster(256)
     del data["jobs"]
